@@ -1,1 +1,6 @@
-//! The polyhedral model.
+//! polyc's polyhedral model: a safe layer over isl, the program model built from the
+//! front end's checked IR, exact dependences, and the reference interpreter.
+
+#![warn(missing_docs)]
+
+pub mod interp;

@@ -1,5 +1,6 @@
 //! The subcommands of `polyc`, one module each.
 
+mod check;
 mod sim;
 
 use crate::error::CliError;
@@ -15,6 +16,8 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Parse and check a kernel file; print its diagnostics.
+    Check(check::CheckArgs),
     /// Simulate a program for the NPU (`.npu` assembly).
     Sim(sim::SimArgs),
 }
@@ -22,6 +25,7 @@ enum Command {
 /// Runs the chosen subcommand.
 pub fn dispatch(cli: Cli) -> Result<(), CliError> {
     match cli.command {
+        Command::Check(args) => check::run(&args),
         Command::Sim(args) => sim::run(&args),
     }
 }
