@@ -308,7 +308,10 @@ impl AssignOp {
     /// Whether repeated updates with this operator form an associative, commutative reduction
     /// (so that their order may be changed when the user allows it).
     pub fn is_reduction(self) -> bool {
-        matches!(self, AssignOp::Add | AssignOp::Mul | AssignOp::Max | AssignOp::Min)
+        matches!(
+            self,
+            AssignOp::Add | AssignOp::Mul | AssignOp::Max | AssignOp::Min
+        )
     }
 }
 

@@ -1,15 +1,44 @@
-//! `polyc check`: parse and check a kernel file.
+//! `polyc check`: parse and check a kernel file, render its diagnostics.
 
 use crate::error::CliError;
+use std::io::IsTerminal;
 
 /// Arguments of `polyc check`.
 #[derive(clap::Args, Debug)]
 pub struct CheckArgs {
     /// The kernel file (`.pk`), or `-` for standard input.
     pub file: String,
+    /// Also print the checked, lowered IR of every kernel.
+    #[arg(long)]
+    pub ir: bool,
 }
 
-/// Runs `polyc check`.
-pub fn run(_args: &CheckArgs) -> Result<(), CliError> {
-    Err(CliError::Internal("the front end is not built yet".into()))
+/// Runs `polyc check`: diagnostics go to stderr; exit 1 if there is any error.
+pub fn run(args: &CheckArgs) -> Result<(), CliError> {
+    let file = frontend::read_source(&args.file).map_err(|message| {
+        eprint!("{message}");
+        CliError::User(format!("could not read `{}`", args.file))
+    })?;
+    match frontend::compile(&file) {
+        Ok(kernels) => {
+            for k in &kernels {
+                if args.ir {
+                    println!("{k}");
+                } else {
+                    println!("{}: ok ({} statements)", k.name, k.statements().len());
+                }
+            }
+            Ok(())
+        }
+        Err(diags) => {
+            let color = std::io::stderr().is_terminal();
+            eprint!("{}", diags.render(&file, color));
+            Err(CliError::User(format!(
+                "`{}` has {} error{}",
+                file.name,
+                diags.count(),
+                if diags.count() == 1 { "" } else { "s" }
+            )))
+        }
+    }
 }

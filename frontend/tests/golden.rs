@@ -1,0 +1,73 @@
+//! Data-driven golden tests: `ok/NAME.pk` beside its lowered IR (`NAME.ir`), and
+//! `malformed/CODE_NAME.pk` beside its rendered diagnostics (`CODE_NAME.stderr`), where the
+//! first diagnostic must carry the code `CODE`. Regenerate with `UPDATE_EXPECT=1`.
+
+use frontend::{compile, SourceFile};
+use std::path::{Path, PathBuf};
+
+fn sources(dir: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(dir);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("test directory")
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pk"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn load(path: &Path) -> Result<SourceFile, String> {
+    let name = path.file_name().expect("file name").to_string_lossy();
+    SourceFile::from_bytes(&name, std::fs::read(path).expect("readable test file"))
+}
+
+#[test]
+fn well_formed_programs_lower_to_the_expected_ir() {
+    let files = sources("ok");
+    assert!(files.len() >= 5, "too few golden programs");
+    for path in files {
+        let file = load(&path).expect("UTF-8");
+        let out = match compile(&file) {
+            Ok(kernels) => kernels
+                .iter()
+                .map(|k| k.to_string())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            Err(d) => panic!(
+                "{} does not compile:\n{}",
+                path.display(),
+                d.render(&file, false)
+            ),
+        };
+        expect_test::expect_file![path.with_extension("ir")].assert_eq(&out);
+    }
+}
+
+#[test]
+fn malformed_programs_give_their_specific_diagnostics() {
+    let files = sources("malformed");
+    assert!(files.len() >= 40, "too few malformed programs");
+    for path in files {
+        let stem = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        let code = stem.split('_').next().expect("code prefix");
+        let rendered = match load(&path) {
+            Err(message) => message,
+            Ok(file) => match compile(&file) {
+                Ok(_) => panic!("{} compiles but should not", path.display()),
+                Err(d) => d.render(&file, false),
+            },
+        };
+        assert!(
+            rendered.starts_with(&format!("error[{code}]")),
+            "{}: expected first error {code}, got:\n{rendered}",
+            path.display()
+        );
+        expect_test::expect_file![path.with_extension("stderr")].assert_eq(&rendered);
+    }
+}
