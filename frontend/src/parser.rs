@@ -22,6 +22,10 @@ pub fn parse_tokens(tokens: &[Token]) -> (File, Vec<Diagnostic>) {
         fatal: false,
     };
     let file = p.file();
+    // Unwinding from one error (say, at the end of the file) can meet it again in every
+    // enclosing block: report it once.
+    p.diags
+        .dedup_by(|a, b| a.span == b.span && a.message == b.message);
     (file, p.diags)
 }
 

@@ -42,6 +42,18 @@ pub fn check_stmt(
         ExprKind::Reduce(op, vars, body) => (Some((*op, vars.as_slice())), body.as_ref()),
         _ => (None, &s.rhs),
     };
+    if let Some(nested) = nested_reduction(body) {
+        diags.push(
+            Diagnostic::new(
+                Code::ReductionNotWhole,
+                "a reduction must be the whole right-hand side",
+                nested,
+                "nested inside an expression",
+            )
+            .with_note("compute it into a temporary (`let t: f32[...];`) first"),
+        );
+        return Err(diags);
+    }
     if let Some((op, _)) = reduction {
         if s.op != AssignOp::Assign && s.op != op.update_op() {
             diags.push(Diagnostic::new(
@@ -106,6 +118,17 @@ pub fn check_stmt(
         }
     };
     Ok(wrap_loops(&spatial, nodes, s.span))
+}
+
+/// The span of a reduction inside `e`, if any.
+fn nested_reduction(e: &Expr) -> Option<Span> {
+    let mut found = None;
+    e.walk(&mut |x| {
+        if let ExprKind::Reduce(..) = x.kind {
+            found = found.or(Some(x.span));
+        }
+    });
+    found
 }
 
 fn target_span(s: &StmtDecl) -> Span {
@@ -278,10 +301,13 @@ fn free_variables(
     operand_uses.extend(target_bare);
 
     let mut spatial = Vec::new();
+    // Names already ranged or reported.
+    let mut seen: Vec<&str> = Vec::new();
     for u in &spatial_uses {
-        if spatial.iter().any(|v: &FreeVar| v.name == u.name) {
+        if seen.contains(&u.name.as_str()) {
             continue;
         }
+        seen.push(&u.name);
         let uses: Vec<&BareUse> = spatial_uses.iter().filter(|w| w.name == u.name).collect();
         match range_of(&u.name, &uses) {
             Ok(Some(v)) => spatial.push(v),
@@ -328,9 +354,8 @@ fn free_variables(
         }
     }
     let listed = |n: &str| reduction_vars.unwrap_or(&[]).iter().any(|v| v.name == n);
-    let mut seen: Vec<&str> = Vec::new();
     for (n, span) in target_names.iter().chain(&body_names) {
-        if seen.contains(&n.as_str()) || spatial.iter().any(|v| &v.name == n) || listed(n) {
+        if seen.contains(&n.as_str()) || listed(n) {
             continue;
         }
         seen.push(n);

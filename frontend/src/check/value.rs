@@ -175,16 +175,13 @@ impl ValueChecker<'_, '_> {
                     ty,
                 })
             }
-            ExprKind::Reduce(op, ..) => Err(Diagnostic::new(
+            // Statements reject nested reductions before typing; kept total for safety.
+            ExprKind::Reduce(..) => Err(Diagnostic::new(
                 Code::ReductionNotWhole,
-                format!(
-                    "a `{}` reduction must be the whole right-hand side",
-                    op.keyword()
-                ),
+                "a reduction must be the whole right-hand side",
                 e.span,
                 "nested inside an expression",
-            )
-            .with_note("compute it into a temporary (`let t: f32[...];`) first")),
+            )),
         }
     }
 
