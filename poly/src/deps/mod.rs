@@ -1,0 +1,129 @@
+//! Exact dependences between statement instances.
+//!
+//! - flow (read after write) is value-based: each read instance depends only on the write
+//!   instance that last wrote the element before it (isl's dataflow analysis with the writes
+//!   as must-sources);
+//! - anti (write after read) and output (write after write) are memory-based: every earlier
+//!   access to the same element (isl's dataflow analysis with may-sources, which never kill).
+//!
+//! Value-based flow plus memory-based anti and output dependences is the usual sufficient set
+//! for validity (as in PPCG). Dependences among the instances of one reduction update on the
+//! same element are also collected in [`Dependences::reduction`], so that a scheduler may
+//! drop them when the user allows reductions to be reordered.
+
+use crate::isl::{IslResult, Obj, UnionMap};
+use crate::model::Program;
+use isl_rs::UnionAccessInfo;
+
+mod summary;
+pub use summary::{DepSummary, LevelDistance};
+
+/// The kinds of dependence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DepKind {
+    /// Read after write (value-based).
+    Flow,
+    /// Write after read (memory-based).
+    Anti,
+    /// Write after write (memory-based).
+    Output,
+}
+
+impl DepKind {
+    /// All kinds, in a fixed order.
+    pub const ALL: [DepKind; 3] = [DepKind::Flow, DepKind::Anti, DepKind::Output];
+    /// The conventional short name (RAW, WAR, WAW).
+    pub fn short(self) -> &'static str {
+        match self {
+            DepKind::Flow => "RAW",
+            DepKind::Anti => "WAR",
+            DepKind::Output => "WAW",
+        }
+    }
+}
+
+/// All dependences of a program, as relations from source instances to sink instances.
+#[derive(Clone, Debug)]
+pub struct Dependences {
+    /// Read-after-write, value-based.
+    pub flow: UnionMap,
+    /// Write-after-read, memory-based.
+    pub anti: UnionMap,
+    /// Write-after-write, memory-based.
+    pub output: UnionMap,
+    /// The subset of the above between instances of one reduction update statement through
+    /// the element it updates.
+    pub reduction: UnionMap,
+}
+
+impl Dependences {
+    /// Computes the dependences of `program` in its original order.
+    pub fn compute(program: &Program) -> IslResult<Dependences> {
+        let ctx = &program.ctx;
+        ctx.reset_budget();
+        let reads = program.reads()?;
+        let writes = program.writes()?;
+        let flow = dataflow(program, &reads, &writes, Sources::Must)?;
+        let anti = dataflow(program, &writes, &reads, Sources::May)?;
+        let output = dataflow(program, &writes, &writes, Sources::May)?;
+        let all = flow.union(&anti)?.union(&output)?;
+        let mut reduction = ctx.empty_union_map()?;
+        for s in program.statements.iter().filter(|s| s.reduction.is_some()) {
+            let target = s.write.relation.apply(isl_rs::UnionMap::from_map)?;
+            let same_element = target.apply_range(&target.reverse()?)?;
+            reduction = reduction.union(&all.intersect(&same_element)?)?;
+        }
+        Ok(Dependences {
+            flow: flow.coalesce()?,
+            anti: anti.coalesce()?,
+            output: output.coalesce()?,
+            reduction: reduction.coalesce()?,
+        })
+    }
+
+    /// The dependences of one kind.
+    pub fn of_kind(&self, kind: DepKind) -> &UnionMap {
+        match kind {
+            DepKind::Flow => &self.flow,
+            DepKind::Anti => &self.anti,
+            DepKind::Output => &self.output,
+        }
+    }
+
+    /// Every dependence a schedule must respect: all of them, or all but the reduction ones
+    /// when reductions may be reordered.
+    pub fn validity(&self, reorder_reductions: bool) -> IslResult<UnionMap> {
+        let all = self.flow.union(&self.anti)?.union(&self.output)?;
+        if reorder_reductions {
+            all.subtract(&self.reduction)
+        } else {
+            Ok(all)
+        }
+    }
+}
+
+/// Whether the sources kill earlier sources (value-based) or not (memory-based).
+#[derive(Clone, Copy)]
+enum Sources {
+    Must,
+    May,
+}
+
+/// Dependences from `sources` to `sinks` in the program's original order.
+fn dataflow(
+    program: &Program,
+    sinks: &UnionMap,
+    sources: &UnionMap,
+    kind: Sources,
+) -> IslResult<UnionMap> {
+    let ctx = &program.ctx;
+    let info = ctx.check(UnionAccessInfo::from_sink(sinks.to_raw()))?;
+    let info = match kind {
+        Sources::Must => ctx.check(info.set_must_source(sources.to_raw()))?,
+        Sources::May => ctx.check(info.set_may_source(sources.to_raw()))?,
+    };
+    let info = ctx.check(info.set_schedule(program.schedule.to_raw()))?;
+    let flow = ctx.check(info.compute_flow())?;
+    let deps = ctx.check(flow.get_may_dependence())?;
+    Ok(Obj::from_raw(ctx, deps))
+}

@@ -1,0 +1,29 @@
+//! The few isl functions that isl-rs does not bind (or binds unsafely), declared by hand.
+//!
+//! isl-rs's `to_str` leaks the printed string and dereferences NULL; its bindings have no
+//! callbacks, so enumeration (`foreach_*`) is declared here too.
+
+use libc::{c_char, c_int, c_void, uintptr_t};
+
+/// `isl_stat` / `isl_bool` values.
+pub const ISL_STAT_OK: c_int = 0;
+
+/// Callback type of `isl_*_foreach_*`.
+pub type ForeachFn = unsafe extern "C" fn(obj: uintptr_t, user: *mut c_void) -> c_int;
+
+unsafe extern "C" {
+    pub fn isl_set_to_str(obj: uintptr_t) -> *mut c_char;
+    pub fn isl_map_to_str(obj: uintptr_t) -> *mut c_char;
+    pub fn isl_union_set_to_str(obj: uintptr_t) -> *mut c_char;
+    pub fn isl_union_map_to_str(obj: uintptr_t) -> *mut c_char;
+    pub fn isl_basic_set_to_str(obj: uintptr_t) -> *mut c_char;
+    pub fn isl_schedule_to_str(obj: uintptr_t) -> *mut c_char;
+    pub fn isl_val_to_str(obj: uintptr_t) -> *mut c_char;
+    pub fn isl_union_set_foreach_set(uset: uintptr_t, f: ForeachFn, user: *mut c_void) -> c_int;
+    pub fn isl_union_map_foreach_map(umap: uintptr_t, f: ForeachFn, user: *mut c_void) -> c_int;
+    pub fn isl_set_foreach_point(set: uintptr_t, f: ForeachFn, user: *mut c_void) -> c_int;
+    pub fn isl_point_get_coordinate_val(pnt: uintptr_t, type_: c_int, pos: c_int) -> uintptr_t;
+    pub fn isl_point_free(pnt: uintptr_t) -> uintptr_t;
+    pub fn isl_val_get_num_si(v: uintptr_t) -> i64;
+    pub fn isl_val_free(v: uintptr_t) -> uintptr_t;
+}
