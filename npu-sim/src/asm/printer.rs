@@ -1,0 +1,183 @@
+//! The printer: a [`Program`] as canonical `.npu` text that parses back to the same program.
+
+use crate::program::*;
+use std::fmt::Write;
+
+/// Prints a program: declarations first, then the statements, two spaces per loop level.
+pub fn print(p: &Program) -> String {
+    let mut out = String::new();
+    for t in &p.tensors {
+        let _ = writeln!(
+            out,
+            "tensor {} : {}{} {}",
+            t.name,
+            t.dtype,
+            shape(&t.shape),
+            t.dir
+        );
+    }
+    for b in &p.buffers {
+        let _ = write!(
+            out,
+            "buffer {} : {} {}{}",
+            b.name,
+            b.tier,
+            b.dtype,
+            shape(&b.shape)
+        );
+        if let Placement::At(o) = b.placement {
+            let _ = write!(out, " @ {o}");
+        }
+        out.push('\n');
+    }
+    if !p.tensors.is_empty() || !p.buffers.is_empty() {
+        out.push('\n');
+    }
+    stmts(p, &p.body, 0, &mut out);
+    out
+}
+
+fn shape(dims: &[u64]) -> String {
+    let d: Vec<String> = dims.iter().map(u64::to_string).collect();
+    format!("[{}]", d.join(", "))
+}
+
+fn stmts(p: &Program, body: &[Stmt], depth: usize, out: &mut String) {
+    let pad = "  ".repeat(depth);
+    for s in body {
+        match s {
+            Stmt::Loop(l) => {
+                let _ = write!(
+                    out,
+                    "{pad}loop {} in {}..{}",
+                    p.vars[l.var.0 as usize],
+                    expr(p, &l.lo),
+                    expr(p, &l.hi)
+                );
+                if l.step != 1 {
+                    let _ = write!(out, " step {}", l.step);
+                }
+                out.push_str(" {\n");
+                stmts(p, &l.body, depth + 1, out);
+                let _ = writeln!(out, "{pad}}}");
+            }
+            Stmt::Instr(i) => {
+                let _ = writeln!(out, "{pad}{}", instr(p, &i.op));
+            }
+        }
+    }
+}
+
+/// One instruction, without indentation or newline.
+pub fn instr(p: &Program, op: &Op) -> String {
+    let r = |m: &MemRef| memref(p, m);
+    let mut args: Vec<String> = vec![];
+    let opt = |name: &str, v: u64, default: u64, args: &mut Vec<String>| {
+        if v != default {
+            args.push(format!("{name}={v}"));
+        }
+    };
+    match op {
+        Op::Dma(d) => {
+            args.extend([r(&d.dst), r(&d.src)]);
+            opt("count", d.count, 1, &mut args);
+            args.push(format!("len={}", d.len));
+            opt("src_stride", d.src_stride, d.len, &mut args);
+            opt("dst_stride", d.dst_stride, d.len, &mut args);
+            flags(&[("transpose", d.transpose), ("relu", d.relu)], &mut args);
+        }
+        Op::Im2col(i) => {
+            args.extend([r(&i.dst), r(&i.src)]);
+            for (name, v) in [
+                ("h", i.h),
+                ("w", i.w),
+                ("c", i.c),
+                ("kh", i.kh),
+                ("kw", i.kw),
+            ] {
+                args.push(format!("{name}={v}"));
+            }
+            opt("stride", i.stride, 1, &mut args);
+            opt("pad", i.pad, 0, &mut args);
+        }
+        Op::Mmad(m) => {
+            args.extend([r(&m.c), r(&m.a), r(&m.b)]);
+            args.extend([
+                format!("m={}", m.m),
+                format!("k={}", m.k),
+                format!("n={}", m.n),
+            ]);
+            flags(&[("init", m.init)], &mut args);
+        }
+        Op::Vector(v) => {
+            args.push(r(&v.dst));
+            match &v.op {
+                VecOp::Scalar { a, value, .. } => args.extend([r(a), float(*value)]),
+                VecOp::Dup { value } => args.push(float(*value)),
+                op => args.extend(op.sources().into_iter().map(r)),
+            }
+            opt("repeat", v.repeat, 1, &mut args);
+            let optional = [
+                ("mask", v.mask),
+                ("dst_rs", v.dst_rs),
+                ("src0_rs", v.src_rs[0]),
+                ("src1_rs", v.src_rs[1]),
+                ("src2_rs", v.src_rs[2]),
+            ];
+            for (name, value) in optional {
+                if let Some(value) = value {
+                    args.push(format!("{name}={value}"));
+                }
+            }
+        }
+        Op::SetFlag(f) | Op::WaitFlag(f) => {
+            args.extend([f.src.to_string(), f.dst.to_string(), f.id.to_string()])
+        }
+        Op::Barrier(BarrierScope::All) => args.push("ALL".into()),
+        Op::Barrier(BarrierScope::Pipe(pipe)) => args.push(pipe.to_string()),
+    }
+    format!("{} {}", op.mnemonic(), args.join(", "))
+}
+
+fn flags(fs: &[(&str, bool)], args: &mut Vec<String>) {
+    args.extend(fs.iter().filter(|(_, on)| *on).map(|(n, _)| n.to_string()));
+}
+
+/// A scalar immediate, always with a fraction or exponent so it reads as a float.
+fn float(v: f64) -> String {
+    let s = format!("{v:?}");
+    if s.contains(['.', 'e']) || !v.is_finite() {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+/// `name[i, j]`.
+pub fn memref(p: &Program, m: &MemRef) -> String {
+    let idx: Vec<String> = m.index.iter().map(|e| expr(p, e)).collect();
+    format!("{}[{}]", p.target_info(m.target).0, idx.join(", "))
+}
+
+/// An expression, parenthesised so that it parses back to the same tree.
+pub fn expr(p: &Program, e: &Expr) -> String {
+    let atom = |e: &Expr| match e {
+        Expr::Const(_) | Expr::Var(_) | Expr::Core | Expr::Cores => expr(p, e),
+        _ => format!("({})", expr(p, e)),
+    };
+    let sum_operand = |e: &Expr| match e {
+        Expr::Add(..) | Expr::Sub(..) => format!("({})", expr(p, e)),
+        _ => expr(p, e),
+    };
+    match e {
+        Expr::Const(c) => c.to_string(),
+        Expr::Var(v) => p.vars[v.0 as usize].clone(),
+        Expr::Core => "core".into(),
+        Expr::Cores => "cores".into(),
+        Expr::Add(a, b) => format!("{} + {}", expr(p, a), sum_operand(b)),
+        Expr::Sub(a, b) => format!("{} - {}", expr(p, a), sum_operand(b)),
+        Expr::Mul(c, a) => format!("{c}*{}", atom(a)),
+        Expr::Div(a, c) => format!("{}/{c}", atom(a)),
+        Expr::Mod(a, c) => format!("{}%{c}", atom(a)),
+    }
+}

@@ -1,0 +1,643 @@
+//! The typed program: what the assembler produces, the printer prints and the builder builds.
+//!
+//! Names are resolved: a memory reference points at a tensor or buffer by id, a variable by id.
+//! Source positions ([`Span`]) are metadata: they never take part in equality, so a program
+//! printed and parsed again compares equal to the original.
+
+use std::fmt;
+
+/// A byte range in the source text (`0..0` for programs made by the builder).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Span {
+    /// First byte.
+    pub start: u32,
+    /// One past the last byte.
+    pub end: u32,
+}
+
+impl Span {
+    /// The span from `start` to `end`.
+    pub fn new(start: usize, end: usize) -> Span {
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+}
+
+impl PartialEq for Span {
+    fn eq(&self, _: &Span) -> bool {
+        true
+    }
+}
+
+/// Declares a closed set of keywords: an enum with its spelling in the assembly.
+macro_rules! keywords {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name { $($(#[$vdoc])* $variant),+ }
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            /// The spelling in the assembly.
+            pub fn name(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+            /// The value spelled `text`, if any.
+            pub fn from_name(text: &str) -> Option<$name> {
+                match text { $($text => Some($name::$variant),)+ _ => None }
+            }
+        }
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+
+keywords! {
+    /// An element type.
+    DType {
+        /// IEEE half precision.
+        F16 = "f16",
+        /// bfloat16.
+        Bf16 = "bf16",
+        /// IEEE single precision.
+        F32 = "f32",
+        /// Signed 8-bit integer.
+        I8 = "i8",
+        /// Signed 32-bit integer.
+        I32 = "i32",
+    }
+}
+
+impl DType {
+    /// Bytes per element.
+    pub fn size(self) -> u64 {
+        match self {
+            DType::I8 => 1,
+            DType::F16 | DType::Bf16 => 2,
+            DType::F32 | DType::I32 => 4,
+        }
+    }
+    /// Whether this is an integer type.
+    pub fn is_int(self) -> bool {
+        matches!(self, DType::I8 | DType::I32)
+    }
+}
+
+keywords! {
+    /// An on-chip memory tier of one core (GM holds tensors, not buffers).
+    Tier {
+        /// The L1 buffer.
+        L1 = "l1",
+        /// Cube input A.
+        L0a = "l0a",
+        /// Cube input B.
+        L0b = "l0b",
+        /// Cube accumulators.
+        L0c = "l0c",
+        /// The unified buffer of the vector unit.
+        Ub = "ub",
+    }
+}
+
+keywords! {
+    /// A pipe of a core: an in-order queue of instructions.
+    Pipe {
+        /// The scalar unit: walks the program and issues to the other pipes.
+        S = "S",
+        /// L1 -> L0A/L0B.
+        Mte1 = "MTE1",
+        /// GM -> L1/UB.
+        Mte2 = "MTE2",
+        /// UB -> GM/L1.
+        Mte3 = "MTE3",
+        /// The cube.
+        M = "M",
+        /// The vector unit.
+        V = "V",
+    }
+}
+
+impl Pipe {
+    /// Number of pipes.
+    pub const COUNT: usize = 6;
+    /// Index of this pipe in `0..COUNT`.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+keywords! {
+    /// Whether a tensor is read, written or both by the program.
+    Direction {
+        /// An input: initialised before the run.
+        In = "in",
+        /// An output: written by the program, read back after the run.
+        Out = "out",
+        /// Both.
+        InOut = "inout",
+    }
+}
+
+impl Direction {
+    /// Whether the tensor holds values before the run.
+    pub fn is_input(self) -> bool {
+        matches!(self, Direction::In | Direction::InOut)
+    }
+    /// Whether the tensor is read back after the run.
+    pub fn is_output(self) -> bool {
+        matches!(self, Direction::Out | Direction::InOut)
+    }
+}
+
+/// Index of a tensor in [`Program::tensors`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TensorId(pub u32);
+/// Index of a buffer in [`Program::buffers`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BufferId(pub u32);
+/// Index of a loop variable in [`Program::vars`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct VarId(pub u32);
+
+/// A tensor in global memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorDecl {
+    /// Its name (also the `.npy` file name).
+    pub name: String,
+    /// Element type.
+    pub dtype: DType,
+    /// Shape, row-major.
+    pub shape: Vec<u64>,
+    /// In, out or both.
+    pub dir: Direction,
+    /// Where it is declared.
+    pub span: Span,
+}
+
+/// Where a buffer sits in its tier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// After the previous buffer of the tier, at the tier's alignment.
+    Auto,
+    /// At this byte offset.
+    At(u64),
+}
+
+/// A named allocation in an on-chip tier.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BufferDecl {
+    /// Its name.
+    pub name: String,
+    /// The tier it lives in.
+    pub tier: Tier,
+    /// Element type.
+    pub dtype: DType,
+    /// Shape, row-major.
+    pub shape: Vec<u64>,
+    /// Where it sits.
+    pub placement: Placement,
+    /// Where it is declared.
+    pub span: Span,
+}
+
+/// Elements in a shape.
+pub fn elements(shape: &[u64]) -> u64 {
+    shape.iter().product()
+}
+
+/// What a memory reference points at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A GM tensor.
+    Tensor(TensorId),
+    /// An on-chip buffer.
+    Buffer(BufferId),
+}
+
+/// `name[i, j, ...]`: the element at this index of a tensor or buffer (the start of an operand).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemRef {
+    /// The tensor or buffer.
+    pub target: Target,
+    /// One expression per dimension.
+    pub index: Vec<Expr>,
+    /// Where it is written.
+    pub span: Span,
+}
+
+/// A quasi-affine integer expression over loop variables and the core index.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// A constant.
+    Const(i64),
+    /// A loop variable.
+    Var(VarId),
+    /// The index of the core running the program.
+    Core,
+    /// The number of cores of the machine.
+    Cores,
+    /// Sum.
+    Add(Box<Expr>, Box<Expr>),
+    /// Difference.
+    Sub(Box<Expr>, Box<Expr>),
+    /// Constant times expression.
+    Mul(i64, Box<Expr>),
+    /// Floor division by a positive constant.
+    Div(Box<Expr>, i64),
+    /// Non-negative remainder by a positive constant.
+    Mod(Box<Expr>, i64),
+}
+
+impl Expr {
+    /// Evaluates with the given variable values, core index and core count.
+    pub fn eval(&self, vars: &[i64], core: i64, cores: i64) -> i64 {
+        match self {
+            Expr::Const(c) => *c,
+            Expr::Var(v) => vars[v.0 as usize],
+            Expr::Core => core,
+            Expr::Cores => cores,
+            Expr::Add(a, b) => a
+                .eval(vars, core, cores)
+                .wrapping_add(b.eval(vars, core, cores)),
+            Expr::Sub(a, b) => a
+                .eval(vars, core, cores)
+                .wrapping_sub(b.eval(vars, core, cores)),
+            Expr::Mul(c, e) => c.wrapping_mul(e.eval(vars, core, cores)),
+            Expr::Div(e, c) => e.eval(vars, core, cores).div_euclid(*c),
+            Expr::Mod(e, c) => e.eval(vars, core, cores).rem_euclid(*c),
+        }
+    }
+}
+
+/// A structured loop `loop v in lo..hi step s { ... }`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loop {
+    /// The loop variable.
+    pub var: VarId,
+    /// First value.
+    pub lo: Expr,
+    /// Bound (exclusive).
+    pub hi: Expr,
+    /// Positive step.
+    pub step: u64,
+    /// The body.
+    pub body: Vec<Stmt>,
+    /// The `loop` header.
+    pub span: Span,
+}
+
+/// A statement.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Stmt {
+    /// A loop.
+    Loop(Loop),
+    /// An instruction.
+    Instr(Instr),
+}
+
+/// An instruction with its source position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instr {
+    /// What it does.
+    pub op: Op,
+    /// Where it is written.
+    pub span: Span,
+}
+
+/// The operation of an instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// A strided copy on one data path.
+    Dma(Dma),
+    /// L1 -> L0 im2col of an HWC feature map.
+    Im2col(Im2col),
+    /// A cube matrix multiply-accumulate.
+    Mmad(Mmad),
+    /// A vector-unit instruction.
+    Vector(Vector),
+    /// `set_flag SRC, DST, ID`: executed on SRC once everything before it on SRC is done.
+    SetFlag(Flag),
+    /// `wait_flag SRC, DST, ID`: blocks DST until the matching set has happened.
+    WaitFlag(Flag),
+    /// `barrier PIPE` (in-order drain of one pipe) or `barrier ALL`.
+    Barrier(BarrierScope),
+}
+
+impl Op {
+    /// The mnemonic.
+    pub fn mnemonic(&self) -> String {
+        match self {
+            Op::Dma(_) => "dma".into(),
+            Op::Im2col(_) => "im2col".into(),
+            Op::Mmad(_) => "mmad".into(),
+            Op::Vector(v) => v.op.mnemonic(),
+            Op::SetFlag(_) => "set_flag".into(),
+            Op::WaitFlag(_) => "wait_flag".into(),
+            Op::Barrier(_) => "barrier".into(),
+        }
+    }
+}
+
+/// `dma DST, SRC`: `count` bursts of `len` elements; burst `i` reads at `src + i*src_stride`
+/// and writes at `dst + i*dst_stride` (strides in elements). With `transpose` (L1 -> L0 only)
+/// the `count x len` source block is written transposed, contiguously. With `relu`
+/// (L0C -> UB only) negative values become zero. L0C -> UB converts f32 to f16/bf16.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dma {
+    /// Destination.
+    pub dst: MemRef,
+    /// Source.
+    pub src: MemRef,
+    /// Number of bursts.
+    pub count: u64,
+    /// Elements per burst.
+    pub len: u64,
+    /// Source distance between burst starts, in elements.
+    pub src_stride: u64,
+    /// Destination distance between burst starts, in elements.
+    pub dst_stride: u64,
+    /// Write the block transposed.
+    pub transpose: bool,
+    /// Apply ReLU on the way.
+    pub relu: bool,
+}
+
+/// `im2col DST, SRC`: from an `h x w x c` feature map (HWC) write the matrix with one row per
+/// output position and `kh*kw*c` columns (kernel row, kernel column, channel), zero padded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Im2col {
+    /// Destination (L0A or L0B).
+    pub dst: MemRef,
+    /// Source feature map (L1).
+    pub src: MemRef,
+    /// Height.
+    pub h: u64,
+    /// Width.
+    pub w: u64,
+    /// Channels.
+    pub c: u64,
+    /// Kernel height.
+    pub kh: u64,
+    /// Kernel width.
+    pub kw: u64,
+    /// Stride in both directions.
+    pub stride: u64,
+    /// Zero padding on every side.
+    pub pad: u64,
+}
+
+impl Im2col {
+    /// Output height and width.
+    pub fn out_hw(&self) -> (u64, u64) {
+        let oh = (self.h + 2 * self.pad).saturating_sub(self.kh) / self.stride + 1;
+        let ow = (self.w + 2 * self.pad).saturating_sub(self.kw) / self.stride + 1;
+        (oh, ow)
+    }
+}
+
+/// `mmad C, A, B, m=, k=, n=`: `C[m x n] (+)= A[m x k] * B[k x n]`, all row-major and
+/// contiguous; f16 inputs accumulate in f32, i8 inputs in i32; `init` overwrites C.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mmad {
+    /// Accumulators.
+    pub c: MemRef,
+    /// Left input.
+    pub a: MemRef,
+    /// Right input.
+    pub b: MemRef,
+    /// Rows of A and C.
+    pub m: u64,
+    /// Columns of A, rows of B.
+    pub k: u64,
+    /// Columns of B and C.
+    pub n: u64,
+    /// Overwrite rather than accumulate.
+    pub init: bool,
+}
+
+/// Flag operands: the setting pipe, the waiting pipe and the flag id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Flag {
+    /// The pipe that sets.
+    pub src: Pipe,
+    /// The pipe that waits.
+    pub dst: Pipe,
+    /// The id.
+    pub id: u32,
+}
+
+/// What a barrier drains.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BarrierScope {
+    /// One pipe (a no-op for ordering, since pipes are in order; costs a cycle).
+    Pipe(Pipe),
+    /// Every pipe of the core: everything issued before completes before anything after.
+    All,
+}
+
+/// A vector instruction: `repeat` repeats over up to `lanes` elements each (the vector width
+/// divided by the widest element), the first `mask` lanes active; operand `x` of repeat `r`
+/// starts `r * x_rs` elements after its reference.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Vector {
+    /// Operation and sources.
+    pub op: VecOp,
+    /// Destination.
+    pub dst: MemRef,
+    /// Repeats (1..=max_repeat).
+    pub repeat: u64,
+    /// Active lanes (all when absent).
+    pub mask: Option<u64>,
+    /// Destination repeat stride in elements (lanes, or 1 for reductions, when absent).
+    pub dst_rs: Option<u64>,
+    /// Source repeat strides in elements, one per source (lanes, or 1 for `vbcast`, when
+    /// absent).
+    pub src_rs: [Option<u64>; 3],
+}
+
+keywords! {
+    /// Element-wise binary operations.
+    BinaryOp { /** a + b */ Add = "vadd", /** a - b */ Sub = "vsub", /** a * b */ Mul = "vmul",
+        /** a / b */ Div = "vdiv", /** max(a, b) */ Max = "vmax", /** min(a, b) */ Min = "vmin" }
+}
+keywords! {
+    /// Element-wise unary operations.
+    UnaryOp { /** e^a */ Exp = "vexp", /** ln a */ Ln = "vln", /** sqrt a */ Sqrt = "vsqrt",
+        /** 1/sqrt a */ Rsqrt = "vrsqrt", /** |a| */ Abs = "vabs", /** max(a, 0) */ Relu = "vrelu",
+        /** 1/a */ Rec = "vrec", /** a */ Mov = "vmov" }
+}
+keywords! {
+    /// Operations of an operand with a scalar immediate.
+    ScalarOp { /** a + s */ Adds = "vadds", /** a * s */ Muls = "vmuls",
+        /** max(a, s) */ Maxs = "vmaxs", /** min(a, s) */ Mins = "vmins" }
+}
+keywords! {
+    /// Comparisons (`vcmp.OP`): 1 where true, 0 where false.
+    CmpOp { /** < */ Lt = "lt", /** <= */ Le = "le", /** > */ Gt = "gt", /** >= */ Ge = "ge",
+        /** == */ Eq = "eq", /** != */ Ne = "ne" }
+}
+keywords! {
+    /// Reductions of the active lanes of a repeat (`vreduce.OP`).
+    ReduceOp { /** sum */ Sum = "sum", /** maximum */ Max = "max", /** minimum */ Min = "min" }
+}
+
+/// The operation of a vector instruction, with its sources.
+#[derive(Clone, Debug, PartialEq)]
+pub enum VecOp {
+    /// `vadd D, A, B` and friends.
+    Binary {
+        /// Which.
+        op: BinaryOp,
+        /// Left.
+        a: MemRef,
+        /// Right.
+        b: MemRef,
+    },
+    /// `vexp D, A` and friends.
+    Unary {
+        /// Which.
+        op: UnaryOp,
+        /// Source.
+        a: MemRef,
+    },
+    /// `vadds D, A, 1.5` and friends.
+    Scalar {
+        /// Which.
+        op: ScalarOp,
+        /// Source.
+        a: MemRef,
+        /// The immediate.
+        value: f64,
+    },
+    /// `vdup D, 1.5`: every active lane gets the immediate.
+    Dup {
+        /// The immediate.
+        value: f64,
+    },
+    /// `vbcast D, A`: every active lane of repeat r gets element `A[r * src_rs]`.
+    Bcast {
+        /// Source.
+        a: MemRef,
+    },
+    /// `vcmp.lt D, A, B`.
+    Cmp {
+        /// Which.
+        op: CmpOp,
+        /// Left.
+        a: MemRef,
+        /// Right.
+        b: MemRef,
+    },
+    /// `vsel D, C, A, B`: A where C != 0, else B.
+    Select {
+        /// Condition.
+        cond: MemRef,
+        /// Where true.
+        a: MemRef,
+        /// Where false.
+        b: MemRef,
+    },
+    /// `vconv D, A`: convert to the destination's type (round to nearest, saturate).
+    Conv {
+        /// Source.
+        a: MemRef,
+    },
+    /// `vreduce.sum D, A`: one result per repeat.
+    Reduce {
+        /// Which.
+        op: ReduceOp,
+        /// Source.
+        a: MemRef,
+    },
+}
+
+impl VecOp {
+    /// The mnemonic.
+    pub fn mnemonic(&self) -> String {
+        match self {
+            VecOp::Binary { op, .. } => op.name().into(),
+            VecOp::Unary { op, .. } => op.name().into(),
+            VecOp::Scalar { op, .. } => op.name().into(),
+            VecOp::Dup { .. } => "vdup".into(),
+            VecOp::Bcast { .. } => "vbcast".into(),
+            VecOp::Cmp { op, .. } => format!("vcmp.{op}"),
+            VecOp::Select { .. } => "vsel".into(),
+            VecOp::Conv { .. } => "vconv".into(),
+            VecOp::Reduce { op, .. } => format!("vreduce.{op}"),
+        }
+    }
+    /// The source operands, in order.
+    pub fn sources(&self) -> Vec<&MemRef> {
+        match self {
+            VecOp::Binary { a, b, .. } | VecOp::Cmp { a, b, .. } => vec![a, b],
+            VecOp::Select { cond, a, b } => vec![cond, a, b],
+            VecOp::Unary { a, .. }
+            | VecOp::Scalar { a, .. }
+            | VecOp::Bcast { a }
+            | VecOp::Conv { a }
+            | VecOp::Reduce { a, .. } => vec![a],
+            VecOp::Dup { .. } => vec![],
+        }
+    }
+}
+
+/// A whole program.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Program {
+    /// GM tensors.
+    pub tensors: Vec<TensorDecl>,
+    /// On-chip buffers.
+    pub buffers: Vec<BufferDecl>,
+    /// Names of loop variables, by [`VarId`].
+    pub vars: Vec<String>,
+    /// The top-level statements.
+    pub body: Vec<Stmt>,
+}
+
+impl Program {
+    /// The tensor with this id.
+    pub fn tensor(&self, id: TensorId) -> &TensorDecl {
+        &self.tensors[id.0 as usize]
+    }
+    /// The buffer with this id.
+    pub fn buffer(&self, id: BufferId) -> &BufferDecl {
+        &self.buffers[id.0 as usize]
+    }
+    /// Name, element type and shape of a reference's target.
+    pub fn target_info(&self, target: Target) -> (&str, DType, &[u64]) {
+        match target {
+            Target::Tensor(t) => {
+                let t = self.tensor(t);
+                (&t.name, t.dtype, &t.shape)
+            }
+            Target::Buffer(b) => {
+                let b = self.buffer(b);
+                (&b.name, b.dtype, &b.shape)
+            }
+        }
+    }
+    /// Calls `f` on every instruction, depth first in program order.
+    pub fn for_each_instr<'a>(&'a self, f: &mut impl FnMut(&'a Instr)) {
+        fn walk<'a>(stmts: &'a [Stmt], f: &mut impl FnMut(&'a Instr)) {
+            for s in stmts {
+                match s {
+                    Stmt::Loop(l) => walk(&l.body, f),
+                    Stmt::Instr(i) => f(i),
+                }
+            }
+        }
+        walk(&self.body, f)
+    }
+}

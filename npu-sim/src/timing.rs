@@ -1,0 +1,303 @@
+//! Timing: the scalar unit issues in program order into one in-order queue per pipe; pipes run
+//! concurrently; flags and `barrier ALL` are the only order across pipes. A transfer costs its
+//! path's latency, then its bytes at the path's bandwidth, capped by a fair share of the GM
+//! bandwidth that all cores' GM transfers share. Every instruction occupies its pipe at least
+//! one cycle. A discrete-event simulation over all cores at once.
+
+use crate::expand::{Cost, Inst};
+use crate::machine::{Machine, Mem};
+use crate::program::Pipe;
+use std::collections::VecDeque;
+
+/// When each instruction ran, per core.
+#[derive(Clone, Debug)]
+pub struct Timeline {
+    /// Per core.
+    pub cores: Vec<CoreTimes>,
+    /// When the last instruction of any core finished.
+    pub cycles: f64,
+}
+
+/// Start and end of each instruction of one core, and busy cycles per pipe.
+#[derive(Clone, Debug)]
+pub struct CoreTimes {
+    /// Start (cycles) of each instruction, by index in the core's list.
+    pub start: Vec<f64>,
+    /// End of each instruction.
+    pub end: Vec<f64>,
+    /// Busy cycles per pipe (S includes issuing).
+    pub busy: [f64; Pipe::COUNT],
+}
+
+/// Waits that can never proceed.
+#[derive(Clone, Debug)]
+pub struct Deadlock {
+    /// The core.
+    pub core: u32,
+    /// The blocked instructions (indices in the core's list).
+    pub blocked: Vec<usize>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Phase {
+    Until(f64),
+    Latency { until: f64, bytes: f64 },
+    Data { remaining: f64 },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Job {
+    inst: usize,
+    issue: bool,
+    phase: Phase,
+}
+
+struct CoreState {
+    queues: [VecDeque<usize>; Pipe::COUNT],
+    running: [Option<Job>; Pipe::COUNT],
+    next_issue: usize,
+    s_pending: Option<usize>,
+}
+
+const EPS: f64 = 1e-6;
+
+/// Simulates all cores. `matches[c][i]` is the set a wait `i` of core `c` waits for.
+pub fn simulate(
+    m: &Machine,
+    cores: &[Vec<Inst>],
+    matches: &[Vec<Option<usize>>],
+) -> Result<Timeline, Deadlock> {
+    let mut states: Vec<CoreState> = cores
+        .iter()
+        .map(|_| CoreState {
+            queues: Default::default(),
+            running: [None; Pipe::COUNT],
+            next_issue: 0,
+            s_pending: None,
+        })
+        .collect();
+    let mut times: Vec<CoreTimes> = cores
+        .iter()
+        .map(|c| CoreTimes {
+            start: vec![f64::NAN; c.len()],
+            end: vec![f64::NAN; c.len()],
+            busy: [0.0; Pipe::COUNT],
+        })
+        .collect();
+    let mut now = 0.0f64;
+    let mut rates: Vec<(usize, usize, f64)> = vec![];
+    loop {
+        start_ready(m, cores, matches, &mut states, &mut times, now);
+        rates.clear();
+        collect_rates(m, cores, &states, &mut rates);
+        let mut next = f64::INFINITY;
+        for (c, s) in states.iter().enumerate() {
+            for (p, job) in s.running.iter().enumerate() {
+                let t = match job.map(|j| j.phase) {
+                    None => continue,
+                    Some(Phase::Until(t)) | Some(Phase::Latency { until: t, .. }) => t,
+                    Some(Phase::Data { remaining }) => now + remaining / rate_of(&rates, c, p),
+                };
+                next = next.min(t);
+            }
+        }
+        if next.is_infinite() {
+            return finish(cores, &states, times, now);
+        }
+        let dt = next - now;
+        now = next;
+        for &(c, p, rate) in &rates {
+            if let Some(Job {
+                phase: Phase::Data { remaining },
+                ..
+            }) = &mut states[c].running[p]
+            {
+                *remaining -= rate * dt;
+            }
+        }
+        complete(cores, &mut states, &mut times, now);
+    }
+}
+
+fn rate_of(rates: &[(usize, usize, f64)], c: usize, p: usize) -> f64 {
+    rates
+        .iter()
+        .find(|r| r.0 == c && r.1 == p)
+        .map_or(f64::INFINITY, |r| r.2)
+}
+
+/// Rates of every transfer in its data phase: its path's bandwidth, and for GM transfers a
+/// max-min fair share of the total GM bandwidth.
+fn collect_rates(
+    m: &Machine,
+    cores: &[Vec<Inst>],
+    states: &[CoreState],
+    rates: &mut Vec<(usize, usize, f64)>,
+) {
+    let mut gm: Vec<usize> = vec![];
+    for (c, s) in states.iter().enumerate() {
+        for (p, job) in s.running.iter().enumerate() {
+            if let Some(Job {
+                inst,
+                phase: Phase::Data { .. },
+                ..
+            }) = job
+            {
+                if let Cost::Transfer { path, .. } = cores[c][*inst].cost {
+                    let spec = &m.paths[path];
+                    if spec.from == Mem::Gm || spec.to == Mem::Gm {
+                        gm.push(rates.len());
+                    }
+                    rates.push((c, p, spec.bytes_per_cycle));
+                }
+            }
+        }
+    }
+    gm.sort_by(|a, b| rates[*a].2.total_cmp(&rates[*b].2));
+    let mut left = m.gm.bytes_per_cycle_total;
+    for (k, &i) in gm.iter().enumerate() {
+        let share = left / (gm.len() - k) as f64;
+        let r = rates[i].2.min(share);
+        rates[i].2 = r;
+        left -= r;
+    }
+}
+
+fn start_ready(
+    m: &Machine,
+    cores: &[Vec<Inst>],
+    matches: &[Vec<Option<usize>>],
+    states: &mut [CoreState],
+    times: &mut [CoreTimes],
+    now: f64,
+) {
+    let at_least_one = |c: f64| now + c.max(1.0);
+    for (c, s) in states.iter_mut().enumerate() {
+        let insts = &cores[c];
+        let mut progressed = true;
+        while progressed {
+            progressed = false;
+            for p in 0..Pipe::COUNT {
+                if s.running[p].is_some() {
+                    continue;
+                }
+                let candidate = if p == Pipe::S.index() {
+                    match s.s_pending {
+                        Some(i) => Some(i),
+                        None if s.next_issue < insts.len() => {
+                            let i = s.next_issue;
+                            s.next_issue += 1;
+                            s.running[p] = Some(Job {
+                                inst: i,
+                                issue: true,
+                                phase: Phase::Until(now + insts[i].scalar_cost),
+                            });
+                            progressed = true;
+                            continue;
+                        }
+                        None => None,
+                    }
+                } else {
+                    s.queues[p].front().copied()
+                };
+                let Some(i) = candidate else { continue };
+                let phase = match insts[i].cost {
+                    Cost::Fixed(cycles) => Phase::Until(at_least_one(cycles)),
+                    Cost::Transfer { path, bytes } => Phase::Latency {
+                        until: now + m.paths[path].latency,
+                        bytes: bytes as f64,
+                    },
+                    Cost::Wait => {
+                        let set =
+                            matches[c][i].expect("unmatched waits are rejected before timing");
+                        if times[c].end[set].is_nan() {
+                            continue;
+                        }
+                        Phase::Until(at_least_one(m.scalar.flag_cycles))
+                    }
+                    Cost::BarrierAll => {
+                        let drained = (0..Pipe::COUNT)
+                            .filter(|&q| q != Pipe::S.index())
+                            .all(|q| s.queues[q].is_empty() && s.running[q].is_none());
+                        if !drained {
+                            continue;
+                        }
+                        Phase::Until(at_least_one(m.scalar.flag_cycles))
+                    }
+                };
+                if p == Pipe::S.index() {
+                    s.s_pending = None;
+                } else {
+                    s.queues[p].pop_front();
+                }
+                times[c].start[i] = now;
+                s.running[p] = Some(Job {
+                    inst: i,
+                    issue: false,
+                    phase,
+                });
+                progressed = true;
+            }
+        }
+    }
+}
+
+fn complete(cores: &[Vec<Inst>], states: &mut [CoreState], times: &mut [CoreTimes], now: f64) {
+    for (c, s) in states.iter_mut().enumerate() {
+        for p in 0..Pipe::COUNT {
+            let Some(job) = s.running[p].as_mut() else {
+                continue;
+            };
+            let done = match job.phase {
+                Phase::Until(t) => t <= now + EPS,
+                Phase::Latency { until, bytes } => {
+                    if until <= now + EPS {
+                        job.phase = Phase::Data { remaining: bytes };
+                    }
+                    false
+                }
+                Phase::Data { remaining } => remaining <= EPS,
+            };
+            if !done {
+                continue;
+            }
+            let (i, issue) = (job.inst, job.issue);
+            s.running[p] = None;
+            if issue {
+                times[c].busy[p] += cores[c][i].scalar_cost;
+                let target = cores[c][i].pipe;
+                if target == Pipe::S {
+                    s.s_pending = Some(i);
+                } else {
+                    s.queues[target.index()].push_back(i);
+                }
+            } else {
+                times[c].end[i] = now;
+                times[c].busy[p] += now - times[c].start[i];
+            }
+        }
+    }
+}
+
+fn finish(
+    cores: &[Vec<Inst>],
+    states: &[CoreState],
+    times: Vec<CoreTimes>,
+    now: f64,
+) -> Result<Timeline, Deadlock> {
+    for (c, s) in states.iter().enumerate() {
+        let mut blocked: Vec<usize> = s.queues.iter().filter_map(|q| q.front().copied()).collect();
+        blocked.extend(s.s_pending);
+        if !blocked.is_empty() || s.next_issue < cores[c].len() {
+            blocked.sort_unstable();
+            return Err(Deadlock {
+                core: c as u32,
+                blocked,
+            });
+        }
+    }
+    Ok(Timeline {
+        cores: times,
+        cycles: now,
+    })
+}
