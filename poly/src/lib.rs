@@ -3,4 +3,7 @@
 
 #![warn(missing_docs)]
 
+pub mod deps;
 pub mod interp;
+pub mod isl;
+pub mod model;
