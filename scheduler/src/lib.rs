@@ -1,0 +1,27 @@
+//! polyc's schedulers and what is done to and with schedules.
+//!
+//! A [`Scheduler`] turns a [`Problem`] (a program, its dependences, the user's options) into
+//! an isl schedule tree. Every scheduler here produces an [`AffineSchedule`] (one affine
+//! function per statement and schedule dimension, grouped into bands) and lets
+//! [`AffineSchedule::to_tree`] build the tree, so that a new heuristic is only its search.
+//! Transformations (tiling, wavefront, parallel marking) work on trees; [`legality`] checks
+//! any tree against the dependences and explains a violation.
+
+#![warn(missing_docs)]
+
+pub mod affine;
+pub mod problem;
+
+pub use affine::{AffineSchedule, Band, Row, RowKind};
+pub use problem::{FusePolicy, Options, Problem, ScheduleError};
+
+use poly::isl::Schedule;
+
+/// A scheduling algorithm.
+pub trait Scheduler {
+    /// The name users select it by (`--scheduler NAME`).
+    fn name(&self) -> &'static str;
+    /// Computes a schedule tree for the problem. It must respect every dependence in
+    /// `problem.validity()`; the caller checks it with [`legality`].
+    fn schedule(&self, problem: &Problem) -> Result<Schedule, ScheduleError>;
+}
