@@ -194,14 +194,14 @@ impl Builder {
         self.push(Op::Dma(d));
     }
 
-    /// `mmad c, a, b, m=, k=, n=` (`init` overwrites).
+    /// `mmad c, a, b, m=, k=, n=, init=` (overwrites where `init` is non-zero).
     pub fn mmad(
         &mut self,
         c: MemRef,
         a: MemRef,
         b: MemRef,
         (m, k, n): (u64, u64, u64),
-        init: bool,
+        init: Expr,
     ) {
         self.push(Op::Mmad(Mmad {
             c,

@@ -7,6 +7,9 @@ use crate::layout::{lanes, Layout};
 use crate::machine::Machine;
 use crate::program::*;
 
+/// Bursts of a DMA in an on-chip tier start on blocks of this many bytes.
+pub const BURST_ALIGN: u64 = 32;
+
 /// Most instructions all cores together may execute (a guard against runaway loops).
 pub const MAX_INSTANCES: usize = 20_000_000;
 /// Most loop iterations all cores together may run.
@@ -114,6 +117,8 @@ pub struct Inst<'p> {
     pub scalar_cost: f64,
     /// Its cost on its pipe.
     pub cost: Cost,
+    /// For `mmad`: whether this execution overwrites the accumulators (false otherwise).
+    pub init: bool,
 }
 
 /// Walks the program for one core.
@@ -318,7 +323,7 @@ impl<'p> Walker<'p, '_> {
                     read(&a, 1, Pattern::run(a.addr, op.m * op.k * a.dtype.size())),
                     read(&b, 2, Pattern::run(b.addr, op.k * op.n * b.dtype.size())),
                 ];
-                if !op.init {
+                if self.eval(&op.init) == 0 {
                     acc.push(read(&c, 0, cp));
                 }
                 acc.push(write(&c, 0, cp));
@@ -382,6 +387,7 @@ impl<'p> Walker<'p, '_> {
             Op::Barrier(BarrierScope::Pipe(p)) => (*p, vec![], vec![], Cost::Fixed(flag)),
             Op::Barrier(BarrierScope::All) => (Pipe::S, vec![], vec![], Cost::BarrierAll),
         };
+        let init = matches!(&i.op, Op::Mmad(op) if self.eval(&op.init) != 0);
         let inst = Inst {
             instr: i,
             pipe,
@@ -389,6 +395,7 @@ impl<'p> Walker<'p, '_> {
             accesses,
             scalar_cost,
             cost,
+            init,
         };
         self.check_accesses(&inst)?;
         Ok(inst)
@@ -470,17 +477,17 @@ impl<'p> Walker<'p, '_> {
         Ok(())
     }
 
-    /// Every burst of an on-chip side of a DMA starts aligned.
+    /// Every burst of an on-chip side of a DMA starts on a 32-byte block (the operand itself
+    /// on the tier's alignment).
     fn check_burst_alignment(&self, d: &Dma, inst: &Inst) -> Result<(), Diagnostic> {
         for (r, a) in [(&d.src, &inst.accesses[0]), (&d.dst, &inst.accesses[1])] {
             if let Space::Tier(t) = a.space {
-                let align = self.m.tier(t).map_or(1, |s| s.align);
-                if a.pattern.count > 1 && a.pattern.stride % align != 0 {
+                if a.pattern.count > 1 && a.pattern.stride % BURST_ALIGN != 0 {
                     return Err(Diagnostic::new(
                         Code::Misaligned,
                         r.span,
                         format!(
-                            "bursts {} bytes apart in {t} are not aligned to {align} bytes",
+                            "bursts {} bytes apart in {t} do not start on {BURST_ALIGN}-byte blocks",
                             a.pattern.stride
                         ),
                     ));

@@ -14,7 +14,7 @@ pub fn execute(mem: &mut Memory, core: u32, inst: &Inst, p: &Program, m: &Machin
     match &inst.instr.op {
         Op::Dma(d) => dma(mem, core, d, &inst.operands[0], &inst.operands[1]),
         Op::Im2col(op) => im2col(mem, core, op, &inst.operands[0], &inst.operands[1]),
-        Op::Mmad(op) => mmad(mem, core, op, &inst.operands),
+        Op::Mmad(op) => mmad(mem, core, op, inst.init, &inst.operands),
         Op::Vector(v) => vector(mem, core, v, &inst.operands, lanes(p, m, v)),
         Op::SetFlag(_) | Op::WaitFlag(_) | Op::Barrier(_) => {}
     }
@@ -110,7 +110,7 @@ pub fn matmul_acc<T: Copy + std::ops::Mul<Output = T> + std::ops::AddAssign>(
     }
 }
 
-fn mmad(mem: &mut Memory, core: u32, op: &Mmad, ops: &[Operand]) {
+fn mmad(mem: &mut Memory, core: u32, op: &Mmad, init: bool, ops: &[Operand]) {
     let (c, a, b) = (&ops[0], &ops[1], &ops[2]);
     let (mm, k, n) = (op.m as usize, op.k as usize, op.n as usize);
     let a_bytes = mem.read(core, a.space, a.addr, op.m * op.k * a.dtype.size());
@@ -122,7 +122,7 @@ fn mmad(mem: &mut Memory, core: u32, op: &Mmad, ops: &[Operand]) {
             elem::load_i32(a.dtype, a_bytes),
             elem::load_i32(b.dtype, b_bytes),
         );
-        let mut acc = if op.init {
+        let mut acc = if init {
             vec![0; mm * n]
         } else {
             elem::load_i32(DType::I32, mem.read(core, c.space, c.addr, c_len))
@@ -134,7 +134,7 @@ fn mmad(mem: &mut Memory, core: u32, op: &Mmad, ops: &[Operand]) {
             elem::load_f32(a.dtype, a_bytes),
             elem::load_f32(b.dtype, b_bytes),
         );
-        let mut acc = if op.init {
+        let mut acc = if init {
             vec![0.0; mm * n]
         } else {
             elem::load_f32(DType::F32, mem.read(core, c.space, c.addr, c_len))

@@ -258,6 +258,8 @@ pub enum Expr {
     Div(Box<Expr>, i64),
     /// Non-negative remainder by a positive constant.
     Mod(Box<Expr>, i64),
+    /// 1 if both sides are equal, else 0 (for trip counts and `init=`).
+    Eq(Box<Expr>, Box<Expr>),
 }
 
 impl Expr {
@@ -277,6 +279,7 @@ impl Expr {
             Expr::Mul(c, e) => c.wrapping_mul(e.eval(vars, core, cores)),
             Expr::Div(e, c) => e.eval(vars, core, cores).div_euclid(*c),
             Expr::Mod(e, c) => e.eval(vars, core, cores).rem_euclid(*c),
+            Expr::Eq(a, b) => (a.eval(vars, core, cores) == b.eval(vars, core, cores)) as i64,
         }
     }
 }
@@ -423,8 +426,9 @@ pub struct Mmad {
     pub k: u64,
     /// Columns of B and C.
     pub n: u64,
-    /// Overwrite rather than accumulate.
-    pub init: bool,
+    /// Overwrite rather than accumulate where this evaluates to non-zero (`init` alone is
+    /// `init=1`; absent is `init=0`).
+    pub init: Expr,
 }
 
 /// Flag operands: the setting pipe, the waiting pipe and the flag id.

@@ -175,23 +175,36 @@ fn initial_values(
                 }
                 return Ok(Some(d.bytes.clone()));
             }
-            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(
-                seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i as u64,
-            );
-            let n = elements(&t.shape) as usize;
-            let vals: Vec<f64> = (0..n)
-                .map(|_| {
-                    if t.dtype.is_int() {
-                        rng.random_range(-8..8) as f64
-                    } else {
-                        rng.random_range(-1.0..1.0)
-                    }
-                })
-                .collect();
-            let mut bytes = vec![0; n * t.dtype.size() as usize];
-            crate::elem::store(t.dtype, &vals, &mut bytes);
-            Ok(Some(bytes))
+            Ok(Some(random_input(t, i, seed).bytes))
         })
+        .collect()
+}
+
+/// The seeded random values a run gives input tensor number `index` when none is supplied:
+/// uniform in [-1, 1) for floats, in -8..8 for integers.
+pub fn random_input(t: &TensorDecl, index: usize, seed: u64) -> TensorData {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(
+        seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ index as u64,
+    );
+    let vals: Vec<f64> = (0..elements(&t.shape))
+        .map(|_| {
+            if t.dtype.is_int() {
+                rng.random_range(-8..8) as f64
+            } else {
+                rng.random_range(-1.0..1.0)
+            }
+        })
+        .collect();
+    TensorData::from_values(t.dtype, &t.shape, &vals)
+}
+
+/// The random values of every input tensor, in declaration order.
+pub fn random_inputs(p: &Program, seed: u64) -> Vec<TensorData> {
+    p.tensors
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.dir.is_input())
+        .map(|(i, t)| random_input(t, i, seed))
         .collect()
 }
 

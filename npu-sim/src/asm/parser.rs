@@ -305,7 +305,19 @@ impl Parser {
         })
     }
 
+    /// `sum (== sum)?`
     fn expr(&mut self) -> PResult<Expr> {
+        let lhs = self.sum()?;
+        if self.peek() == &Tok::Punct('=')
+            && self.toks.get(self.pos + 1).map(|t| &t.0) == Some(&Tok::Punct('='))
+        {
+            self.pos += 2;
+            return Ok(Expr::Eq(Box::new(lhs), Box::new(self.sum()?)));
+        }
+        Ok(lhs)
+    }
+
+    fn sum(&mut self) -> PResult<Expr> {
         let mut e = self.term()?;
         loop {
             if self.eat('+') {
@@ -496,9 +508,8 @@ impl Parser {
                     let r = self.memref(name, span)?;
                     args.pos.push(Arg::Ref(r));
                 } else if self.eat('=') {
-                    let neg = self.eat('-');
-                    let (v, vspan) = self.number(neg)?;
-                    args.opts.push((name, Some(v), span.to(vspan)));
+                    let v = self.expr()?;
+                    args.opts.push((name, Some(v), span.to(self.prev_span())));
                 } else if name == "ALL" {
                     args.pos.push(Arg::All(span));
                 } else if let Some(p) = Pipe::from_name(&name) {
@@ -533,8 +544,8 @@ impl Parser {
                     src_stride: a.int_or("src_stride", len)?,
                     dst_stride: a.int_or("dst_stride", len)?,
                     len,
-                    transpose: a.flag("transpose"),
-                    relu: a.flag("relu"),
+                    transpose: a.flag("transpose")?,
+                    relu: a.flag("relu")?,
                     dst,
                     src,
                 };
@@ -566,7 +577,7 @@ impl Parser {
                     m: a.req("m")?,
                     k: a.req("k")?,
                     n: a.req("n")?,
-                    init: a.flag("init"),
+                    init: a.expr_flag("init"),
                 };
                 check_mmad(prog, &op)?;
                 Op::Mmad(op)
@@ -702,7 +713,7 @@ struct Args {
     opcode: String,
     span: Span,
     pos: Vec<Arg>,
-    opts: Vec<(String, Option<Num>, Span)>,
+    opts: Vec<(String, Option<Expr>, Span)>,
 }
 
 impl Args {
@@ -758,7 +769,7 @@ impl Args {
             _ => Err(self.wrong(i, "a flag id")),
         }
     }
-    fn take(&mut self, name: &str) -> Option<(Option<Num>, Span)> {
+    fn take(&mut self, name: &str) -> Option<(Option<Expr>, Span)> {
         let i = self.opts.iter().position(|(n, _, _)| n == name)?;
         let (_, v, s) = self.opts.remove(i);
         Some((v, s))
@@ -766,11 +777,11 @@ impl Args {
     fn opt_int(&mut self, name: &str) -> PResult<Option<u64>> {
         match self.take(name) {
             None => Ok(None),
-            Some((Some(Num::Int(v)), _)) if (0..=1 << 32).contains(&v) => Ok(Some(v as u64)),
+            Some((Some(Expr::Const(v)), _)) if (0..=1 << 32).contains(&v) => Ok(Some(v as u64)),
             Some((_, span)) => Err(Diagnostic::new(
                 Code::BadValue,
                 span,
-                format!("`{name}` takes an integer in 0..=2^32"),
+                format!("`{name}` takes a constant integer in 0..=2^32"),
             )),
         }
     }
@@ -792,8 +803,24 @@ impl Args {
             )),
         }
     }
-    fn flag(&mut self, name: &str) -> bool {
-        self.take(name).is_some()
+    fn flag(&mut self, name: &str) -> PResult<bool> {
+        match self.take(name) {
+            None => Ok(false),
+            Some((None, _)) => Ok(true),
+            Some((Some(_), span)) => Err(Diagnostic::new(
+                Code::BadValue,
+                span,
+                format!("`{name}` takes no value"),
+            )),
+        }
+    }
+    /// `name` alone (1), `name=EXPR`, or absent (0).
+    fn expr_flag(&mut self, name: &str) -> Expr {
+        match self.take(name) {
+            None => Expr::Const(0),
+            Some((None, _)) => Expr::Const(1),
+            Some((Some(e), _)) => e,
+        }
     }
     fn finish(&self) -> PResult<()> {
         match self.opts.first() {

@@ -107,7 +107,11 @@ pub fn instr(p: &Program, op: &Op) -> String {
                 format!("k={}", m.k),
                 format!("n={}", m.n),
             ]);
-            flags(&[("init", m.init)], &mut args);
+            match &m.init {
+                Expr::Const(0) => {}
+                Expr::Const(1) => args.push("init".into()),
+                e => args.push(format!("init={}", expr(p, e))),
+            }
         }
         Op::Vector(v) => {
             args.push(r(&v.dst));
@@ -162,7 +166,7 @@ pub fn memref(p: &Program, m: &MemRef) -> String {
 /// An expression, parenthesised so that it parses back to the same tree.
 pub fn expr(p: &Program, e: &Expr) -> String {
     let atom = |e: &Expr| match e {
-        Expr::Const(_) | Expr::Var(_) | Expr::Core | Expr::Cores => expr(p, e),
+        Expr::Const(_) | Expr::Var(_) | Expr::Core | Expr::Cores | Expr::Eq(..) => expr(p, e),
         _ => format!("({})", expr(p, e)),
     };
     let sum_operand = |e: &Expr| match e {
@@ -179,5 +183,6 @@ pub fn expr(p: &Program, e: &Expr) -> String {
         Expr::Mul(c, a) => format!("{c}*{}", atom(a)),
         Expr::Div(a, c) => format!("{}/{c}", atom(a)),
         Expr::Mod(a, c) => format!("{}%{c}", atom(a)),
+        Expr::Eq(a, b) => format!("({} == {})", expr(p, a), expr(p, b)),
     }
 }
