@@ -1,6 +1,10 @@
 //! The subcommands of `polyc`, one module each.
 
 mod check;
+mod demo;
+mod input;
+mod run;
+mod show;
 mod sim;
 
 use crate::error::CliError;
@@ -18,6 +22,12 @@ pub struct Cli {
 enum Command {
     /// Parse and check a kernel file; print its diagnostics.
     Check(check::CheckArgs),
+    /// Run the whole pipeline on an embedded example (what `make run` shows).
+    Demo(demo::DemoArgs),
+    /// Print a kernel as the compiler sees it: checked AST, isl model, dependences, schedule.
+    Show(show::ShowArgs),
+    /// Execute a kernel with the reference interpreter; print per-output checksums.
+    Run(run::RunArgs),
     /// Simulate a program for the NPU (`.npu` assembly).
     Sim(sim::SimArgs),
 }
@@ -26,6 +36,9 @@ enum Command {
 pub fn dispatch(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::Demo(args) => demo::run(&args),
+        Command::Show(args) => show::run(&args),
+        Command::Run(args) => run::run(&args),
         Command::Sim(args) => sim::run(&args),
     }
 }
