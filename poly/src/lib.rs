@@ -7,3 +7,4 @@ pub mod deps;
 pub mod interp;
 pub mod isl;
 pub mod model;
+pub mod order;
