@@ -10,7 +10,11 @@
 #![warn(missing_docs)]
 
 pub mod affine;
+pub mod baseline;
+pub mod feautrier;
 pub mod problem;
+pub mod registry;
+pub mod transform;
 
 pub use affine::{AffineSchedule, Band, Row, RowKind};
 pub use problem::{FusePolicy, Options, Problem, ScheduleError};

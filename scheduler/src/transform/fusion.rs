@@ -1,0 +1,274 @@
+//! Loop distribution and fusion.
+//!
+//! - Distribution splits the outermost band of each nest into a sequence of copies, one
+//!   per strongly connected component of the statements' live dependences, in a
+//!   topological order.
+//! - Fusion merges adjacent children of a sequence that both start with a band of the same
+//!   depth into one band over both, followed by a sequence of their subtrees.
+//!
+//! Each candidate is checked on the instances it concerns (the dependences still live
+//! where it happens); an illegal one is refused with the reason.
+
+use super::analysis::{self, live_below, live_in, TreeDeps};
+use super::tree::{BandKind, BandNode, Filtered, Node, Tree};
+use crate::FusePolicy;
+use poly::isl::{IslResult, UnionMap, UnionSet};
+
+/// What a fusion or distribution pass did.
+#[derive(Clone, Debug, Default)]
+pub struct FusionReport {
+    /// How many bands were split or merged.
+    pub applied: usize,
+    /// Why candidates were refused.
+    pub refused: Vec<String>,
+}
+
+/// Applies a fusion policy: `None` distributes, `Max` fuses whatever is legal, `Smart`
+/// fuses when the fused band keeps as many parallel members as the better of the two.
+pub fn apply_policy(
+    tree: &Tree,
+    deps: &TreeDeps,
+    policy: FusePolicy,
+) -> IslResult<(Tree, FusionReport)> {
+    let mut report = FusionReport::default();
+    let root = match policy {
+        FusePolicy::None => distribute(&tree.root, &deps.validity, &mut report)?,
+        FusePolicy::Smart | FusePolicy::Max => {
+            fuse(&tree.root, &deps.validity, deps, policy, &mut report)?
+        }
+    };
+    let mut out = Tree {
+        domain: tree.domain.clone(),
+        root,
+    };
+    analysis::annotate(&mut out, deps)?;
+    Ok((out, report))
+}
+
+fn distribute(node: &Node, live: &UnionMap, report: &mut FusionReport) -> IslResult<Node> {
+    match node {
+        Node::Leaf => Ok(Node::Leaf),
+        Node::Band(b) => {
+            let domain = band_domain(b)?;
+            let groups = components(&domain, &live_in(live, &domain)?)?;
+            if groups.len() < 2 {
+                return Ok(node.clone());
+            }
+            let children = groups
+                .iter()
+                .map(|g| {
+                    Ok(Filtered {
+                        filter: g.clone(),
+                        child: node.restrict(g)?,
+                    })
+                })
+                .collect::<IslResult<Vec<_>>>()?;
+            let split = Tree {
+                domain,
+                root: Node::Sequence(children),
+            };
+            match analysis::violation(&split, live)? {
+                None => {
+                    report.applied += 1;
+                    Ok(split.root)
+                }
+                Some(why) => {
+                    report.refused.push(format!("distribution refused: {why}"));
+                    Ok(node.clone())
+                }
+            }
+        }
+        Node::Sequence(cs) => Ok(Node::Sequence(super::map_children_live(
+            cs,
+            live,
+            |c, l| distribute(c, l, report),
+        )?)),
+        Node::Set(cs) => Ok(Node::Set(super::map_children_live(cs, live, |c, l| {
+            distribute(c, l, report)
+        })?)),
+    }
+}
+
+fn fuse(
+    node: &Node,
+    live: &UnionMap,
+    deps: &TreeDeps,
+    policy: FusePolicy,
+    report: &mut FusionReport,
+) -> IslResult<Node> {
+    match node {
+        Node::Leaf => Ok(Node::Leaf),
+        Node::Band(b) => Ok(Node::Band(BandNode {
+            child: Box::new(fuse(
+                &b.child,
+                &live_below(live, &b.members)?,
+                deps,
+                policy,
+                report,
+            )?),
+            ..b.clone()
+        })),
+        Node::Set(cs) => Ok(Node::Set(super::map_children_live(cs, live, |c, l| {
+            fuse(c, l, deps, policy, report)
+        })?)),
+        Node::Sequence(cs) => {
+            let mut out: Vec<Filtered> = Vec::new();
+            for c in cs {
+                let merged = match out.last() {
+                    Some(prev) => try_fuse(prev, c, live, deps, policy, report)?,
+                    None => None,
+                };
+                match merged {
+                    Some(m) => *out.last_mut().expect("checked above") = m,
+                    None => out.push(c.clone()),
+                }
+            }
+            let out =
+                super::map_children_live(&out, live, |c, l| fuse(c, l, deps, policy, report))?;
+            Ok(if out.len() == 1 {
+                out.into_iter().next().expect("one child").child
+            } else {
+                Node::Sequence(out)
+            })
+        }
+    }
+}
+
+/// The fusion of two adjacent sequence children, if both start with bands of one depth and
+/// fusing them is legal (and, under `Smart`, costs no parallel member).
+fn try_fuse(
+    a: &Filtered,
+    b: &Filtered,
+    live: &UnionMap,
+    deps: &TreeDeps,
+    policy: FusePolicy,
+    report: &mut FusionReport,
+) -> IslResult<Option<Filtered>> {
+    let (Node::Band(ba), Node::Band(bb)) = (&a.child, &b.child) else {
+        return Ok(None);
+    };
+    if ba.members.len() != bb.members.len() {
+        return Ok(None);
+    }
+    let members = ba
+        .members
+        .iter()
+        .zip(&bb.members)
+        .map(|(x, y)| x.union(y))
+        .collect::<IslResult<Vec<_>>>()?;
+    let filter = a.filter.union(&b.filter)?;
+    let mut fused = Tree {
+        domain: filter.clone(),
+        root: Node::Band(BandNode {
+            members,
+            permutable: false,
+            coincident: Vec::new(),
+            kind: BandKind::Loop,
+            child: Box::new(Node::Sequence(vec![
+                Filtered {
+                    filter: a.filter.clone(),
+                    child: (*ba.child).clone(),
+                },
+                Filtered {
+                    filter: b.filter.clone(),
+                    child: (*bb.child).clone(),
+                },
+            ])),
+        }),
+    };
+    if let Some(why) = analysis::violation(&fused, &live_in(live, &filter)?)? {
+        report.refused.push(format!("fusion refused: {why}"));
+        return Ok(None);
+    }
+    let local = TreeDeps {
+        validity: live_in(live, &filter)?,
+        all: live_in(&deps.all, &filter)?,
+    };
+    analysis::annotate(&mut fused, &local)?;
+    if policy == FusePolicy::Smart {
+        let parallel = |n: &Node| match n {
+            Node::Band(b) => analysis::coincident_count(b),
+            _ => 0,
+        };
+        let before = parallel(&a.child).max(parallel(&b.child));
+        if parallel(&fused.root) < before {
+            report
+                .refused
+                .push("fusion skipped (smart): it would cost a parallel loop".into());
+            return Ok(None);
+        }
+    }
+    report.applied += 1;
+    Ok(Some(Filtered {
+        filter,
+        child: fused.root,
+    }))
+}
+
+/// The instances a band schedules.
+fn band_domain(b: &BandNode) -> IslResult<UnionSet> {
+    b.members[0].domain()
+}
+
+/// The statements of `domain` grouped into strongly connected components of `live`, in a
+/// topological order (textual order among independent components).
+fn components(domain: &UnionSet, live: &UnionMap) -> IslResult<Vec<UnionSet>> {
+    let sets = domain.sets()?;
+    let names: Vec<String> = sets
+        .iter()
+        .map(|s| s.tuple_name().unwrap_or_default())
+        .collect();
+    let n = sets.len();
+    let mut reach = vec![vec![false; n]; n];
+    for m in live.maps()? {
+        let from = m.domain()?.tuple_name();
+        let to = m.range()?.tuple_name();
+        let pos = |t: &Option<String>| names.iter().position(|x| Some(x) == t.as_ref());
+        if let (Some(i), Some(j)) = (pos(&from), pos(&to)) {
+            reach[i][j] = true;
+        }
+    }
+    for k in 0..n {
+        for i in 0..n {
+            for j in 0..n {
+                if reach[i][k] && reach[k][j] {
+                    reach[i][j] = true;
+                }
+            }
+        }
+    }
+    // Components, each named by its members; ordered so that no component precedes one it
+    // depends on.
+    let mut comps: Vec<Vec<usize>> = Vec::new();
+    for i in 0..n {
+        if !comps.iter().any(|c| c.contains(&i)) {
+            comps.push(
+                (0..n)
+                    .filter(|&j| j == i || (reach[i][j] && reach[j][i]))
+                    .collect(),
+            );
+        }
+    }
+    let mut ordered: Vec<Vec<usize>> = Vec::new();
+    while !comps.is_empty() {
+        let ready = comps
+            .iter()
+            .position(|c| {
+                !comps.iter().any(|d| {
+                    !std::ptr::eq(c, d) && d.iter().any(|&x| c.iter().any(|&y| reach[x][y]))
+                })
+            })
+            .expect("the condensation of a graph is acyclic");
+        ordered.push(comps.remove(ready));
+    }
+    ordered
+        .iter()
+        .map(|c| {
+            let mut u = sets[c[0]].apply(isl_rs::UnionSet::from_set)?;
+            for &k in &c[1..] {
+                u = u.union(&sets[k].apply(isl_rs::UnionSet::from_set)?)?;
+            }
+            Ok(u)
+        })
+        .collect()
+}
