@@ -1,8 +1,12 @@
 //! Timing: the scalar unit issues in program order into one in-order queue per pipe; pipes run
-//! concurrently; flags and `barrier ALL` are the only order across pipes. A transfer costs its
-//! path's latency, then its bytes at the path's bandwidth, capped by a fair share of the GM
-//! bandwidth that all cores' GM transfers share. Every instruction occupies its pipe at least
-//! one cycle. A discrete-event simulation over all cores at once.
+//! concurrently; flags and `barrier ALL` are the only order across pipes.
+//!
+//! A transfer costs its path's latency, then its bytes at the path's bandwidth, capped by a
+//! max-min fair share of the GM bandwidth that all cores' GM transfers share. Latency is
+//! pipelined: the next transfer of a pipe may start its latency while the current one moves
+//! data, but moves its own data only after the current one has finished (so transfers still
+//! start and finish in order). Everything else occupies its pipe alone, at least one cycle.
+//! A discrete-event simulation over all cores at once.
 
 use crate::expand::{Cost, Inst};
 use crate::machine::{Machine, Mem};
@@ -25,7 +29,7 @@ pub struct CoreTimes {
     pub start: Vec<f64>,
     /// End of each instruction.
     pub end: Vec<f64>,
-    /// Busy cycles per pipe (S includes issuing).
+    /// Cycles in which each pipe had work in progress (S includes issuing).
     pub busy: [f64; Pipe::COUNT],
 }
 
@@ -40,8 +44,13 @@ pub struct Deadlock {
 
 #[derive(Clone, Copy, Debug)]
 enum Phase {
+    /// Fixed work (or an issue step) until this time.
     Until(f64),
+    /// A transfer's latency until this time, then its bytes.
     Latency { until: f64, bytes: f64 },
+    /// Latency over, waiting for the pipe's current transfer to finish moving data.
+    Ready { bytes: f64 },
+    /// Moving data.
     Data { remaining: f64 },
 }
 
@@ -52,9 +61,22 @@ struct Job {
     phase: Phase,
 }
 
+/// One pipe: the job that owns it, and a transfer overlapping its latency with it.
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    current: Option<Job>,
+    next: Option<Job>,
+}
+
+impl Slot {
+    fn idle(&self) -> bool {
+        self.current.is_none() && self.next.is_none()
+    }
+}
+
 struct CoreState {
     queues: [VecDeque<usize>; Pipe::COUNT],
-    running: [Option<Job>; Pipe::COUNT],
+    pipes: [Slot; Pipe::COUNT],
     next_issue: usize,
     s_pending: Option<usize>,
 }
@@ -71,7 +93,7 @@ pub fn simulate(
         .iter()
         .map(|_| CoreState {
             queues: Default::default(),
-            running: [None; Pipe::COUNT],
+            pipes: [Slot::default(); Pipe::COUNT],
             next_issue: 0,
             s_pending: None,
         })
@@ -92,13 +114,15 @@ pub fn simulate(
         collect_rates(m, cores, &states, &mut rates);
         let mut next = f64::INFINITY;
         for (c, s) in states.iter().enumerate() {
-            for (p, job) in s.running.iter().enumerate() {
-                let t = match job.map(|j| j.phase) {
-                    None => continue,
-                    Some(Phase::Until(t)) | Some(Phase::Latency { until: t, .. }) => t,
-                    Some(Phase::Data { remaining }) => now + remaining / rate_of(&rates, c, p),
-                };
-                next = next.min(t);
+            for (p, slot) in s.pipes.iter().enumerate() {
+                for job in [slot.current, slot.next].into_iter().flatten() {
+                    let t = match job.phase {
+                        Phase::Until(t) | Phase::Latency { until: t, .. } => t,
+                        Phase::Data { remaining } => now + remaining / rate_of(&rates, c, p),
+                        Phase::Ready { .. } => continue,
+                    };
+                    next = next.min(t);
+                }
             }
         }
         if next.is_infinite() {
@@ -106,13 +130,18 @@ pub fn simulate(
         }
         let dt = next - now;
         now = next;
-        for &(c, p, rate) in &rates {
-            if let Some(Job {
-                phase: Phase::Data { remaining },
-                ..
-            }) = &mut states[c].running[p]
-            {
-                *remaining -= rate * dt;
+        for (c, s) in states.iter_mut().enumerate() {
+            for (p, slot) in s.pipes.iter_mut().enumerate() {
+                if !slot.idle() {
+                    times[c].busy[p] += dt;
+                }
+                if let Some(Job {
+                    phase: Phase::Data { remaining },
+                    ..
+                }) = &mut slot.current
+                {
+                    *remaining -= rate_of(&rates, c, p) * dt;
+                }
             }
         }
         complete(cores, &mut states, &mut times, now);
@@ -136,14 +165,14 @@ fn collect_rates(
 ) {
     let mut gm: Vec<usize> = vec![];
     for (c, s) in states.iter().enumerate() {
-        for (p, job) in s.running.iter().enumerate() {
+        for (p, slot) in s.pipes.iter().enumerate() {
             if let Some(Job {
                 inst,
                 phase: Phase::Data { .. },
                 ..
-            }) = job
+            }) = slot.current
             {
-                if let Cost::Transfer { path, .. } = cores[c][*inst].cost {
+                if let Cost::Transfer { path, .. } = cores[c][inst].cost {
                     let spec = &m.paths[path];
                     if spec.from == Mem::Gm || spec.to == Mem::Gm {
                         gm.push(rates.len());
@@ -178,29 +207,37 @@ fn start_ready(
         while progressed {
             progressed = false;
             for p in 0..Pipe::COUNT {
-                if s.running[p].is_some() {
+                if p == Pipe::S.index()
+                    && s.pipes[p].idle()
+                    && s.s_pending.is_none()
+                    && s.next_issue < insts.len()
+                {
+                    let i = s.next_issue;
+                    s.next_issue += 1;
+                    let phase = Phase::Until(now + insts[i].scalar_cost);
+                    s.pipes[p].current = Some(Job {
+                        inst: i,
+                        issue: true,
+                        phase,
+                    });
+                    progressed = true;
                     continue;
                 }
                 let candidate = if p == Pipe::S.index() {
-                    match s.s_pending {
-                        Some(i) => Some(i),
-                        None if s.next_issue < insts.len() => {
-                            let i = s.next_issue;
-                            s.next_issue += 1;
-                            s.running[p] = Some(Job {
-                                inst: i,
-                                issue: true,
-                                phase: Phase::Until(now + insts[i].scalar_cost),
-                            });
-                            progressed = true;
-                            continue;
-                        }
-                        None => None,
-                    }
+                    s.s_pending
                 } else {
                     s.queues[p].front().copied()
                 };
                 let Some(i) = candidate else { continue };
+                let slot = s.pipes[p];
+                let transfer = matches!(insts[i].cost, Cost::Transfer { .. });
+                let overlapping = slot.next.is_none()
+                    && slot
+                        .current
+                        .is_some_and(|j| matches!(insts[j.inst].cost, Cost::Transfer { .. }));
+                if !(slot.idle() || (transfer && overlapping)) {
+                    continue;
+                }
                 let phase = match insts[i].cost {
                     Cost::Fixed(cycles) => Phase::Until(at_least_one(cycles)),
                     Cost::Transfer { path, bytes } => Phase::Latency {
@@ -218,7 +255,7 @@ fn start_ready(
                     Cost::BarrierAll => {
                         let drained = (0..Pipe::COUNT)
                             .filter(|&q| q != Pipe::S.index())
-                            .all(|q| s.queues[q].is_empty() && s.running[q].is_none());
+                            .all(|q| s.queues[q].is_empty() && s.pipes[q].idle());
                         if !drained {
                             continue;
                         }
@@ -231,11 +268,16 @@ fn start_ready(
                     s.queues[p].pop_front();
                 }
                 times[c].start[i] = now;
-                s.running[p] = Some(Job {
+                let job = Some(Job {
                     inst: i,
                     issue: false,
                     phase,
                 });
+                if slot.idle() {
+                    s.pipes[p].current = job;
+                } else {
+                    s.pipes[p].next = job;
+                }
                 progressed = true;
             }
         }
@@ -245,7 +287,15 @@ fn start_ready(
 fn complete(cores: &[Vec<Inst>], states: &mut [CoreState], times: &mut [CoreTimes], now: f64) {
     for (c, s) in states.iter_mut().enumerate() {
         for p in 0..Pipe::COUNT {
-            let Some(job) = s.running[p].as_mut() else {
+            let slot = &mut s.pipes[p];
+            if let Some(job) = slot.next.as_mut() {
+                if let Phase::Latency { until, bytes } = job.phase {
+                    if until <= now + EPS {
+                        job.phase = Phase::Ready { bytes };
+                    }
+                }
+            }
+            let Some(job) = slot.current.as_mut() else {
                 continue;
             };
             let done = match job.phase {
@@ -257,14 +307,19 @@ fn complete(cores: &[Vec<Inst>], states: &mut [CoreState], times: &mut [CoreTime
                     false
                 }
                 Phase::Data { remaining } => remaining <= EPS,
+                Phase::Ready { .. } => unreachable!("only the next transfer waits"),
             };
             if !done {
                 continue;
             }
             let (i, issue) = (job.inst, job.issue);
-            s.running[p] = None;
+            slot.current = slot.next.take().map(|mut j| {
+                if let Phase::Ready { bytes } = j.phase {
+                    j.phase = Phase::Data { remaining: bytes };
+                }
+                j
+            });
             if issue {
-                times[c].busy[p] += cores[c][i].scalar_cost;
                 let target = cores[c][i].pipe;
                 if target == Pipe::S {
                     s.s_pending = Some(i);
@@ -273,7 +328,6 @@ fn complete(cores: &[Vec<Inst>], states: &mut [CoreState], times: &mut [CoreTime
                 }
             } else {
                 times[c].end[i] = now;
-                times[c].busy[p] += now - times[c].start[i];
             }
         }
     }

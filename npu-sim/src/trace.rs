@@ -8,8 +8,8 @@ use crate::program::Pipe;
 use crate::timing::Timeline;
 use serde_json::{json, Value};
 
-/// The trace as a JSON value. `source` gives line numbers (empty for built programs).
-pub fn chrome_trace(insts: &[Vec<Inst>], timeline: &Timeline, source: &str) -> Value {
+/// The trace as JSON text. `source` gives line numbers (empty for built programs).
+pub fn chrome_trace(insts: &[Vec<Inst>], timeline: &Timeline, source: &str) -> String {
     let mut events = vec![];
     for (c, core) in insts.iter().enumerate() {
         events.push(json!({"ph": "M", "name": "process_name", "pid": c, "args": {"name": format!("core {c}")}}));
@@ -31,5 +31,6 @@ pub fn chrome_trace(insts: &[Vec<Inst>], timeline: &Timeline, source: &str) -> V
             }));
         }
     }
-    json!({"traceEvents": events, "displayTimeUnit": "ns", "otherData": {"unit": "1 us = 1 cycle"}})
+    let trace: Value = json!({"traceEvents": events, "displayTimeUnit": "ns", "otherData": {"unit": "1 us = 1 cycle"}});
+    trace.to_string()
 }

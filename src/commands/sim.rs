@@ -1,15 +1,105 @@
 //! `polyc sim`: run a `.npu` program on the simulated NPU.
 
 use crate::error::CliError;
+use npu_sim::{Machine, Program, TensorData};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `polyc sim`.
 #[derive(clap::Args, Debug)]
 pub struct SimArgs {
     /// The program (`.npu` assembly), or `-` for standard input.
     pub program: String,
+    /// A preset (ascend-like, ub-only, mini) or a machine TOML file.
+    #[arg(long, default_value = "ascend-like")]
+    pub machine: String,
+    /// Directory with an `NAME.npy` per input tensor; inputs without a file get seeded random
+    /// values.
+    #[arg(long)]
+    pub inputs: Option<PathBuf>,
+    /// Directory to write every output tensor to, as `NAME.npy`.
+    #[arg(long)]
+    pub outputs: Option<PathBuf>,
+    /// Print the full report (pipes, paths, buffers, roofline).
+    #[arg(long)]
+    pub report: bool,
+    /// Write the timeline in Chrome trace-event JSON (opens in Perfetto).
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
 }
 
 /// Runs `polyc sim`.
-pub fn run(_args: &SimArgs) -> Result<(), CliError> {
-    Err(CliError::Internal("the NPU simulator is not built yet".into()))
+pub fn run(args: &SimArgs) -> Result<(), CliError> {
+    let (name, source) = read_source(&args.program)?;
+    let program =
+        npu_sim::assemble(&source).map_err(|d| CliError::User(d.render(&name, &source)))?;
+    let machine = Machine::load(&args.machine).map_err(|e| CliError::User(e.to_string()))?;
+    let inputs = read_inputs(&program, args.inputs.as_deref())?;
+    let run = npu_sim::run(&program, &machine, &inputs, args.seed)
+        .map_err(|d| CliError::User(d.render(&name, &source)))?;
+    if let Some(dir) = &args.outputs {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::User(format!("{}: {e}", dir.display())))?;
+    }
+    for (tensor, data) in &run.outputs {
+        let (sum, hash) = data.checksum();
+        println!(
+            "{tensor}: {}{:?} sum={sum:.6} fnv1a={hash:016x}",
+            data.dtype, data.shape
+        );
+        if let Some(dir) = &args.outputs {
+            data.write_npy(&dir.join(format!("{tensor}.npy")))
+                .map_err(|e| CliError::User(e.to_string()))?;
+        }
+    }
+    if args.report {
+        print!("{}", run.report);
+    } else {
+        println!(
+            "cycles {} ({:.1}% of the roofline bound {:.0})",
+            run.report.cycles,
+            100.0 * run.report.fraction(),
+            run.report.roofline
+        );
+    }
+    if let Some(path) = &args.trace {
+        let trace = npu_sim::trace::chrome_trace(&run.insts, &run.timeline, &source);
+        std::fs::write(path, trace)
+            .map_err(|e| CliError::User(format!("{}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+fn read_source(arg: &str) -> Result<(String, String), CliError> {
+    if arg == "-" {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+            .map_err(|e| CliError::User(format!("<stdin>: {e}")))?;
+        return Ok(("<stdin>".into(), s));
+    }
+    let s = std::fs::read_to_string(arg).map_err(|e| CliError::User(format!("{arg}: {e}")))?;
+    Ok((arg.to_string(), s))
+}
+
+fn read_inputs(p: &Program, dir: Option<&Path>) -> Result<HashMap<String, TensorData>, CliError> {
+    let mut inputs = HashMap::new();
+    let Some(dir) = dir else { return Ok(inputs) };
+    if !dir.is_dir() {
+        return Err(CliError::User(format!(
+            "{}: not a directory",
+            dir.display()
+        )));
+    }
+    for t in p.tensors.iter().filter(|t| t.dir.is_input()) {
+        let path = dir.join(format!("{}.npy", t.name));
+        if path.exists() {
+            let data =
+                TensorData::read_npy(&path, t.dtype).map_err(|e| CliError::User(e.to_string()))?;
+            inputs.insert(t.name.clone(), data);
+        }
+    }
+    Ok(inputs)
 }
