@@ -54,6 +54,9 @@ impl IslError {
 /// Result of an isl operation.
 pub type IslResult<T> = Result<T, IslError>;
 
+/// isl's `ISL_ON_ERROR_CONTINUE`: return NULL and record the error, print nothing.
+const ISL_ON_ERROR_CONTINUE: i32 = 1;
+
 struct CtxInner {
     raw: Context,
     budget: u64,
@@ -77,7 +80,7 @@ impl Ctx {
     pub fn new(max_operations: u64) -> Ctx {
         let raw = Context::alloc();
         // ISL_ON_ERROR_CONTINUE: return NULL and record the error, print nothing.
-        let _ = Options::set_on_error(&raw, 0);
+        let _ = Options::set_on_error(&raw, ISL_ON_ERROR_CONTINUE);
         raw.set_max_operations(max_operations);
         Ctx {
             inner: Rc::new(CtxInner {
