@@ -11,9 +11,9 @@ use crate::program::*;
 pub const BURST_ALIGN: u64 = 32;
 
 /// Most instructions all cores together may execute (a guard against runaway loops).
-pub const MAX_INSTANCES: usize = 20_000_000;
+pub const MAX_INSTANCES: usize = 2_000_000;
 /// Most loop iterations all cores together may run.
-pub const MAX_ITERATIONS: u64 = 200_000_000;
+pub const MAX_ITERATIONS: u64 = 10_000_000;
 
 /// An address space: one GM tensor (shared by all cores) or one tier of the executing core.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -254,6 +254,9 @@ fn execute_in_order(
         })
         .collect();
     let mut hazards = Hazards::new(m.cores);
+    // A read of unwritten bytes is reported at the end unless a race explains it: a read that
+    // ran before an unordered write is a race first.
+    let mut uninitialised = None;
     for (c, i) in execution_order(insts, timeline) {
         let inst = &insts[c as usize][i];
         let barrier = inst.cost == Cost::BarrierAll;
@@ -268,21 +271,24 @@ fn execute_in_order(
             )
             .map_err(|r| race_diagnostic(p, lay, insts, c, inst, &r))?;
         for a in inst.accesses.iter().filter(|a| !a.write) {
-            if let Some(byte) = memory.first_unwritten(c, a.space, &a.pattern) {
-                return Err(Diagnostic::new(
+            if let (None, Some(byte)) = (
+                &uninitialised,
+                memory.first_unwritten(c, a.space, &a.pattern),
+            ) {
+                let what = place(p, lay, a.space, byte, 1);
+                let mnemonic = inst.instr.op.mnemonic();
+                let message =
+                    format!("`{mnemonic}` on core {c} reads {what}, which nothing has written");
+                uninitialised = Some(Diagnostic::new(
                     Code::Uninitialised,
                     inst.instr.span,
-                    format!(
-                        "`{}` on core {c} reads {}, which nothing has written",
-                        inst.instr.op.mnemonic(),
-                        place(p, lay, a.space, byte, 1)
-                    ),
+                    message,
                 ));
             }
         }
         func::execute(memory, c, inst, p, m);
     }
-    Ok(())
+    uninitialised.map_or(Ok(()), Err)
 }
 
 /// "ub bytes 64..96 (buffer `a`)" or "bytes 0..32 of GM tensor `x`".

@@ -98,3 +98,54 @@ fn gemm_full_matches_the_reference_and_reaches_the_roofline() {
         100.0 * report.fraction()
     );
 }
+
+#[test]
+fn softmax_matches_the_reference() {
+    let src = example("softmax.npu");
+    let p = assemble(&src).unwrap();
+    let m = Machine::preset("ascend-like").unwrap();
+    let r = run(&p, &m, &HashMap::new(), 3)
+        .unwrap_or_else(|d| panic!("{}", d.render("softmax.npu", &src)));
+    let x = npu_sim::run::random_inputs(&p, 3)[0].values();
+    let y = r.outputs[0].1.values();
+    for row in 0..64 {
+        let xs = &x[row * 256..(row + 1) * 256];
+        let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let sum: f64 = xs.iter().map(|v| (v - max).exp()).sum();
+        for (j, v) in xs.iter().enumerate() {
+            let want = (v - max).exp() / sum;
+            let got = y[row * 256 + j];
+            assert!(
+                (got - want).abs() <= want / 1024.0 + 1e-6,
+                "y[{row}, {j}] = {got}, reference {want}"
+            );
+        }
+    }
+    assert!(r.report.vector_repeats > 0);
+}
+
+#[test]
+fn the_broken_double_buffer_is_rejected_and_its_fix_accepted() {
+    let src = example("broken_double_buffer.npu");
+    let m = Machine::preset("ascend-like").unwrap();
+    let err = run(&assemble(&src).unwrap(), &m, &HashMap::new(), 0).unwrap_err();
+    assert_eq!(
+        err.code,
+        npu_sim::Code::Race,
+        "{}",
+        err.render("broken_double_buffer.npu", &src)
+    );
+    let fixed = src
+        .replace("set_flag MTE3, V, 0\nset_flag MTE3, V, 0\n", "set_flag MTE3, V, 0\nset_flag MTE3, V, 0\nset_flag V, MTE2, 0\nset_flag V, MTE2, 0\n")
+        .replace("  dma xin[t%2, 0]", "  wait_flag V, MTE2, 0\n  dma xin[t%2, 0]")
+        .replace("  set_flag V, MTE3, 0\n", "  set_flag V, MTE2, 0\n  set_flag V, MTE3, 0\n")
+        .replace("wait_flag MTE3, V, 0\nwait_flag MTE3, V, 0\n", "wait_flag MTE3, V, 0\nwait_flag MTE3, V, 0\nwait_flag V, MTE2, 0\nwait_flag V, MTE2, 0\n");
+    let p = assemble(&fixed).unwrap();
+    let r = run(&p, &m, &HashMap::new(), 0)
+        .unwrap_or_else(|d| panic!("{}", d.render("fixed.npu", &fixed)));
+    let x = npu_sim::run::random_inputs(&p, 0)[0].values();
+    assert_eq!(
+        r.outputs[0].1.values(),
+        x.iter().map(|v| 2.0 * v).collect::<Vec<_>>()
+    );
+}
