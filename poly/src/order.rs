@@ -116,9 +116,7 @@ impl AnySchedule {
 /// Checks that `map` maps instances of a statement of `program` and uses only its
 /// parameters.
 fn check_space(program: &Program, map: &Map) -> Result<(), OrderError> {
-    let tuple = map
-        .query(|m| m.get_tuple_name(DimType::In).map(str::to_owned))
-        .unwrap_or_default();
+    let tuple = tuple_name(map, DimType::In);
     let stmt = program
         .statement_by_tuple(&tuple)
         .ok_or_else(|| OrderError::UnknownStatement(tuple.clone()))?;
@@ -232,9 +230,7 @@ fn instance_times(
 ) -> Result<HashMap<Instance, Vec<Point>>, OrderError> {
     let mut times: HashMap<Instance, Vec<Point>> = HashMap::new();
     for map in relation.maps()? {
-        let tuple = map
-            .query(|m| m.get_tuple_name(DimType::In).map(str::to_owned))
-            .unwrap_or_default();
+        let tuple = tuple_name(&map, DimType::In);
         let (k, stmt) = program
             .statements
             .iter()
@@ -248,6 +244,17 @@ fn instance_times(
         }
     }
     Ok(times)
+}
+
+/// The name of a relation's input (`DimType::In`) or output (`DimType::Out`) tuple; empty
+/// when it has none.
+pub fn tuple_name(map: &Map, dim: DimType) -> String {
+    // isl-rs reads a NULL name (an anonymous tuple) as a C string: ask first.
+    if !map.query(|m| m.has_tuple_name(dim)).unwrap_or(false) {
+        return String::new();
+    }
+    map.query(|m| m.get_tuple_name(dim).map(str::to_owned))
+        .unwrap_or_default()
 }
 
 /// An instance in isl's notation: `S0[1, 2]`.

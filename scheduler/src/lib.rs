@@ -12,6 +12,7 @@
 pub mod affine;
 pub mod baseline;
 pub mod feautrier;
+pub mod legality;
 pub mod problem;
 pub mod registry;
 pub mod transform;

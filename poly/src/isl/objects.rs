@@ -317,6 +317,10 @@ impl UnionSet {
 impl Set {
     /// The name of the set's tuple (`S0` in `{ S0[i, j] }`), if any.
     pub fn tuple_name(&self) -> Option<String> {
+        // isl-rs reads a NULL name (an anonymous tuple) as a C string: ask first.
+        if !self.raw.has_tuple_name().unwrap_or(false) {
+            return None;
+        }
         self.raw
             .get_tuple_name()
             .ok()

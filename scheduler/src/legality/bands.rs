@@ -1,0 +1,146 @@
+//! The band rules of a schedule tree: coincident members carry no dependence, permutable
+//! bands are permutable.
+
+use super::report::{BandMember, DepViolation, Rule};
+use super::witness::image;
+use super::{CheckError, Facts, Pair};
+use isl_rs::{ScheduleNode, ScheduleNodeType};
+use poly::deps::DepKind;
+use poly::isl::{Ctx, IslError, IslResult, Obj, Schedule, UnionMap, UnionSet};
+
+/// The violations of the band rules by the dependences `deps` (by kind) in `tree`.
+pub(super) fn check(
+    facts: &Facts<'_>,
+    tree: &Schedule,
+    deps: &[(DepKind, UnionMap)],
+) -> Result<Vec<DepViolation>, CheckError> {
+    let ctx = tree.ctx();
+    let mut out = Vec::new();
+    let mut band_number = 0;
+    let mut stack = vec![ctx.check(tree.to_raw().get_root())?];
+    while let Some(node) = stack.pop() {
+        let n_children = ctx.check(node.n_children())?;
+        for k in (0..n_children).rev() {
+            stack.push(ctx.check(node.get_child(k))?);
+        }
+        if ctx.check(node.get_type())? == ScheduleNodeType::Band {
+            let band = Band::read(ctx, &node, band_number)?;
+            band_number += 1;
+            out.extend(band.violations(facts, deps)?);
+        }
+    }
+    Ok(out)
+}
+
+/// A band node, as the rules need it.
+struct Band {
+    number: usize,
+    /// One schedule per member, on the band's instances.
+    members: Vec<UnionMap>,
+    coincident: Vec<bool>,
+    permutable: bool,
+    /// Pairs of the band's instances with equal times at the outer bands.
+    same_prefix: UnionMap,
+}
+
+impl Band {
+    fn read(ctx: &Ctx, node: &ScheduleNode, number: usize) -> IslResult<Band> {
+        let domain: UnionSet = Obj::from_raw(ctx, ctx.check(node.get_domain())?);
+        let prefix: UnionMap = Obj::from_raw(ctx, ctx.check(node.get_prefix_schedule_union_map())?)
+            .intersect_domain(&domain)?;
+        let n = ctx.check(node.band_n_member())?;
+        let partial = ctx.check(node.band_get_partial_schedule())?;
+        let members = (0..n)
+            .map(|m| {
+                let upa = ctx.check(partial.get_at(m))?;
+                let map = ctx.check(isl_rs::UnionMap::from_union_pw_aff(upa))?;
+                Obj::from_raw(ctx, map).intersect_domain(&domain)
+            })
+            .collect::<IslResult<Vec<_>>>()?;
+        let coincident = (0..n)
+            .map(|m| ctx.check(node.band_member_get_coincident(m)))
+            .collect::<IslResult<Vec<_>>>()?;
+        Ok(Band {
+            number,
+            members,
+            coincident,
+            permutable: ctx.check(node.band_get_permutable())?,
+            same_prefix: prefix.apply_range(&prefix.reverse()?)?,
+        })
+    }
+
+    fn violations(
+        &self,
+        facts: &Facts<'_>,
+        deps: &[(DepKind, UnionMap)],
+    ) -> Result<Vec<DepViolation>, CheckError> {
+        let checks_permutable = self.permutable && self.members.len() > 1;
+        let mut out = Vec::new();
+        if !checks_permutable && !self.coincident.contains(&true) {
+            return Ok(out);
+        }
+        for (kind, deps) in deps {
+            let at_band = deps.intersect(&self.same_prefix)?;
+            let mut live = at_band.clone();
+            for (m, member) in self.members.iter().enumerate() {
+                let before = member.lex_lt_union_map(member)?;
+                let after = member.apply2(member, |a, b| a.lex_gt_union_map(b))?;
+                if self.coincident[m] {
+                    let carried = live.intersect(&before.union(&after)?)?;
+                    out.extend(facts.dependence_violations(*kind, &carried, &|pair| {
+                        Ok(Rule::Parallel(self.member(facts, m, pair)?))
+                    })?);
+                }
+                if checks_permutable {
+                    let backwards = at_band.intersect(&after)?;
+                    out.extend(facts.dependence_violations(*kind, &backwards, &|pair| {
+                        Ok(Rule::Permutable(self.member(facts, m, pair)?))
+                    })?);
+                }
+                live = live.intersect(&member.apply_range(&member.reverse()?)?)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Member `m` as seen by the dependence `pair`.
+    fn member(&self, facts: &Facts<'_>, m: usize, pair: &Pair) -> IslResult<BandMember> {
+        let member = &self.members[m];
+        let value = |instance| -> IslResult<i64> {
+            image(facts.program, member, instance, &pair.fixed)?
+                .into_iter()
+                .flat_map(|(_, points)| points)
+                .next()
+                .and_then(|p| p.first().copied())
+                .ok_or_else(|| {
+                    IslError::Isl(format!("band member {m} is not defined on {instance}"))
+                })
+        };
+        let distance = value(&pair.sink)? - value(&pair.source)?;
+        Ok(BandMember {
+            band: self.number,
+            member: m,
+            members: self.members.len(),
+            schedule: member_text(facts, member, &pair.source.tuple)?,
+            distance,
+        })
+    }
+}
+
+/// A member's schedule for one statement, `{ S0[i, j] -> [(j)] }`, without its domain's
+/// constraints.
+fn member_text(facts: &Facts<'_>, member: &UnionMap, tuple: &str) -> IslResult<String> {
+    let Some(stmt) = facts.program.statement_by_tuple(tuple) else {
+        return Ok(member.to_string());
+    };
+    let domain = stmt.domain.apply(isl_rs::UnionSet::from_set)?;
+    let text = member
+        .intersect_domain(&domain)?
+        .apply2(&domain, |m, d| m.gist_domain(d))?
+        .to_string();
+    // Drop the parameter list `[N, M] -> ` in front.
+    Ok(match text.split_once("-> {") {
+        Some((params, rest)) if params.starts_with('[') => format!("{{{rest}"),
+        _ => text,
+    })
+}
