@@ -11,6 +11,7 @@
 
 pub mod affine;
 pub mod baseline;
+pub mod compare;
 pub mod feautrier;
 pub mod legality;
 pub mod problem;

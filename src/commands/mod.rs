@@ -1,6 +1,8 @@
 //! The subcommands of `polyc`, one module each.
 
 mod check;
+mod compare;
+mod schedule;
 mod demo;
 mod input;
 mod run;
@@ -22,6 +24,10 @@ pub struct Cli {
 enum Command {
     /// Parse and check a kernel file; print its diagnostics.
     Check(check::CheckArgs),
+    /// Schedule a kernel (Feautrier, isl, identity), tile and parallelise; print the result.
+    Schedule(schedule::ScheduleArgs),
+    /// Compare schedulers on kernels: bands, parallel loops, tiles, time.
+    Compare(compare::CompareArgs),
     /// Run the whole pipeline on an embedded example (what `make run` shows).
     Demo(demo::DemoArgs),
     /// Print a kernel as the compiler sees it: checked AST, isl model, dependences, schedule.
@@ -36,6 +42,8 @@ enum Command {
 pub fn dispatch(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::Schedule(args) => schedule::run(&args),
+        Command::Compare(args) => compare::run(&args),
         Command::Demo(args) => demo::run(&args),
         Command::Show(args) => show::run(&args),
         Command::Run(args) => run::run(&args),

@@ -7,8 +7,10 @@
 //! with its reason.
 
 pub mod analysis;
+pub mod ast;
 pub mod fusion;
 pub mod reorder;
+pub mod summary;
 pub mod tile;
 pub mod tree;
 pub mod wavefront;

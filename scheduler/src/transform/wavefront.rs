@@ -1,5 +1,5 @@
 //! Wavefront parallelism: skew the outermost permutable band so that an inner loop is
-//! parallel when no outer one is.
+//! parallel when no loop of the band is.
 //!
 //! In a permutable band every live dependence has non-negative distances `(d1, d2, ...)`;
 //! replacing the first member `t1` by `t1 + t2` keeps the band permutable, and a dependence
@@ -10,8 +10,9 @@
 use super::tree::{BandNode, Node, Tree};
 use poly::isl::IslResult;
 
-/// Skews the first permutable band of at least two members on every root-to-leaf path
-/// whose outer member is not parallel. The caller recomputes coincidence afterwards.
+/// In the first permutable band of at least two members on every root-to-leaf path whose
+/// outer member is not parallel: moves a parallel member outermost if there is one, else
+/// skews the first member by the second. The caller recomputes coincidence afterwards.
 pub fn wavefront(tree: &Tree) -> IslResult<Tree> {
     Ok(Tree {
         domain: tree.domain.clone(),
@@ -23,10 +24,10 @@ fn skew_first(node: &Node) -> IslResult<Node> {
     Ok(match node {
         Node::Leaf => Node::Leaf,
         Node::Band(b) if b.permutable && b.members.len() >= 2 => {
-            if b.coincident.first() == Some(&true) {
-                node.clone()
-            } else {
-                Node::Band(skew(b)?)
+            match b.coincident.iter().position(|&c| c) {
+                Some(0) => node.clone(),
+                Some(k) => Node::Band(parallel_first(b, k)),
+                None => Node::Band(skew(b)?),
             }
         }
         Node::Band(b) => Node::Band(BandNode {
@@ -36,6 +37,16 @@ fn skew_first(node: &Node) -> IslResult<Node> {
         Node::Sequence(cs) => Node::Sequence(super::map_children(cs, skew_first)?),
         Node::Set(cs) => Node::Set(super::map_children(cs, skew_first)?),
     })
+}
+
+/// Moves parallel member `k` outermost (legal: the band is permutable).
+fn parallel_first(b: &BandNode, k: usize) -> BandNode {
+    let mut band = b.clone();
+    let m = band.members.remove(k);
+    band.members.insert(0, m);
+    let c = band.coincident.remove(k);
+    band.coincident.insert(0, c);
+    band
 }
 
 fn skew(b: &BandNode) -> IslResult<BandNode> {

@@ -1,0 +1,112 @@
+//! Schedulers side by side: the shape of the schedule each one finds, and its cost.
+
+use crate::transform::summary::{bands, BandInfo};
+use crate::transform::{optimize, TransformOptions};
+use crate::{Problem, Scheduler};
+use std::fmt::Write;
+use std::time::{Duration, Instant};
+
+/// One scheduler's result on one kernel.
+#[derive(Clone, Debug)]
+pub struct Measurement {
+    /// The kernel.
+    pub kernel: String,
+    /// The scheduler.
+    pub scheduler: &'static str,
+    /// Its bands after the transformations, or why it failed.
+    pub outcome: Result<Vec<BandInfo>, String>,
+    /// Time to schedule and transform.
+    pub time: Duration,
+}
+
+/// Schedules `problem` with `scheduler`, applies `options`, and measures the result.
+pub fn measure(
+    problem: &Problem,
+    scheduler: &dyn Scheduler,
+    options: &TransformOptions,
+) -> Measurement {
+    let start = Instant::now();
+    let outcome = scheduler
+        .schedule(problem)
+        .map_err(|e| e.to_string())
+        .and_then(|s| optimize(problem, &s, options).map_err(|e| e.to_string()))
+        .map(|o| bands(&o.tree));
+    Measurement {
+        kernel: problem.program.kernel.name.clone(),
+        scheduler: scheduler.name(),
+        outcome,
+        time: start.elapsed(),
+    }
+}
+
+/// The measurements as an aligned table.
+pub fn table(rows: &[Measurement]) -> String {
+    let header = [
+        "kernel",
+        "scheduler",
+        "bands",
+        "band depths",
+        "parallel",
+        "tiles",
+        "ms",
+    ];
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|m| {
+            let mut row = vec![m.kernel.clone(), m.scheduler.to_string()];
+            match &m.outcome {
+                Ok(bs) => {
+                    let depths: Vec<String> = bs.iter().map(|b| b.members.to_string()).collect();
+                    let tiles: Vec<String> = bs
+                        .iter()
+                        .map(BandInfo::tiling)
+                        .filter(|t| t.contains(|c: char| c.is_ascii_digit()))
+                        .collect();
+                    let parallel: usize = bs.iter().map(|b| b.parallel.len()).sum();
+                    row.extend([
+                        bs.len().to_string(),
+                        depths.join(","),
+                        parallel.to_string(),
+                        if tiles.is_empty() {
+                            "-".into()
+                        } else {
+                            tiles.join(",")
+                        },
+                    ]);
+                }
+                Err(e) => row.extend([
+                    format!("error: {e}"),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                ]),
+            }
+            row.push(format!("{:.1}", m.time.as_secs_f64() * 1000.0));
+            row
+        })
+        .collect();
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| {
+            cells
+                .iter()
+                .map(|r| r[c].len())
+                .chain([header[c].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    let mut line = |r: Vec<&str>| {
+        let padded: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(s, w)| format!("{s:<w$}"))
+            .collect();
+        let _ = writeln!(out, "{}", padded.join("  ").trim_end());
+    };
+    line(header.to_vec());
+    for r in &cells {
+        line(r.iter().map(String::as_str).collect());
+    }
+    out
+}
