@@ -238,14 +238,30 @@ impl Builder {
     }
 
     /// The program, checked by the assembler's rules (it must print and parse back to itself).
-    pub fn finish(self) -> Result<Program, Diagnostic> {
+    pub fn finish(mut self) -> Result<Program, Diagnostic> {
+        self.prog.body = self.open.swap_remove(0);
         let text = crate::print(&self.prog);
         let parsed = crate::assemble(&text)?;
         if parsed != self.prog {
+            let first = |p: &Program| format!("{:?}", p.body);
+            let (want, got) = (first(&self.prog), first(&parsed));
+            let at = want
+                .chars()
+                .zip(got.chars())
+                .take_while(|(a, b)| a == b)
+                .count();
             return Err(Diagnostic::global(
                 crate::diag::Code::Syntax,
-                "the built program does not survive printing (a name is declared twice or shadows another)",
-            ));
+                "the built program does not survive printing (a name declared twice or shadowed?)",
+            )
+            .with_note(format!(
+                "built:  ...{}",
+                &want[at.saturating_sub(80)..(at + 80).min(want.len())]
+            ))
+            .with_note(format!(
+                "parsed: ...{}",
+                &got[at.saturating_sub(80)..(at + 80).min(got.len())]
+            )));
         }
         Ok(self.prog)
     }

@@ -1,0 +1,51 @@
+//! The checks that need a run: a race is caught even when the timing happened to make the
+//! values right, and ordering the pipes with a flag removes it.
+
+use npu_sim::{assemble, run, Code, Machine};
+
+const LUCKY: &str = "tensor x : f16[128] in\ntensor y : f16[128] out\n\
+    buffer a : ub f16[128]\nbuffer b : ub f16[128]\nbuffer w : ub f16[128]\n\
+    dma a[0], x[0], len=128\n\
+    vdup w[0], 0.0, repeat=255, dst_rs=0\n\
+    vmuls b[0], a[0], 2.0\n\
+    set_flag V, MTE3, 0\nwait_flag V, MTE3, 0\ndma y[0], b[0], len=128\n";
+
+fn one_core_mini() -> Machine {
+    let mut m = Machine::preset("mini").unwrap();
+    m.cores = 1;
+    m
+}
+
+#[test]
+fn a_race_is_caught_even_when_the_timing_gives_the_right_values() {
+    // On mini the load lands by cycle 1 + 10 + 256/32 = 19, while the vector unit is busy
+    // with the vdup until 2 + 4 + 255 = 261: the vmuls reads the loaded values, yet nothing
+    // orders the two pipes.
+    let m = one_core_mini();
+    let err = run(&assemble(LUCKY).unwrap(), &m, &Default::default(), 0).unwrap_err();
+    assert_eq!(err.code, Code::Race, "{}", err.render("lucky.npu", LUCKY));
+    let fixed = LUCKY.replace("vmuls", "set_flag MTE2, V, 0\nwait_flag MTE2, V, 0\nvmuls");
+    let p = assemble(&fixed).unwrap();
+    let r = run(&p, &m, &Default::default(), 0).unwrap();
+    let x = npu_sim::run::random_inputs(&p, 0)[0].values();
+    assert_eq!(
+        r.outputs[0].1.values(),
+        x.iter().map(|v| 2.0 * v).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_barrier_all_orders_everything_before_it() {
+    let m = one_core_mini();
+    let src = LUCKY.replace("vmuls", "barrier ALL\nvmuls");
+    assert!(run(&assemble(&src).unwrap(), &m, &Default::default(), 0).is_ok());
+}
+
+#[test]
+fn inputs_of_the_wrong_shape_are_rejected() {
+    let m = one_core_mini();
+    let p = assemble(LUCKY).unwrap();
+    let bad = npu_sim::TensorData::from_values(npu_sim::program::DType::F16, &[64], &[0.0; 64]);
+    let err = run(&p, &m, &[("x".to_string(), bad)].into(), 0).unwrap_err();
+    assert_eq!(err.code, Code::Io);
+}
