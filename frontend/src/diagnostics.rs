@@ -286,17 +286,20 @@ impl Diagnostics {
             }
         }
         let mut out = String::from_utf8_lossy(buffer.as_slice()).into_owned();
-        let n = self.count();
         if self.dropped > 0 {
             out.push_str(&format!("error: {} more errors not shown\n", self.dropped));
         }
-        out.push_str(&format!(
-            "error: could not compile `{}` due to {} previous error{}\n",
-            file.name,
-            n,
-            if n == 1 { "" } else { "s" }
-        ));
         out
+    }
+
+    /// The closing line: ``error: could not compile `FILE` due to N previous errors``.
+    pub fn summary(&self, file: &SourceFile) -> String {
+        let n = self.count();
+        format!(
+            "error: could not compile `{}` due to {n} previous error{}",
+            file.name,
+            if n == 1 { "" } else { "s" }
+        )
     }
 }
 

@@ -60,7 +60,7 @@ fn malformed_programs_give_their_specific_diagnostics() {
             Err(message) => message,
             Ok(file) => match compile(&file) {
                 Ok(_) => panic!("{} compiles but should not", path.display()),
-                Err(d) => d.render(&file, false),
+                Err(d) => format!("{}{}\n", d.render(&file, false), d.summary(&file)),
             },
         };
         assert!(

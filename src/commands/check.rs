@@ -15,10 +15,8 @@ pub struct CheckArgs {
 
 /// Runs `polyc check`: diagnostics go to stderr; exit 1 if there is any error.
 pub fn run(args: &CheckArgs) -> Result<(), CliError> {
-    let file = frontend::read_source(&args.file).map_err(|message| {
-        eprint!("{message}");
-        CliError::User(format!("could not read `{}`", args.file))
-    })?;
+    let file = frontend::read_source(&args.file)
+        .map_err(|message| CliError::User(message.trim_end().to_string()))?;
     match frontend::compile(&file) {
         Ok(kernels) => {
             for k in &kernels {
@@ -33,12 +31,7 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
         Err(diags) => {
             let color = std::io::stderr().is_terminal();
             eprint!("{}", diags.render(&file, color));
-            Err(CliError::User(format!(
-                "`{}` has {} error{}",
-                file.name,
-                diags.count(),
-                if diags.count() == 1 { "" } else { "s" }
-            )))
+            Err(CliError::User(diags.summary(&file)))
         }
     }
 }

@@ -216,10 +216,10 @@ fn unresolved_names(
     bare: &mut Vec<BareUse>,
 ) {
     e.walk(&mut |x| match &x.kind {
-        ExprKind::Name(n) if scope.resolve(n) == Resolved::Unknown => {
-            if !names.iter().any(|(m, _)| m == n) {
-                names.push((n.clone(), x.span));
-            }
+        ExprKind::Name(n)
+            if scope.resolve(n) == Resolved::Unknown && !names.iter().any(|(m, _)| m == n) =>
+        {
+            names.push((n.clone(), x.span));
         }
         ExprKind::Index(a, idx) => {
             if let Resolved::Array(id) = scope.resolve(&a.name) {
