@@ -1,0 +1,76 @@
+//! A Pluto-style affine scheduler (Bondhugula et al., PLDI 2008).
+//!
+//! Hyperplanes are found one at a time, each the lexicographic minimum of an integer
+//! program over the schedule coefficients of every statement:
+//! - validity: for every dependence not yet ordered by an outer band, `phi_T(t) - phi_S(s)
+//!   >= 0` on its polyhedron, linearised with Farkas' lemma ([`crate::farkas`]);
+//! - the bounding function: `u . N + w >= phi_T(t) - phi_S(s)` on the same polyhedra;
+//! - independence: a statement that still needs dimensions gets a hyperplane linearly
+//!   independent of its earlier ones ([`independence`]);
+//! - the [`Objective`] (default [`PlutoObjective`]: `u`, `w`, then the coefficients' sum).
+//!
+//! Iterator coefficients lie in `-max_coefficient..=max_coefficient` (each the difference
+//! of two non-negative parts, so that negative coefficients, e.g. for reversed loops, are
+//! allowed while the magnitude can be minimised), shifts are non-negative, parameter
+//! coefficients are zero.
+//!
+//! Consecutive hyperplanes found against the same dependences form a permutable band; when
+//! no further one exists the band ends and the dependence instances its rows order are
+//! dropped. When not even a first hyperplane exists, a scalar row separates the strongly
+//! connected components of the remaining dependence graph in topological order. See
+//! `docs/scheduling.md` ("Pluto") for the fusion policies.
+
+mod hyperplane;
+pub mod independence;
+mod layout;
+mod objective;
+mod search;
+
+pub use objective::{Objective, PlutoObjective, Vars};
+
+use crate::affine::AffineSchedule;
+use crate::problem::{Problem, ScheduleError};
+use crate::Scheduler;
+use poly::isl::Schedule;
+
+/// The Pluto-style scheduler.
+pub struct Pluto {
+    /// What each hyperplane minimises.
+    pub objective: Box<dyn Objective>,
+    /// Bound on the magnitude of each iterator coefficient.
+    pub max_coefficient: i64,
+}
+
+impl Default for Pluto {
+    fn default() -> Self {
+        Pluto {
+            objective: Box::new(PlutoObjective),
+            max_coefficient: 4,
+        }
+    }
+}
+
+impl Pluto {
+    /// Pluto with another objective.
+    pub fn with_objective(objective: impl Objective + 'static) -> Pluto {
+        Pluto {
+            objective: Box::new(objective),
+            ..Pluto::default()
+        }
+    }
+
+    /// The affine schedule (rows and bands) for the problem.
+    pub fn affine(&self, problem: &Problem<'_>) -> Result<AffineSchedule, ScheduleError> {
+        search::Search::new(self, problem)?.run()
+    }
+}
+
+impl Scheduler for Pluto {
+    fn name(&self) -> &'static str {
+        "pluto"
+    }
+
+    fn schedule(&self, problem: &Problem) -> Result<Schedule, ScheduleError> {
+        Ok(self.affine(problem)?.to_tree(problem.program)?)
+    }
+}

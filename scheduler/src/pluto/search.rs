@@ -1,0 +1,280 @@
+//! Pluto's outer loop: hyperplanes one at a time, bands, and scalar cuts.
+
+use super::hyperplane::{self, BandDep, Member, Settings};
+use super::independence::rank;
+use super::Pluto;
+use crate::affine::{AffineSchedule, Band, Row, RowKind, StmtRow};
+use crate::ddg::Ddg;
+use crate::farkas::FarkasDual;
+use crate::problem::{FusePolicy, Problem, ScheduleError};
+use isl_rs::DimType;
+use poly::isl::{IslResult, UnionMap};
+use poly::model::Program;
+
+/// The state of one scheduling run.
+pub struct Search<'a> {
+    pluto: &'a Pluto,
+    program: &'a Program,
+    fuse: FusePolicy,
+    n_params: usize,
+    schedule: AffineSchedule,
+    /// Per statement, the iterator coefficients of its loop rows.
+    found: Vec<Vec<Vec<i64>>>,
+    /// The dependence instances not yet ordered by the rows so far.
+    live: UnionMap,
+}
+
+impl<'a> Search<'a> {
+    /// A run for `problem`.
+    pub fn new(pluto: &'a Pluto, problem: &'a Problem<'_>) -> Result<Self, ScheduleError> {
+        let program = problem.program;
+        program.ctx.reset_budget();
+        Ok(Search {
+            pluto,
+            program,
+            fuse: problem.options.fuse,
+            n_params: program.kernel.params.len(),
+            schedule: AffineSchedule::default(),
+            found: vec![Vec::new(); program.statements.len()],
+            live: problem.validity()?.coalesce()?,
+        })
+    }
+
+    /// Runs to completion.
+    pub fn run(mut self) -> Result<AffineSchedule, ScheduleError> {
+        self.fusion_cut()?;
+        let mut band_deps = self.band_deps()?;
+        let mut band_start = self.schedule.rows.len();
+        loop {
+            let all_full = (0..self.program.statements.len()).all(|s| !self.needs_more(s));
+            if all_full && self.live.is_empty()? {
+                break;
+            }
+            if !all_full {
+                if let Some(row) = self.hyperplane(&band_deps)? {
+                    self.push_loop(row)?;
+                    continue;
+                }
+            }
+            // No (further) hyperplane in this band: close it and try again with what is left.
+            if self.schedule.rows.len() > band_start {
+                self.close_band(band_start);
+            } else {
+                self.forced_cut()?;
+            }
+            band_deps = self.band_deps()?;
+            band_start = self.schedule.rows.len();
+        }
+        self.close_band(band_start);
+        Ok(self.schedule)
+    }
+
+    fn needs_more(&self, s: usize) -> bool {
+        let n = self.program.statements[s].iterators.len();
+        rank(&self.found[s], n) < n
+    }
+
+    /// The cut the fusion policy asks for before the first hyperplane.
+    fn fusion_cut(&mut self) -> Result<(), ScheduleError> {
+        let sccs = self.live_graph()?.sccs();
+        let groups: Vec<usize> = match self.fuse {
+            FusePolicy::Max => return Ok(()),
+            FusePolicy::None => (0..sccs.len()).collect(),
+            FusePolicy::Smart => {
+                let dims = |scc: &Vec<usize>| {
+                    scc.iter()
+                        .map(|&s| self.program.statements[s].iterators.len())
+                        .max()
+                        .unwrap_or(0)
+                };
+                let mut group = 0;
+                sccs.iter()
+                    .enumerate()
+                    .map(|(k, scc)| {
+                        if k > 0 && dims(scc) != dims(&sccs[k - 1]) {
+                            group += 1;
+                        }
+                        group
+                    })
+                    .collect()
+            }
+        };
+        if groups.last().copied().unwrap_or(0) > 0 {
+            self.push_cut(&sccs, &groups)?;
+        }
+        Ok(())
+    }
+
+    /// No hyperplane exists: separate the strongly connected components of the live
+    /// dependence graph.
+    fn forced_cut(&mut self) -> Result<(), ScheduleError> {
+        let graph = self.live_graph()?;
+        let sccs = graph.sccs();
+        let groups: Vec<usize> = (0..sccs.len()).collect();
+        let before = self.live.clone();
+        self.push_cut(&sccs, &groups)?;
+        if self.live.is_equal(&before)? {
+            return Err(ScheduleError::NoSchedule {
+                scheduler: "pluto",
+                reason: format!(
+                    "no hyperplane respects the remaining dependences and they do not cross \
+                     strongly connected components: {}",
+                    self.live
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// A scalar row giving the statements of `sccs[k]` the constant `groups[k]`.
+    fn push_cut(&mut self, sccs: &[Vec<usize>], groups: &[usize]) -> Result<(), ScheduleError> {
+        let mut stmts = self.zero_row();
+        for (scc, &g) in sccs.iter().zip(groups) {
+            for &s in scc {
+                stmts[s].constant = g as i64;
+            }
+        }
+        self.push_row(Row {
+            kind: RowKind::Scalar,
+            stmts,
+        })?;
+        Ok(())
+    }
+
+    /// The next hyperplane for every group of statements connected by the band's
+    /// dependences, or `None` if some group that needs one has none.
+    fn hyperplane(&self, band_deps: &[BandDep]) -> Result<Option<Row>, ScheduleError> {
+        let n = self.program.statements.len();
+        let graph = Ddg::new(n, band_deps.iter().map(|d| (d.src, d.dst)));
+        let settings = Settings {
+            ctx: &self.program.ctx,
+            objective: self.pluto.objective.as_ref(),
+            max_coefficient: self.pluto.max_coefficient,
+            n_params: self.n_params,
+        };
+        let mut stmts = self.zero_row();
+        for component in graph.components() {
+            if !component.iter().any(|&s| self.needs_more(s)) {
+                continue;
+            }
+            let members: Vec<Member<'_>> = component
+                .iter()
+                .map(|&s| Member {
+                    stmt: s,
+                    n_iters: self.program.statements[s].iterators.len(),
+                    found: &self.found[s],
+                    needs_more: self.needs_more(s),
+                })
+                .collect();
+            let deps: Vec<&BandDep> = band_deps
+                .iter()
+                .filter(|d| component.contains(&d.src))
+                .collect();
+            let mut solution = None;
+            for orientation in [1, -1] {
+                solution = hyperplane::find(&settings, &members, &deps, orientation)?;
+                if solution.is_some() {
+                    break;
+                }
+            }
+            let Some(solution) = solution else {
+                return Ok(None);
+            };
+            for (s, f) in solution {
+                stmts[s] = f;
+            }
+        }
+        Ok(Some(Row {
+            kind: RowKind::Loop { coincident: false },
+            stmts,
+        }))
+    }
+
+    /// Appends a loop row, marking it coincident when no live dependence has a non-zero
+    /// distance on it.
+    fn push_loop(&mut self, mut row: Row) -> Result<(), ScheduleError> {
+        let same = self.same_value(&row)?;
+        row.kind = RowKind::Loop {
+            coincident: self.live.is_subset(&same)?,
+        };
+        for (s, f) in row.stmts.iter().enumerate() {
+            self.found[s].push(f.iterators.clone());
+        }
+        self.push_row(row)
+    }
+
+    /// Appends a row and keeps live only the dependence instances it does not order.
+    fn push_row(&mut self, row: Row) -> Result<(), ScheduleError> {
+        let same = self.same_value(&row)?;
+        self.live = self.live.intersect(&same)?.coalesce()?;
+        self.schedule.rows.push(row);
+        Ok(())
+    }
+
+    /// `{ x -> y : row(x) = row(y) }`.
+    fn same_value(&self, row: &Row) -> IslResult<UnionMap> {
+        let single = AffineSchedule {
+            rows: vec![row.clone()],
+            bands: Vec::new(),
+        };
+        let map = single.to_union_map(self.program)?;
+        map.apply_range(&map.reverse()?)
+    }
+
+    fn close_band(&mut self, start: usize) {
+        let len = self.schedule.rows.len() - start;
+        if len > 0 {
+            self.schedule.bands.push(Band { start, len });
+        }
+    }
+
+    fn zero_row(&self) -> Vec<StmtRow> {
+        self.program
+            .statements
+            .iter()
+            .map(|s| StmtRow::zero(s.iterators.len(), self.n_params))
+            .collect()
+    }
+
+    /// The live dependences, one per pair of statements, with their Farkas duals.
+    fn band_deps(&self) -> IslResult<Vec<BandDep>> {
+        self.live
+            .maps()?
+            .iter()
+            .map(|m| {
+                Ok(BandDep {
+                    src: self.stmt_of(m, DimType::In)?,
+                    dst: self.stmt_of(m, DimType::Out)?,
+                    dual: FarkasDual::of(m, &self.program.context)?,
+                })
+            })
+            .collect()
+    }
+
+    /// The statement graph of the live dependences.
+    fn live_graph(&self) -> IslResult<Ddg> {
+        let edges = self
+            .live
+            .maps()?
+            .iter()
+            .map(|m| {
+                Ok((
+                    self.stmt_of(m, DimType::In)?,
+                    self.stmt_of(m, DimType::Out)?,
+                ))
+            })
+            .collect::<IslResult<Vec<_>>>()?;
+        Ok(Ddg::new(self.program.statements.len(), edges))
+    }
+
+    fn stmt_of(&self, map: &poly::isl::Map, side: DimType) -> IslResult<usize> {
+        let name = map.query(|m| m.get_tuple_name(side).map(str::to_owned))?;
+        self.program
+            .statements
+            .iter()
+            .position(|s| s.tuple == name)
+            .ok_or_else(|| {
+                poly::isl::IslError::Isl(format!("dependence on unknown statement `{name}`"))
+            })
+    }
+}
