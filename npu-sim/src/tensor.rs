@@ -87,7 +87,7 @@ impl TensorData {
         };
         let file = std::fs::File::open(path).map_err(io_err)?;
         let npy = npyz::NpyFile::new(BufReader::new(file)).map_err(io_err)?;
-        let found = npy.dtype().descr();
+        let found = npy.dtype().descr().trim_matches('\'').to_string();
         if found != descr(dtype) {
             return Err(NpyError::Type {
                 path: p,

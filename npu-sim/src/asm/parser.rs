@@ -1024,7 +1024,7 @@ mod tests {
         else {
             panic!()
         };
-        assert_eq!(v.dst.index[0].eval(&[3], 0, 1), 9 - 0);
+        assert_eq!(v.dst.index[0].eval(&[3], 0, 1), 9 - 2);
         assert!(matches!(&v.dst.index[0], Expr::Sub(a, _) if matches!(**a, Expr::Mul(3, _))));
     }
 

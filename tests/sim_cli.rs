@@ -1,0 +1,76 @@
+//! `polyc sim` end to end: exit codes, checksums, .npy outputs and inputs, the report and the
+//! trace.
+
+use std::path::Path;
+use std::process::Command;
+
+fn polyc(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_polyc"))
+        .args(args)
+        .output()
+        .expect("polyc runs");
+    let s = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+    (
+        out.status.code().unwrap_or(-1),
+        s(out.stdout),
+        s(out.stderr),
+    )
+}
+
+fn example(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/npu")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn vadd_runs_and_prints_checksums_and_cycles() {
+    let (code, out, err) = polyc(&["sim", &example("vadd.npu")]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("z: f16[16384] sum="), "{out}");
+    assert!(out.contains("cycles "), "{out}");
+}
+
+#[test]
+fn outputs_are_written_and_read_back_as_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display().to_string();
+    let trace = dir.path().join("trace.json").display().to_string();
+    let (code, out, err) = polyc(&[
+        "sim",
+        &example("vadd.npu"),
+        "--outputs",
+        &d,
+        "--report",
+        "--trace",
+        &trace,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("roofline"), "{out}");
+    assert!(std::fs::read_to_string(&trace)
+        .unwrap()
+        .contains("\"traceEvents\""));
+    // z = x + y; feed z back as x, with the same seed for y: the sum changes.
+    std::fs::rename(dir.path().join("z.npy"), dir.path().join("x.npy")).unwrap();
+    let (code, out2, err) = polyc(&["sim", &example("vadd.npu"), "--inputs", &d]);
+    assert_eq!(code, 0, "{err}");
+    assert_ne!(out.lines().next(), out2.lines().next());
+}
+
+#[test]
+fn user_errors_exit_with_1_and_a_diagnostic() {
+    let (code, _, err) = polyc(&["sim", &example("broken_double_buffer.npu")]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("error[E0024]") && err.contains("broken_double_buffer.npu:"),
+        "{err}"
+    );
+    let (code, _, err) = polyc(&["sim", &example("vadd.npu"), "--machine", "no-such-machine"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("unknown machine"), "{err}");
+    let (code, _, err) = polyc(&["sim", &example("vadd.npu"), "--machine", "mini"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("error[E0018]"), "{err}");
+}
