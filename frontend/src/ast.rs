@@ -104,6 +104,27 @@ pub enum Item {
     Stmt(StmtDecl),
 }
 
+/// Calls `f` on every item of `items` and of the blocks nested in them, in textual order.
+pub fn walk_items<'a>(items: &'a [Item], f: &mut impl FnMut(&'a Item)) {
+    for item in items {
+        f(item);
+        match item {
+            Item::Let(_) | Item::Stmt(_) => {}
+            Item::For(l) => walk_items(&l.body, f),
+            Item::If(i) => walk_if(i, f),
+        }
+    }
+}
+
+fn walk_if<'a>(i: &'a IfItem, f: &mut impl FnMut(&'a Item)) {
+    walk_items(&i.then, f);
+    match &i.otherwise {
+        None => {}
+        Some(Else::Block(b)) => walk_items(b, f),
+        Some(Else::If(inner)) => walk_if(inner, f),
+    }
+}
+
 /// `for VAR in LO..HI [step S] { ... }` or `for VAR in (LO..HI).rev() ...`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ForLoop {

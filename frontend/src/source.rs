@@ -1,5 +1,6 @@
 //! Source files and reading them (from a path or standard input).
 
+use crate::diagnostics::Code;
 use std::io::Read;
 
 /// A source file: its name (for diagnostics) and its text.
@@ -36,7 +37,8 @@ impl SourceFile {
                     .count()
                     + 1;
                 Err(format!(
-                    "error[E0005]: source is not valid UTF-8\n  --> {name}:{line}:{column}\n   = note: the first invalid byte is at byte offset {offset}\n"
+                    "error[{}]: source is not valid UTF-8\n  --> {name}:{line}:{column}\n   = note: the first invalid byte is at byte offset {offset}\n",
+                    Code::InvalidUtf8.as_string()
                 ))
             }
         }

@@ -317,3 +317,70 @@ pub fn same_extent(a: &AffExpr, b: &AffExpr) -> bool {
         _ => a == b,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Array, ElemType, Param, Role};
+
+    fn parse_expr(text: &str) -> Expr {
+        let file = crate::SourceFile::new("t.pk", format!("kernel k() {{ x = {text}; }}"));
+        match &crate::parse(&file).expect("parses").kernels[0].body[0] {
+            crate::ast::Item::Stmt(s) => s.rhs.clone(),
+            _ => unreachable!("a statement"),
+        }
+    }
+
+    fn convert(text: &str, minmax: bool) -> Result<AffExpr, AffError> {
+        let params = [Param {
+            name: "N".into(),
+            default: None,
+            span: Span::default(),
+        }];
+        let arrays = [Array {
+            name: "A".into(),
+            elem: ElemType::F32,
+            dims: vec![],
+            role: Role::In,
+            span: Span::default(),
+        }];
+        let mut scope = Scope::new(&params, &arrays);
+        scope.loops = vec!["i".into(), "j".into()];
+        to_aff(&parse_expr(text), &scope, minmax)
+    }
+
+    #[test]
+    fn constants_fold_and_products_need_a_constant() {
+        assert_eq!(convert("2 * 3 + 1", false), Ok(AffExpr::Const(7)));
+        assert_eq!(convert("floor(-7 / 2)", false), Ok(AffExpr::Const(-4)));
+        assert_eq!(convert("ceil(7 / 2)", false), Ok(AffExpr::Const(4)));
+        assert_eq!(convert("-7 % 3", false), Ok(AffExpr::Const(2)));
+        assert!(matches!(convert("i * 4", false), Ok(AffExpr::Mul(4, _))));
+        let e = convert("i * N", false).unwrap_err();
+        assert_eq!(e.reason, "product of loop variable i and parameter N");
+    }
+
+    #[test]
+    fn error_kinds() {
+        let kind = |t: &str, mm| convert(t, mm).unwrap_err().kind;
+        assert_eq!(kind("A + i", false), AffErrorKind::DataDependent);
+        assert_eq!(kind("min(i, j)", false), AffErrorKind::MinMax);
+        assert!(convert("min(i, j)", true).is_ok());
+        assert_eq!(kind("i % N", false), AffErrorKind::Divisor);
+        assert_eq!(kind("q + 1", false), AffErrorKind::UnknownName);
+        assert_eq!(
+            kind("9223372036854775807 + 1", false),
+            AffErrorKind::Overflow
+        );
+        assert_eq!(kind("i / 2", false), AffErrorKind::NonAffine);
+    }
+
+    #[test]
+    fn extents_compare_as_linear_forms() {
+        let a = convert("N - 1 + i", false).unwrap();
+        let b = convert("i + (N - 1)", false).unwrap();
+        let c = convert("N + i", false).unwrap();
+        assert!(same_extent(&a, &b));
+        assert!(!same_extent(&a, &c));
+    }
+}

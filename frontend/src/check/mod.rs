@@ -15,6 +15,7 @@ use crate::printer::print_expr;
 use crate::span::Span;
 use names::Namer;
 use scope::{Resolved, Scope};
+use std::collections::HashMap;
 
 /// Checks every kernel of `file` (whose text is `text_len` bytes long); returns the kernels
 /// and the errors found (the kernels are only meaningful if there are none).
@@ -67,9 +68,12 @@ impl KernelChecker {
                 span: p.name.span,
             })
             .collect();
-        let lets = k.body.iter().filter_map(|i| match i {
-            Item::Let(d) => Some((d, Role::Temp)),
-            _ => None,
+        // Misplaced (nested) lets are reported but still declared, to avoid cascades.
+        let mut lets = Vec::new();
+        ast::walk_items(&k.body, &mut |item| {
+            if let Item::Let(d) = item {
+                lets.push((d, Role::Temp));
+            }
         });
         let decls: Vec<(&ast::ArrayDecl, Role)> = k
             .args
@@ -144,18 +148,21 @@ impl KernelChecker {
         code: Code,
         what: &str,
     ) {
-        let names: Vec<&ast::Ident> = names.collect();
-        for (k, name) in names.iter().enumerate() {
-            if let Some(first) = names[..k].iter().find(|d| d.name == name.name) {
-                self.diags.push(
+        let mut first: HashMap<&str, &ast::Ident> = HashMap::new();
+        for name in names {
+            match first.get(name.name.as_str()) {
+                Some(earlier) => self.diags.push(
                     Diagnostic::new(
                         code,
                         format!("{what} `{}` is declared twice", name.name),
                         name.span,
                         "second declaration",
                     )
-                    .with_secondary(first.span, "first declaration"),
-                );
+                    .with_secondary(earlier.span, "first declaration"),
+                ),
+                None => {
+                    first.insert(&name.name, name);
+                }
             }
         }
     }
@@ -167,25 +174,11 @@ impl KernelChecker {
     /// The explicit labels, in textual order; reports duplicates.
     fn labels(&mut self, items: &[Item]) -> Vec<String> {
         let mut found: Vec<&ast::Ident> = Vec::new();
-        fn collect<'a>(items: &'a [Item], found: &mut Vec<&'a ast::Ident>) {
-            for item in items {
-                match item {
-                    Item::Let(_) => {}
-                    Item::Stmt(s) => found.extend(&s.label),
-                    Item::For(l) => collect(&l.body, found),
-                    Item::If(i) => collect_if(i, found),
-                }
+        ast::walk_items(items, &mut |item| {
+            if let Item::Stmt(s) = item {
+                found.extend(&s.label);
             }
-        }
-        fn collect_if<'a>(i: &'a IfItem, found: &mut Vec<&'a ast::Ident>) {
-            collect(&i.then, found);
-            match &i.otherwise {
-                None => {}
-                Some(Else::Block(b)) => collect(b, found),
-                Some(Else::If(inner)) => collect_if(inner, found),
-            }
-        }
-        collect(items, &mut found);
+        });
         self.duplicates(found.iter().copied(), Code::DuplicateLabel, "label");
         found.iter().map(|l| l.name.clone()).collect()
     }
