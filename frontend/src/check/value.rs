@@ -1,7 +1,7 @@
 //! Type checking of value expressions (statement right-hand sides) and their translation
 //! to [`ir::Expr`](crate::ir::Expr).
 
-use super::affine::affine;
+use super::affine::{affine, to_aff};
 use super::scope::{Resolved, Scope};
 use crate::ast::{ArithOp, Expr, ExprKind, Ident};
 use crate::diagnostics::{AffineContext, Code, Diagnostic};
@@ -78,11 +78,13 @@ impl ValueChecker<'_, '_> {
     }
 
     fn check_inner(&self, e: &Expr, want: Option<Type>) -> CResult<ir::Expr> {
+        if let Some(value) = self.index_value(e, want) {
+            return value;
+        }
         match &e.kind {
             ExprKind::Int(n) => literal(*n as f64, true, e, want),
             ExprKind::Float(x) => literal(*x, false, e, want),
             ExprKind::Neg(x) => match x.kind {
-                ExprKind::Int(n) => literal(-(n as f64), true, e, want),
                 ExprKind::Float(v) => literal(-v, false, e, want),
                 _ => {
                     let ty = self.numeric_type(e, &[x], want)?;
@@ -183,6 +185,23 @@ impl ValueChecker<'_, '_> {
                 "nested inside an expression",
             )),
         }
+    }
+
+    /// An arithmetic expression on index values only (`i + 2 * j`, `N - 1`) is computed
+    /// exactly as an affine integer, then converted to the needed type once.
+    fn index_value(&self, e: &Expr, want: Option<Type>) -> Option<CResult<ir::Expr>> {
+        if !matches!(e.kind, ExprKind::Arith(..) | ExprKind::Neg(_)) || self.infer(e).is_some() {
+            return None;
+        }
+        let aff = to_aff(e, self.scope, false).ok()?;
+        Some(match (aff, want) {
+            (AffExpr::Const(c), _) => literal(c as f64, true, e, want),
+            (_, Some(Type::Bool)) => Err(not_a_condition(e, "an integer")),
+            (aff, _) => Ok(ir::Expr {
+                kind: K::Index(aff),
+                ty: want.unwrap_or(Type::Elem(ElemType::I32)),
+            }),
+        })
     }
 
     /// The common numeric type of `operands` of `e`: the first one they have by themselves,
