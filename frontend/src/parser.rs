@@ -308,7 +308,8 @@ impl<'t> Parser<'t> {
         self.expect(&Tok::LBrace)?;
         self.enter()?;
         let mut items = Vec::new();
-        while !matches!(self.peek(), Tok::RBrace | Tok::Eof) && !self.fatal {
+        // A `kernel` inside a block means a `}` is missing: let the file level resync there.
+        while !matches!(self.peek(), Tok::RBrace | Tok::Eof | Tok::Kernel) && !self.fatal {
             let start = self.pos;
             let depth = self.depth;
             match self.item() {
