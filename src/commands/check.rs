@@ -23,7 +23,9 @@ pub fn run(args: &CheckArgs) -> Result<(), CliError> {
                 if args.ir {
                     println!("{k}");
                 } else {
-                    println!("{}: ok ({} statements)", k.name, k.statements().len());
+                    let n = k.statements().len();
+                    let plural = if n == 1 { "" } else { "s" };
+                    println!("{}: ok ({n} statement{plural})", k.name);
                 }
             }
             Ok(())
