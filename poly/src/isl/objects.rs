@@ -146,9 +146,16 @@ impl<T: RawIsl> Clone for Obj<T> {
 
 impl<T: RawIsl> fmt::Display for Obj<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Printing must work even after the budget ran out: lift the limit (0 = none) for the
+        // call and restore it, so an exhausted analysis stays exhausted.
+        let raw_ctx = self.ctx.raw();
+        let budget = raw_ctx.get_max_operations();
+        raw_ctx.set_max_operations(0);
         // SAFETY: `self.raw` is a live object of type T; isl returns a malloc'd string we own.
+        let printed = unsafe { T::print(self.raw.ptr()) };
+        raw_ctx.set_max_operations(budget);
         unsafe {
-            let s = T::print(self.raw.ptr());
+            let s = printed;
             if s.is_null() {
                 return f.write_str("<isl: unprintable>");
             }

@@ -1,0 +1,193 @@
+//! Dependences checked against a brute-force oracle on every example.
+//!
+//! With every parameter fixed to a small value, the oracle walks all statement instances in
+//! the original order (the interpreter's enumeration) and records, element by element, the
+//! last writer (flow, value-based) and every earlier reader and writer (anti and output,
+//! memory-based). The pairs must be exactly those of the relations isl computes.
+
+use poly::deps::{DepKind, Dependences};
+use poly::interp::{Interpreter, ParamValues};
+use poly::isl::{Ctx, Map};
+use poly::model::Program;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+/// A statement instance: statement index and iteration vector.
+type Instance = (usize, Vec<i64>);
+/// An array element: array name and index.
+type Element = (String, Vec<i64>);
+type Pairs = BTreeSet<(Instance, Instance)>;
+
+/// For one access relation with fixed parameters, the element each instance touches.
+fn touched(relation: &Map, n_iters: usize) -> HashMap<Vec<i64>, Element> {
+    relation.ctx().reset_budget();
+    let array = relation.range().unwrap().tuple_name().unwrap_or_default();
+    relation
+        .wrap()
+        .unwrap()
+        .points()
+        .unwrap()
+        .into_iter()
+        .map(|p| {
+            (
+                p[..n_iters].to_vec(),
+                (array.clone(), p[n_iters..].to_vec()),
+            )
+        })
+        .collect()
+}
+
+fn oracle(program: &Program, order: &[Instance]) -> BTreeMap<DepKind, Pairs> {
+    let reads: Vec<Vec<HashMap<Vec<i64>, Element>>> = program
+        .statements
+        .iter()
+        .map(|s| {
+            s.reads
+                .iter()
+                .map(|a| touched(&a.relation, s.iterators.len()))
+                .collect()
+        })
+        .collect();
+    let writes: Vec<HashMap<Vec<i64>, Element>> = program
+        .statements
+        .iter()
+        .map(|s| touched(&s.write.relation, s.iterators.len()))
+        .collect();
+    let mut last_writer: HashMap<Element, Instance> = HashMap::new();
+    let mut readers: HashMap<Element, Vec<Instance>> = HashMap::new();
+    let mut writers: HashMap<Element, Vec<Instance>> = HashMap::new();
+    let mut out: BTreeMap<DepKind, Pairs> =
+        DepKind::ALL.iter().map(|k| (*k, Pairs::new())).collect();
+    for inst in order {
+        let (s, iv) = inst;
+        for access in &reads[*s] {
+            let e = &access[iv];
+            if let Some(w) = last_writer.get(e) {
+                out.get_mut(&DepKind::Flow)
+                    .unwrap()
+                    .insert((w.clone(), inst.clone()));
+            }
+        }
+        let e = &writes[*s][iv];
+        for r in readers.get(e).into_iter().flatten().filter(|r| *r != inst) {
+            out.get_mut(&DepKind::Anti)
+                .unwrap()
+                .insert((r.clone(), inst.clone()));
+        }
+        for w in writers.get(e).into_iter().flatten() {
+            out.get_mut(&DepKind::Output)
+                .unwrap()
+                .insert((w.clone(), inst.clone()));
+        }
+        for access in &reads[*s] {
+            readers
+                .entry(access[iv].clone())
+                .or_default()
+                .push(inst.clone());
+        }
+        last_writer.insert(e.clone(), inst.clone());
+        writers.entry(e.clone()).or_default().push(inst.clone());
+    }
+    out
+}
+
+fn isl_pairs(program: &Program, deps: &Dependences, kind: DepKind) -> Pairs {
+    let index = |tuple: Option<String>| {
+        let t = tuple.unwrap_or_default();
+        program
+            .statements
+            .iter()
+            .position(|s| s.tuple == t)
+            .unwrap()
+    };
+    let mut pairs = Pairs::new();
+    for map in deps.of_kind(kind).maps().unwrap() {
+        let src = index(map.domain().unwrap().tuple_name());
+        let dst = index(map.range().unwrap().tuple_name());
+        let n = program.statements[src].iterators.len();
+        program.ctx.reset_budget();
+        let points = map
+            .wrap()
+            .unwrap()
+            .points()
+            .unwrap_or_else(|e| panic!("{e}: enumerating {map}"));
+        for p in points {
+            pairs.insert(((src, p[..n].to_vec()), (dst, p[n..].to_vec())));
+        }
+    }
+    pairs
+}
+
+/// Small parameter values that satisfy the kernel's constraints.
+fn small_params(kernel: &frontend::ir::Kernel) -> Option<BTreeMap<String, i64>> {
+    [5, 6, 7, 9, 12, 16, 20].into_iter().find_map(|v| {
+        let fixed: BTreeMap<String, i64> =
+            kernel.params.iter().map(|p| (p.name.clone(), v)).collect();
+        ParamValues::resolve(kernel, &fixed, &BTreeMap::new())
+            .ok()
+            .map(|_| fixed)
+    })
+}
+
+fn example_files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let mut files = Vec::new();
+    for dir in [root.clone(), root.join("polybench")] {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "pk") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn dependences_equal_the_brute_force_oracle_on_every_example() {
+    let files = example_files();
+    assert!(files.len() >= 50, "examples missing: found {}", files.len());
+    let mut failures = Vec::new();
+    for file in &files {
+        let source = frontend::read_source(file.to_str().unwrap()).unwrap();
+        let kernel = frontend::compile(&source).unwrap().remove(0);
+        let fixed = small_params(&kernel)
+            .unwrap_or_else(|| panic!("{}: no small parameters", file.display()));
+        // Enumerating every dependence pair takes far more isl operations than computing the
+        // relations: give this test's context a large budget.
+        let program = Program::build(&Ctx::new(1_000_000_000), &kernel, &fixed).unwrap();
+        let start = std::time::Instant::now();
+        let deps = match Dependences::compute(&program) {
+            Ok(d) => d,
+            Err(e) => {
+                failures.push(format!(
+                    "{}: {e} after {:?}",
+                    file.display(),
+                    start.elapsed()
+                ));
+                continue;
+            }
+        };
+        let params = ParamValues::resolve(&kernel, &fixed, &BTreeMap::new()).unwrap();
+        let order = Interpreter::new(&kernel, &params)
+            .unwrap()
+            .original_instances();
+        let expected = oracle(&program, &order);
+        for kind in DepKind::ALL {
+            let got = isl_pairs(&program, &deps, kind);
+            let want = &expected[&kind];
+            if &got != want {
+                let extra: Vec<_> = got.difference(want).take(3).collect();
+                let missing: Vec<_> = want.difference(&got).take(3).collect();
+                failures.push(format!(
+                    "{} {kind:?}: {} pairs from isl, {} from the oracle; extra {extra:?}; missing {missing:?}",
+                    file.display(),
+                    got.len(),
+                    want.len()
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
