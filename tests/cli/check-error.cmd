@@ -1,0 +1,2 @@
+check
+frontend/tests/malformed/E0001_bad_char.pk

@@ -1,0 +1,2 @@
+check
+examples/gemm.pk

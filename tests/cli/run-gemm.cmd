@@ -1,0 +1,10 @@
+run
+examples/gemm.pk
+-D
+NI=32
+-D
+NJ=16
+-D
+NK=8
+--seed
+3

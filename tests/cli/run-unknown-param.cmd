@@ -1,0 +1,4 @@
+run
+examples/gemm.pk
+-D
+NX=3

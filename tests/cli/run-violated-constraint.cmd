@@ -1,0 +1,4 @@
+run
+examples/fdtd-2d.pk
+-D
+NX=0

@@ -1,0 +1,4 @@
+show
+examples/softmax.pk
+--emit
+ast

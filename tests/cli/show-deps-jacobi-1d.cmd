@@ -1,0 +1,6 @@
+show
+examples/jacobi-1d.pk
+--emit
+deps
+-D
+TSTEPS=10

@@ -1,0 +1,4 @@
+show
+examples/trisolv.pk
+--emit
+deps

@@ -1,0 +1,4 @@
+show
+examples/lu.pk
+--emit
+isl

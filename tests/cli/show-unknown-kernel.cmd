@@ -1,0 +1,4 @@
+show
+examples/gemm.pk
+--kernel
+nope
