@@ -5,7 +5,9 @@
 //! max-min fair share of the GM bandwidth that all cores' GM transfers share. Latency is
 //! pipelined: the next transfer of a pipe may start its latency while the current one moves
 //! data, but moves its own data only after the current one has finished (so transfers still
-//! start and finish in order). Everything else occupies its pipe alone, at least one cycle.
+//! start and finish in order). A `wait_flag` gates only what comes after it: it may run while
+//! a transfer before it is still in flight. Everything else (a `set_flag` in particular, which
+//! signals that everything before it has finished) occupies its pipe alone, at least a cycle.
 //! A discrete-event simulation over all cores at once.
 
 use crate::expand::{Cost, Inst};
@@ -230,12 +232,12 @@ fn start_ready(
                 };
                 let Some(i) = candidate else { continue };
                 let slot = s.pipes[p];
-                let transfer = matches!(insts[i].cost, Cost::Transfer { .. });
-                let overlapping = slot.next.is_none()
+                let overlaps = matches!(insts[i].cost, Cost::Transfer { .. } | Cost::Wait);
+                let behind_transfer = slot.next.is_none()
                     && slot
                         .current
                         .is_some_and(|j| matches!(insts[j.inst].cost, Cost::Transfer { .. }));
-                if !(slot.idle() || (transfer && overlapping)) {
+                if !(slot.idle() || (overlaps && behind_transfer)) {
                     continue;
                 }
                 let phase = match insts[i].cost {
@@ -289,10 +291,15 @@ fn complete(cores: &[Vec<Inst>], states: &mut [CoreState], times: &mut [CoreTime
         for p in 0..Pipe::COUNT {
             let slot = &mut s.pipes[p];
             if let Some(job) = slot.next.as_mut() {
-                if let Phase::Latency { until, bytes } = job.phase {
-                    if until <= now + EPS {
-                        job.phase = Phase::Ready { bytes };
+                match job.phase {
+                    Phase::Latency { until, bytes } if until <= now + EPS => {
+                        job.phase = Phase::Ready { bytes }
                     }
+                    Phase::Until(t) if t <= now + EPS => {
+                        times[c].end[job.inst] = now;
+                        slot.next = None;
+                    }
+                    _ => {}
                 }
             }
             let Some(job) = slot.current.as_mut() else {
