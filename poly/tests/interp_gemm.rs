@@ -15,7 +15,10 @@ fn compile(source: &str) -> Kernel {
 
 #[test]
 fn gemm_matches_a_triple_loop() {
-    let kernel = compile(&std::fs::read_to_string("../examples/gemm.pk").unwrap());
+    let kernel = compile(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/gemm.pk"))
+            .unwrap(),
+    );
     let overrides: BTreeMap<String, i64> = [("NI", 7), ("NJ", 5), ("NK", 6)]
         .map(|(n, v)| (n.to_string(), v))
         .into();
@@ -41,7 +44,10 @@ fn gemm_matches_a_triple_loop() {
 
 /// gemm at the given sizes with seeded inputs.
 fn gemm(ni: i64, nj: i64, nk: i64) -> (Kernel, ParamValues) {
-    let kernel = compile(&std::fs::read_to_string("../examples/gemm.pk").unwrap());
+    let kernel = compile(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/gemm.pk"))
+            .unwrap(),
+    );
     let overrides: BTreeMap<String, i64> = [("NI", ni), ("NJ", nj), ("NK", nk)]
         .map(|(n, v)| (n.to_string(), v))
         .into();
@@ -108,4 +114,16 @@ fn parameters_inferred_from_input_files() {
     // alpha was not given: seeded random, the same as in a fully random memory.
     let random = Memory::random(&kernel, &inferred, 5).unwrap();
     assert_eq!(memory.array("alpha"), random.array("alpha"));
+}
+
+/// Not a test: a fixed amount of work (gemm at 256, 16.8 million instances) for measuring the
+/// interpreter's speed with a CPU-time profiler, e.g.
+/// `perf stat -e task-clock cargo test --release -p poly --test interp_gemm -- --ignored`.
+#[test]
+#[ignore]
+fn gemm_256_workload() {
+    let (kernel, params) = gemm(256, 256, 256);
+    let interp = Interpreter::new(&kernel, &params).unwrap();
+    let mut memory = Memory::random(&kernel, &params, 0).unwrap();
+    interp.run_original(&mut memory).unwrap();
 }

@@ -152,7 +152,15 @@ impl AffFn {
     }
 
     /// The value at `x`.
+    #[inline]
     pub(crate) fn eval(&self, x: &[i64]) -> i64 {
+        match self {
+            AffFn::Linear(l) => l.eval(x),
+            f => f.eval_quasi_affine(x),
+        }
+    }
+
+    fn eval_quasi_affine(&self, x: &[i64]) -> i64 {
         match self {
             AffFn::Linear(l) => l.eval(x),
             AffFn::Sum(a, b) => a.eval(x).wrapping_add(b.eval(x)),

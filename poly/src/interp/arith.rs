@@ -3,41 +3,36 @@
 //! representable in its type; each operation here returns such a value.
 
 use super::error::Fault;
+use super::eval::{computed, map1, map2, Operand};
 use frontend::ir::{BinOp, CmpOp, ElemType, Func};
 use half::{bf16, f16};
 use std::marker::PhantomData;
 
-/// A one-operand operation of some type.
-pub(crate) type UnaryFn = fn(f64) -> Result<f64, Fault>;
-/// A two-operand operation of some type.
-pub(crate) type BinaryFn = fn(f64, f64) -> Result<f64, Fault>;
-
-/// A built-in function compiled for one type.
-#[derive(Clone, Copy)]
-pub(crate) enum Callee {
-    /// One argument.
-    Unary(UnaryFn),
-    /// Two arguments.
-    Binary(BinaryFn),
-}
-
-/// The operations of one element type.
+/// The operations of one element type, as builders of compiled expressions (so that each
+/// operation is inlined into its closure).
 pub(crate) trait Arith: Sync {
     /// `a op b`.
-    fn binary(&self, op: BinOp) -> BinaryFn;
+    fn binary(&self, op: BinOp, a: Operand, b: Operand) -> Operand;
     /// `-x`.
-    fn neg(&self) -> UnaryFn;
-    /// A built-in function, if the type supports it.
-    fn call(&self, func: Func) -> Option<Callee>;
+    fn neg(&self, x: Operand) -> Operand;
+    /// A built-in function applied to `args`, or why it cannot be.
+    fn call(&self, func: Func, args: Vec<Operand>) -> Result<Operand, String>;
     /// The value of an integer index expression, converted to this type.
     fn index_value(&self, v: i64) -> f64;
-    /// Conversion to this type of a value of a float (`from_float`) or integer/boolean type.
-    fn cast_from(&self, from_float: bool) -> UnaryFn;
+    /// Conversion of `x`, of a float (`from_float`) or integer/boolean type, to this type.
+    fn cast(&self, from_float: bool, x: Operand) -> Operand;
     /// The value of this type nearest to `x` (floats: ties to even; integers: `x` truncated,
     /// wrapped).
     fn round(&self, x: f64) -> f64;
     /// The bit pattern of `x` in this type (NaNs canonicalised to the positive quiet NaN).
     fn to_bits(&self, x: f64) -> u64;
+}
+
+/// `[x]` or `[x, y]` from `args`, or why not.
+fn unpack<const K: usize>(func: Func, args: Vec<Operand>) -> Result<[Operand; K], String> {
+    let n = args.len();
+    args.try_into()
+        .map_err(|_| format!("`{}` takes {K} argument(s), {n} given", func.name()))
 }
 
 /// The arithmetic of an element type.
@@ -157,36 +152,46 @@ fn round_to_format(x: f64, p: i32, emin: i32, emax: i32) -> f64 {
 struct Float<T>(PhantomData<T>);
 
 impl<T: FloatFormat> Arith for Float<T> {
-    fn binary(&self, op: BinOp) -> BinaryFn {
+    fn binary(&self, op: BinOp, a: Operand, b: Operand) -> Operand {
         // The exact result rounded once: what computing in f32 (or f64) and rounding to the
         // type gives, since f32 has more than twice the precision of f16/bf16 plus two bits.
         match op {
-            BinOp::Add => |a, b| Ok(T::round(a + b)),
-            BinOp::Sub => |a, b| Ok(T::round(a - b)),
-            BinOp::Mul => |a, b| Ok(T::round(a * b)),
-            BinOp::Div => |a, b| Ok(T::round(a / b)),
+            BinOp::Add => map2(a, b, |a, b| T::round(a + b)),
+            BinOp::Sub => map2(a, b, |a, b| T::round(a - b)),
+            BinOp::Mul => map2(a, b, |a, b| T::round(a * b)),
+            BinOp::Div => map2(a, b, |a, b| T::round(a / b)),
         }
     }
-    fn neg(&self) -> UnaryFn {
-        |x| Ok(-x)
+    fn neg(&self, x: Operand) -> Operand {
+        map1(x, |x| -x)
     }
-    fn call(&self, func: Func) -> Option<Callee> {
-        Some(match func {
-            Func::Abs => Callee::Unary(|x| Ok(x.abs())),
-            Func::Sqrt => Callee::Unary(|x| Ok(T::round(x.sqrt()))),
-            Func::Exp => Callee::Unary(|x| Ok(T::libm(x, 0.0, |a, _| a.exp(), |a, _| a.exp()))),
-            Func::Log => Callee::Unary(|x| Ok(T::libm(x, 0.0, |a, _| a.ln(), |a, _| a.ln()))),
-            Func::Tanh => Callee::Unary(|x| Ok(T::libm(x, 0.0, |a, _| a.tanh(), |a, _| a.tanh()))),
-            Func::Pow => Callee::Binary(|x, y| Ok(T::libm(x, y, f32::powf, f64::powf))),
-            Func::Max => Callee::Binary(|a, b| Ok(float_max(a, b))),
-            Func::Min => Callee::Binary(|a, b| Ok(float_min(a, b))),
+    fn call(&self, func: Func, args: Vec<Operand>) -> Result<Operand, String> {
+        Ok(match func {
+            Func::Abs | Func::Sqrt | Func::Exp | Func::Log | Func::Tanh => {
+                let [x] = unpack(func, args)?;
+                match func {
+                    Func::Abs => map1(x, f64::abs),
+                    Func::Sqrt => map1(x, |x| T::round(x.sqrt())),
+                    Func::Exp => map1(x, |x| T::libm(x, 0.0, |a, _| a.exp(), |a, _| a.exp())),
+                    Func::Log => map1(x, |x| T::libm(x, 0.0, |a, _| a.ln(), |a, _| a.ln())),
+                    _ => map1(x, |x| T::libm(x, 0.0, |a, _| a.tanh(), |a, _| a.tanh())),
+                }
+            }
+            Func::Pow | Func::Max | Func::Min => {
+                let [x, y] = unpack(func, args)?;
+                match func {
+                    Func::Pow => map2(x, y, |x, y| T::libm(x, y, f32::powf, f64::powf)),
+                    Func::Max => map2(x, y, float_max),
+                    _ => map2(x, y, float_min),
+                }
+            }
         })
     }
     fn index_value(&self, v: i64) -> f64 {
         T::round(v as f64)
     }
-    fn cast_from(&self, _from_float: bool) -> UnaryFn {
-        |x| Ok(T::round(x))
+    fn cast(&self, _from_float: bool, x: Operand) -> Operand {
+        map1(x, T::round)
     }
     fn round(&self, x: f64) -> f64 {
         T::round(x)
@@ -261,51 +266,62 @@ impl IntFormat for Int8 {
 struct Int<T>(PhantomData<T>);
 
 impl<T: IntFormat> Arith for Int<T> {
-    fn binary(&self, op: BinOp) -> BinaryFn {
+    fn binary(&self, op: BinOp, a: Operand, b: Operand) -> Operand {
         // Operands are at most 32 bits wide, so the i64 results are exact before wrapping.
         match op {
-            BinOp::Add => |a, b| Ok(T::wrap(a as i64 + b as i64)),
-            BinOp::Sub => |a, b| Ok(T::wrap(a as i64 - b as i64)),
-            BinOp::Mul => |a, b| Ok(T::wrap(a as i64 * b as i64)),
-            BinOp::Div => |a, b| {
+            BinOp::Add => map2(a, b, |a, b| T::wrap(a as i64 + b as i64)),
+            BinOp::Sub => map2(a, b, |a, b| T::wrap(a as i64 - b as i64)),
+            BinOp::Mul => map2(a, b, |a, b| T::wrap(a as i64 * b as i64)),
+            BinOp::Div => computed(move |env| {
+                let (a, b) = (a.get(env), b.get(env));
                 if b == 0.0 {
-                    Err(Fault::DivisionByZero)
+                    env.fail(Fault::DivisionByZero)
                 } else {
-                    Ok(T::wrap(a as i64 / b as i64))
+                    T::wrap(a as i64 / b as i64)
                 }
-            },
+            }),
         }
     }
-    fn neg(&self) -> UnaryFn {
-        |x| Ok(T::wrap(-(x as i64)))
+    fn neg(&self, x: Operand) -> Operand {
+        map1(x, |x| T::wrap(-(x as i64)))
     }
-    fn call(&self, func: Func) -> Option<Callee> {
+    fn call(&self, func: Func, args: Vec<Operand>) -> Result<Operand, String> {
         match func {
-            Func::Abs => Some(Callee::Unary(|x| Ok(T::wrap((x as i64).abs())))),
-            Func::Max => Some(Callee::Binary(|a, b| Ok(a.max(b)))),
-            Func::Min => Some(Callee::Binary(|a, b| Ok(a.min(b)))),
-            Func::Sqrt | Func::Exp | Func::Log | Func::Tanh | Func::Pow => None,
+            Func::Abs => {
+                let [x] = unpack(func, args)?;
+                Ok(map1(x, |x| T::wrap((x as i64).abs())))
+            }
+            Func::Max | Func::Min => {
+                let [x, y] = unpack(func, args)?;
+                Ok(match func {
+                    Func::Max => map2(x, y, f64::max),
+                    _ => map2(x, y, f64::min),
+                })
+            }
+            Func::Sqrt | Func::Exp | Func::Log | Func::Tanh | Func::Pow => {
+                Err(format!("`{}` is not defined on {}", func.name(), T::NAME))
+            }
         }
     }
     fn index_value(&self, v: i64) -> f64 {
         T::wrap(v)
     }
-    fn cast_from(&self, from_float: bool) -> UnaryFn {
-        if from_float {
-            |x| {
-                let t = x.trunc();
-                if t >= T::MIN as f64 && t <= T::MAX as f64 {
-                    Ok(t)
-                } else {
-                    Err(Fault::BadConversion {
-                        value: x,
-                        target: T::NAME,
-                    })
-                }
-            }
-        } else {
-            |x| Ok(T::wrap(x as i64))
+    fn cast(&self, from_float: bool, x: Operand) -> Operand {
+        if !from_float {
+            return map1(x, |x| T::wrap(x as i64));
         }
+        computed(move |env| {
+            let v = x.get(env);
+            let t = v.trunc();
+            if t >= T::MIN as f64 && t <= T::MAX as f64 {
+                t
+            } else {
+                env.fail(Fault::BadConversion {
+                    value: v,
+                    target: T::NAME,
+                })
+            }
+        })
     }
     fn round(&self, x: f64) -> f64 {
         T::wrap(x as i64)
@@ -320,15 +336,24 @@ mod tests {
     use super::*;
     use ElemType::*;
 
+    use crate::interp::eval::{constant, Env};
+
+    fn eval(e: Operand) -> Result<f64, Fault> {
+        let env = Env::new(&[], &[], &[]);
+        let v = e.get(&env);
+        env.fault().map_or(Ok(v), Err)
+    }
+
     fn bin(ty: ElemType, op: BinOp, a: f64, b: f64) -> Result<f64, Fault> {
-        arith(ty).binary(op)(a, b)
+        eval(arith(ty).binary(op, constant(a), constant(b)))
     }
 
     fn call1(ty: ElemType, f: Func, x: f64) -> f64 {
-        match arith(ty).call(f) {
-            Some(Callee::Unary(g)) => g(x).unwrap(),
-            _ => panic!("{f:?} is not unary for {ty}"),
-        }
+        eval(arith(ty).call(f, vec![constant(x)]).unwrap()).unwrap()
+    }
+
+    fn cast(ty: ElemType, from_float: bool, x: f64) -> Result<f64, Fault> {
+        eval(arith(ty).cast(from_float, constant(x)))
     }
 
     #[test]
@@ -387,7 +412,7 @@ mod tests {
         // 1 + 2^-11 + 2^-40 lies just above the midpoint between two f16 neighbours: rounding
         // once goes up, rounding via f32 first would drop the 2^-40 and tie to even (down).
         let x = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
-        assert_eq!(arith(F16).cast_from(true)(x), Ok(1.0 + 2f64.powi(-10)));
+        assert_eq!(cast(F16, true, x), Ok(1.0 + 2f64.powi(-10)));
         assert_eq!(arith(F16).round(65520.0), f64::INFINITY);
         assert_eq!(arith(F16).round(65519.0), 65504.0);
         assert_eq!(arith(F16).round(2f64.powi(-25)), 0.0);
@@ -400,9 +425,9 @@ mod tests {
         assert_eq!(bin(I8, BinOp::Mul, 16.0, 16.0), Ok(0.0));
         assert_eq!(bin(I32, BinOp::Add, 2147483647.0, 1.0), Ok(-2147483648.0));
         assert_eq!(bin(I32, BinOp::Div, -2147483648.0, -1.0), Ok(-2147483648.0));
-        assert_eq!(arith(I8).neg()(-128.0), Ok(-128.0));
+        assert_eq!(eval(arith(I8).neg(constant(-128.0))), Ok(-128.0));
         assert_eq!(call1(I8, Func::Abs, -128.0), -128.0);
-        assert_eq!(arith(I8).cast_from(false)(300.0), Ok(44.0));
+        assert_eq!(cast(I8, false, 300.0), Ok(44.0));
     }
 
     #[test]
@@ -417,7 +442,7 @@ mod tests {
 
     #[test]
     fn float_to_int_conversion_truncates_or_fails() {
-        let to_i8 = arith(I8).cast_from(true);
+        let to_i8 = |x| cast(I8, true, x);
         assert_eq!(to_i8(-3.9), Ok(-3.0));
         assert_eq!(to_i8(127.9), Ok(127.0));
         assert_eq!(
@@ -428,7 +453,7 @@ mod tests {
             })
         );
         assert!(to_i8(f64::NAN).is_err());
-        assert!(arith(I32).cast_from(true)(f64::INFINITY).is_err());
+        assert!(cast(I32, true, f64::INFINITY).is_err());
     }
 
     #[test]
@@ -442,7 +467,14 @@ mod tests {
             call1(F16, Func::Exp, h),
             f16::from_f32((h as f32).exp()).to_f64()
         );
-        assert!(arith(I32).call(Func::Exp).is_none());
+        assert_eq!(
+            arith(I32)
+                .call(Func::Exp, vec![constant(1.0)])
+                .err()
+                .as_deref(),
+            Some("`exp` is not defined on i32")
+        );
+        assert!(arith(F32).call(Func::Pow, vec![constant(1.0)]).is_err());
     }
 
     #[test]

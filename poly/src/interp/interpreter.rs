@@ -2,10 +2,11 @@
 //! order or in any order of instances.
 
 use super::error::InterpError;
+use super::memory::ArrayValues;
 use super::memory::Memory;
 use super::params::{array_extents, ParamValues};
 use super::stmt::CompiledStmt;
-use super::tree::{self, Node};
+use super::tree::{self, LoopValues, Node, Visitor};
 use frontend::ir::Kernel;
 
 /// A kernel compiled for fixed parameter values.
@@ -44,12 +45,12 @@ impl Interpreter {
     /// Executes the kernel in its original (textual, lexicographic) order.
     pub fn run_original(&self, memory: &mut Memory) -> Result<(), InterpError> {
         self.check_memory(memory)?;
-        let mut addrs = vec![0; self.max_accesses];
-        tree::walk(&self.tree, &mut Vec::new(), &mut |k, iv| {
-            let stmt = &self.stmts[k];
-            stmt.execute(iv, &mut memory.arrays, &mut addrs)
-                .map_err(|fault| stmt.error(fault, iv, &memory.arrays))
-        })
+        let mut executor = Executor {
+            stmts: &self.stmts,
+            arrays: &mut memory.arrays,
+            addrs: vec![0; self.max_accesses],
+        };
+        tree::walk(&self.tree, &mut Vec::new(), &mut executor)
     }
 
     /// Executes the given instances in the given order: `(statement, iteration vector)`, the
@@ -86,13 +87,8 @@ impl Interpreter {
 
     /// Calls `f` on every instance of the original program, in the original order, with the
     /// arguments [`Interpreter::run_instances`] takes.
-    pub fn for_each_original_instance(&self, mut f: impl FnMut(usize, &[i64])) {
-        let walked: Result<(), std::convert::Infallible> =
-            tree::walk(&self.tree, &mut Vec::new(), &mut |k, iv| {
-                f(k, iv);
-                Ok(())
-            });
-        match walked {
+    pub fn for_each_original_instance(&self, f: impl FnMut(usize, &[i64])) {
+        match tree::walk(&self.tree, &mut Vec::new(), &mut Enumerator(f)) {
             Ok(()) => {}
             Err(never) => match never {},
         }
@@ -127,5 +123,86 @@ impl Interpreter {
                 reason: "it was built for another kernel or other parameter values".into(),
             })
         }
+    }
+}
+
+/// Calls a function on every instance.
+struct Enumerator<F>(F);
+
+impl<F: FnMut(usize, &[i64])> Visitor for Enumerator<F> {
+    type Error = std::convert::Infallible;
+
+    fn instance(&mut self, stmt: usize, iv: &[i64]) -> Result<(), Self::Error> {
+        (self.0)(stmt, iv);
+        Ok(())
+    }
+}
+
+/// Executes every instance.
+struct Executor<'a> {
+    stmts: &'a [CompiledStmt],
+    arrays: &'a mut [ArrayValues],
+    /// Address scratch: one entry per access of a statement, or of all statements of an
+    /// innermost loop.
+    addrs: Vec<usize>,
+}
+
+impl Visitor for Executor<'_> {
+    type Error = InterpError;
+
+    fn instance(&mut self, stmt: usize, iv: &[i64]) -> Result<(), InterpError> {
+        let s = &self.stmts[stmt];
+        s.execute(iv, self.arrays, &mut self.addrs)
+            .map_err(|fault| s.error(fault, iv, self.arrays))
+    }
+
+    /// When every index of every statement is linear and the accesses are in bounds at the
+    /// first and the last value (hence at all values in between), the addresses are checked
+    /// once and then advanced by constant steps; otherwise one checked instance at a time.
+    fn innermost(
+        &mut self,
+        stmts: &[usize],
+        iv: &mut [i64],
+        values: LoopValues,
+    ) -> Result<(), InterpError> {
+        let last = iv.len() - 1;
+        let total: usize = stmts.iter().map(|&k| self.stmts[k].access_count()).sum();
+        if self.addrs.len() < 2 * total {
+            self.addrs.resize(2 * total, 0);
+        }
+        let (base, end) = self.addrs.split_at_mut(total);
+        let mut offset = 0;
+        for &k in stmts {
+            let s = &self.stmts[k];
+            let n = s.access_count();
+            let checked = s.innermost_deltas().is_some() && {
+                iv[last] = values.nth(values.count - 1);
+                let at_end = s.addresses(iv, &mut end[offset..offset + n]).is_ok();
+                iv[last] = values.nth(0);
+                at_end && s.addresses(iv, &mut base[offset..offset + n]).is_ok()
+            };
+            if !checked {
+                return tree::each_instance(self, stmts, iv, values);
+            }
+            offset += n;
+        }
+        let stride = values.stride();
+        for step in 0..values.count {
+            iv[last] = values.nth(step);
+            let mut offset = 0;
+            for &k in stmts {
+                let s = &self.stmts[k];
+                let addrs = &mut base[offset..offset + s.access_count()];
+                if step > 0 {
+                    for (addr, delta) in addrs.iter_mut().zip(s.innermost_deltas().unwrap_or(&[])) {
+                        *addr = (*addr as i64 + delta * stride) as usize;
+                    }
+                }
+                s.evaluate(iv, self.arrays, addrs)
+                    .map_err(|fault| s.error(fault, iv, self.arrays))?;
+                offset += s.access_count();
+            }
+        }
+        Ok(())
     }
 }

@@ -6,24 +6,15 @@
 //! combines the value into the target.
 
 use super::affine::{AffFn, Binding};
-use super::arith::{arith, compare, BinaryFn, Callee};
+use super::arith::{arith, compare};
 use super::error::{Fault, InterpError};
+use super::eval::{computed, constant, map1, map2, Env, Operand};
 use super::memory::ArrayValues;
 use super::params::{unbound, ParamValues};
 use frontend::ir::{
     Access, AssignOp, BinOp, ElemType, Expr, ExprKind, Func, Kernel, LogicOp, StmtContext, Type,
     Var,
 };
-
-/// What a right-hand side can see while it is evaluated.
-pub(crate) struct Env<'a> {
-    iv: &'a [i64],
-    addrs: &'a [usize],
-    arrays: &'a [ArrayValues],
-}
-
-/// A compiled value expression.
-type Eval = Box<dyn Fn(&Env<'_>) -> Result<f64, Fault> + Send + Sync>;
 
 /// One dimension of an access: its index function, extent and C-order stride.
 struct Dim {
@@ -52,6 +43,20 @@ impl CompiledAccess {
         }
         Ok(addr)
     }
+
+    /// How much the address changes when entry `slot` of the iteration vector grows by one,
+    /// if every index is linear.
+    fn delta(&self, slot: usize) -> Option<i64> {
+        self.dims
+            .iter()
+            .try_fold(0i64, |acc, dim| match &dim.index {
+                AffFn::Linear(l) => {
+                    let coeff = l.terms.iter().find(|t| t.0 == slot).map_or(0, |t| t.1);
+                    Some(acc.wrapping_add(coeff.wrapping_mul(dim.stride as i64)))
+                }
+                _ => None,
+            })
+    }
 }
 
 /// A statement ready to execute.
@@ -62,9 +67,10 @@ pub(crate) struct CompiledStmt {
     pub(crate) loop_vars: Vec<String>,
     /// Every access, the target first.
     accesses: Vec<CompiledAccess>,
-    rhs: Eval,
-    /// How the value is combined into the target (`None` for `=`).
-    combine: Option<BinaryFn>,
+    /// The value stored into the target (compound assignments included).
+    rhs: Operand,
+    /// See [`CompiledStmt::innermost_deltas`].
+    innermost_deltas: Option<Vec<i64>>,
 }
 
 impl CompiledStmt {
@@ -93,22 +99,32 @@ impl CompiledStmt {
             )));
         }
         let rhs = c.expr(&stmt.rhs)?;
+        // `t op= e` is `t = t op e`, the target read through its own (first) access.
         let a = arith(elem);
-        let combine = match stmt.op {
-            AssignOp::Assign => None,
-            AssignOp::Add => Some(a.binary(BinOp::Add)),
-            AssignOp::Sub => Some(a.binary(BinOp::Sub)),
-            AssignOp::Mul => Some(a.binary(BinOp::Mul)),
-            AssignOp::Div => Some(a.binary(BinOp::Div)),
-            AssignOp::Max => Some(c.binary_func(elem, Func::Max)?),
-            AssignOp::Min => Some(c.binary_func(elem, Func::Min)?),
+        let target = || read(stmt.target.array.0, 0);
+        let rhs = match stmt.op {
+            AssignOp::Assign => rhs,
+            AssignOp::Add => a.binary(BinOp::Add, target(), rhs),
+            AssignOp::Sub => a.binary(BinOp::Sub, target(), rhs),
+            AssignOp::Mul => a.binary(BinOp::Mul, target(), rhs),
+            AssignOp::Div => a.binary(BinOp::Div, target(), rhs),
+            AssignOp::Max => a
+                .call(Func::Max, vec![target(), rhs])
+                .map_err(|r| c.unsupported(r))?,
+            AssignOp::Min => a
+                .call(Func::Min, vec![target(), rhs])
+                .map_err(|r| c.unsupported(r))?,
+        };
+        let innermost_deltas = match loop_vars.len() {
+            0 => None,
+            depth => c.accesses.iter().map(|a| a.delta(depth - 1)).collect(),
         };
         Ok(CompiledStmt {
             name: stmt.name.clone(),
             accesses: c.accesses,
             loop_vars,
             rhs,
-            combine,
+            innermost_deltas,
         })
     }
 
@@ -126,6 +142,13 @@ impl CompiledStmt {
         arrays: &mut [ArrayValues],
         addrs: &mut [usize],
     ) -> Result<(), Fault> {
+        self.addresses(iv, addrs)?;
+        self.evaluate(iv, arrays, addrs)
+    }
+
+    /// Computes the address of every access at `iv` into `addrs`, checking every index.
+    #[inline]
+    pub(crate) fn addresses(&self, iv: &[i64], addrs: &mut [usize]) -> Result<(), Fault> {
         for (k, (access, addr)) in self.accesses.iter().zip(addrs.iter_mut()).enumerate() {
             *addr = access
                 .address(iv)
@@ -135,13 +158,30 @@ impl CompiledStmt {
                     index,
                 })?;
         }
-        let value = (self.rhs)(&Env { iv, addrs, arrays })?;
-        let target = &mut arrays[self.accesses[0].array].values[addrs[0]];
-        *target = match self.combine {
-            None => value,
-            Some(f) => f(*target, value)?,
-        };
         Ok(())
+    }
+
+    /// Executes the instance `iv` whose access addresses are `addrs`.
+    #[inline]
+    pub(crate) fn evaluate(
+        &self,
+        iv: &[i64],
+        arrays: &mut [ArrayValues],
+        addrs: &[usize],
+    ) -> Result<(), Fault> {
+        let env = Env::new(iv, addrs, arrays);
+        let value = self.rhs.get(&env);
+        if let Some(fault) = env.fault() {
+            return Err(fault);
+        }
+        arrays[self.accesses[0].array].values[addrs[0]] = value;
+        Ok(())
+    }
+
+    /// How much each access's address changes when the innermost enclosing loop variable
+    /// grows by one, if every index is linear (otherwise addresses must be recomputed).
+    pub(crate) fn innermost_deltas(&self) -> Option<&[i64]> {
+        self.innermost_deltas.as_deref()
     }
 
     /// The error for `fault` at instance `iv`, naming arrays as in `arrays`.
@@ -249,98 +289,71 @@ impl Compiler<'_> {
         }
     }
 
-    fn binary_func(&self, elem: ElemType, func: Func) -> Result<BinaryFn, InterpError> {
-        match arith(elem).call(func) {
-            Some(Callee::Binary(f)) => Ok(f),
-            _ => Err(self.unsupported(format!("`{}` needs two arguments", func.name()))),
-        }
-    }
-
-    fn expr(&mut self, e: &Expr) -> Result<Eval, InterpError> {
+    fn expr(&mut self, e: &Expr) -> Result<Operand, InterpError> {
         Ok(match &e.kind {
-            ExprKind::Literal(v) => {
-                let v = match e.ty {
-                    Type::Elem(t) => arith(t).round(*v),
-                    Type::Bool => f64::from(*v != 0.0),
-                };
-                Box::new(move |_| Ok(v))
-            }
+            ExprKind::Literal(v) => constant(match e.ty {
+                Type::Elem(t) => arith(t).round(*v),
+                Type::Bool => f64::from(*v != 0.0),
+            }),
             ExprKind::Index(index) => {
                 let a = arith(self.elem(e)?);
                 let f = self.affine(index)?;
-                Box::new(move |env| Ok(a.index_value(f.eval(env.iv))))
+                computed(move |env| a.index_value(f.eval(env.iv)))
             }
-            ExprKind::Read(access) => {
-                let array = access.array.0;
-                let slot = self.access(access)?;
-                Box::new(move |env| Ok(env.arrays[array].values[env.addrs[slot]]))
-            }
+            ExprKind::Read(access) => read(access.array.0, self.access(access)?),
             ExprKind::Neg(x) => {
-                let f = arith(self.elem(e)?).neg();
-                let x = self.expr(x)?;
-                Box::new(move |env| f(x(env)?))
+                let a = arith(self.elem(e)?);
+                a.neg(self.expr(x)?)
             }
-            ExprKind::Binary(op, a, b) => {
-                let f = arith(self.elem(e)?).binary(*op);
-                let (a, b) = (self.expr(a)?, self.expr(b)?);
-                Box::new(move |env| f(a(env)?, b(env)?))
+            ExprKind::Binary(op, x, y) => {
+                let a = arith(self.elem(e)?);
+                a.binary(*op, self.expr(x)?, self.expr(y)?)
             }
-            ExprKind::Compare(op, a, b) => {
+            ExprKind::Compare(op, x, y) => {
                 let f = compare(*op);
-                let (a, b) = (self.expr(a)?, self.expr(b)?);
-                Box::new(move |env| Ok(f64::from(f(a(env)?, b(env)?))))
+                map2(self.expr(x)?, self.expr(y)?, move |a, b| f64::from(f(a, b)))
             }
-            ExprKind::Logic(op, a, b) => {
-                let (a, b) = (self.expr(a)?, self.expr(b)?);
+            ExprKind::Logic(op, x, y) => {
+                let (x, y) = (self.expr(x)?, self.expr(y)?);
                 // Short-circuit, as in C: the second operand may fault.
                 match op {
                     LogicOp::And => {
-                        Box::new(move |env| if a(env)? == 0.0 { Ok(0.0) } else { b(env) })
+                        computed(move |env| if x.get(env) == 0.0 { 0.0 } else { y.get(env) })
                     }
                     LogicOp::Or => {
-                        Box::new(move |env| if a(env)? != 0.0 { Ok(1.0) } else { b(env) })
+                        computed(move |env| if x.get(env) != 0.0 { 1.0 } else { y.get(env) })
                     }
                 }
             }
-            ExprKind::Not(x) => {
-                let x = self.expr(x)?;
-                Box::new(move |env| Ok(1.0 - x(env)?))
-            }
-            ExprKind::Select(c, a, b) => {
-                let (c, a, b) = (self.expr(c)?, self.expr(a)?, self.expr(b)?);
-                Box::new(move |env| if c(env)? != 0.0 { a(env) } else { b(env) })
+            ExprKind::Not(x) => map1(self.expr(x)?, |v| 1.0 - v),
+            ExprKind::Select(c, x, y) => {
+                let (c, x, y) = (self.expr(c)?, self.expr(x)?, self.expr(y)?);
+                computed(move |env| {
+                    if c.get(env) != 0.0 {
+                        x.get(env)
+                    } else {
+                        y.get(env)
+                    }
+                })
             }
             ExprKind::Call(func, args) => {
-                let elem = self.elem(e)?;
-                let callee = arith(elem).call(*func).ok_or_else(|| {
-                    self.unsupported(format!("`{}` is not defined on {elem}", func.name()))
-                })?;
-                let mut args = args
+                let a = arith(self.elem(e)?);
+                let args = args
                     .iter()
-                    .map(|a| self.expr(a))
+                    .map(|x| self.expr(x))
                     .collect::<Result<Vec<_>, _>>()?;
-                match (callee, args.len()) {
-                    (Callee::Unary(f), 1) => {
-                        let x = args.remove(0);
-                        Box::new(move |env| f(x(env)?))
-                    }
-                    (Callee::Binary(f), 2) => {
-                        let (x, y) = (args.remove(0), args.remove(0));
-                        Box::new(move |env| f(x(env)?, y(env)?))
-                    }
-                    (_, n) => {
-                        return Err(
-                            self.unsupported(format!("`{}` with {n} arguments", func.name()))
-                        )
-                    }
-                }
+                a.call(*func, args).map_err(|r| self.unsupported(r))?
             }
             ExprKind::Cast(x) => {
                 let from_float = matches!(x.ty, Type::Elem(t) if t.is_float());
-                let f = arith(self.elem(e)?).cast_from(from_float);
-                let x = self.expr(x)?;
-                Box::new(move |env| f(x(env)?))
+                let a = arith(self.elem(e)?);
+                a.cast(from_float, self.expr(x)?)
             }
         })
     }
+}
+
+/// The element of `array` at the address of access number `slot`.
+fn read(array: usize, slot: usize) -> Operand {
+    Operand::Read { array, slot }
 }

@@ -18,6 +18,8 @@ pub(crate) enum Node {
 /// A compiled loop.
 pub(crate) struct Loop {
     depth: usize,
+    /// The statements of the body, if it holds nothing else (an innermost loop).
+    leaf_stmts: Option<Vec<usize>>,
     lower: AffFn,
     upper: AffFn,
     step: i64,
@@ -66,13 +68,22 @@ pub(crate) fn compile(
                     loop_vars.push(l.var.clone());
                     let body = compile(&l.body, params, loop_vars, next_stmt);
                     loop_vars.pop();
+                    let body = body?;
+                    let leaf_stmts = body
+                        .iter()
+                        .map(|n| match n {
+                            Node::Stmt(k) => Some(*k),
+                            _ => None,
+                        })
+                        .collect();
                     Node::Loop(Loop {
                         depth,
+                        leaf_stmts,
                         lower,
                         upper,
                         step: l.step,
                         reverse: l.reverse,
-                        body: body?,
+                        body,
                     })
                 }
             })
@@ -80,20 +91,87 @@ pub(crate) fn compile(
         .collect()
 }
 
-/// Visits every statement instance under `nodes` in the original order: `visit(k, iv)` with
-/// the statement's number and its iteration vector (`iv` holds the enclosing loops' values on
-/// entry, and is restored on successful return).
-pub(crate) fn walk<E>(
+/// The values a loop takes, in visiting order.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LoopValues {
+    /// The smallest value.
+    lower: i64,
+    /// The step, at least 1.
+    step: i64,
+    /// How many values, at least 1.
+    pub(crate) count: u64,
+    /// Whether they are visited from the largest down.
+    reverse: bool,
+}
+
+impl LoopValues {
+    /// The `n`-th value visited.
+    #[inline]
+    pub(crate) fn nth(&self, n: u64) -> i64 {
+        let k = if self.reverse { self.count - 1 - n } else { n };
+        (self.lower as i128 + k as i128 * self.step as i128) as i64
+    }
+
+    /// The difference between consecutive visited values.
+    pub(crate) fn stride(&self) -> i64 {
+        if self.reverse {
+            -self.step
+        } else {
+            self.step
+        }
+    }
+}
+
+/// What a walk of the loop tree does with the statement instances it meets.
+pub(crate) trait Visitor {
+    /// What stops the walk.
+    type Error;
+
+    /// One instance of statement `stmt`.
+    fn instance(&mut self, stmt: usize, iv: &[i64]) -> Result<(), Self::Error>;
+
+    /// All instances of an innermost loop whose body is the statements `stmts`: for each
+    /// value of `values` (stored in the last entry of `iv`), each statement in turn.
+    fn innermost(
+        &mut self,
+        stmts: &[usize],
+        iv: &mut [i64],
+        values: LoopValues,
+    ) -> Result<(), Self::Error> {
+        each_instance(self, stmts, iv, values)
+    }
+}
+
+/// The plain way of [`Visitor::innermost`]: one [`Visitor::instance`] call per instance.
+pub(crate) fn each_instance<V: Visitor + ?Sized>(
+    visitor: &mut V,
+    stmts: &[usize],
+    iv: &mut [i64],
+    values: LoopValues,
+) -> Result<(), V::Error> {
+    let last = iv.len() - 1;
+    for n in 0..values.count {
+        iv[last] = values.nth(n);
+        for &k in stmts {
+            visitor.instance(k, iv)?;
+        }
+    }
+    Ok(())
+}
+
+/// Visits every statement instance under `nodes` in the original order (`iv` holds the
+/// enclosing loops' values on entry, and is restored on successful return).
+pub(crate) fn walk<V: Visitor>(
     nodes: &[Node],
     iv: &mut Vec<i64>,
-    visit: &mut impl FnMut(usize, &[i64]) -> Result<(), E>,
-) -> Result<(), E> {
+    visitor: &mut V,
+) -> Result<(), V::Error> {
     for node in nodes {
         match node {
-            Node::Stmt(k) => visit(*k, iv)?,
+            Node::Stmt(k) => visitor.instance(*k, iv)?,
             Node::If(cond, body) => {
                 if cond.holds(iv) {
-                    walk(body, iv, visit)?;
+                    walk(body, iv, visitor)?;
                 }
             }
             Node::Loop(l) => {
@@ -101,13 +179,24 @@ pub(crate) fn walk<E>(
                 if lo >= hi {
                     continue;
                 }
-                let count = ((hi as i128 - lo as i128 - 1) / l.step as i128 + 1) as u64;
+                let values = LoopValues {
+                    lower: lo,
+                    step: l.step,
+                    count: ((hi as i128 - lo as i128 - 1) / l.step as i128 + 1) as u64,
+                    reverse: l.reverse,
+                };
                 iv.push(0);
                 debug_assert_eq!(iv.len(), l.depth + 1);
-                for n in 0..count {
-                    let k = if l.reverse { count - 1 - n } else { n };
-                    iv[l.depth] = (lo as i128 + k as i128 * l.step as i128) as i64;
-                    walk(&l.body, iv, visit)?;
+                match &l.leaf_stmts {
+                    // An empty loop does nothing, however many values it has.
+                    Some(stmts) if stmts.is_empty() => {}
+                    Some(stmts) => visitor.innermost(stmts, iv, values)?,
+                    None => {
+                        for n in 0..values.count {
+                            iv[l.depth] = values.nth(n);
+                            walk(&l.body, iv, visitor)?;
+                        }
+                    }
                 }
                 iv.pop();
             }
