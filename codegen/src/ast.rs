@@ -1,0 +1,225 @@
+//! The loop AST of a schedule, as plain Rust values read from isl's AST
+//! (`isl_ast_node`/`isl_ast_expr`, through isl-rs's accessors).
+//!
+//! isl builds the AST ([`crate::isl_ast::build`]); this module only converts it, so that the
+//! C printer works on ordinary enums and never touches isl.
+
+use isl_rs::{ASTExpr, ASTExprOpType, ASTExprType, ASTNode};
+use libc::{c_int, uintptr_t};
+use poly::isl::{Ctx, IslError, IslResult};
+
+/// An integer expression of the AST (loop bounds, conditions, iteration vectors).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expr {
+    /// A constant.
+    Int(i64),
+    /// A loop iterator or a parameter.
+    Id(String),
+    /// An operation on its arguments.
+    Op(Op, Vec<Expr>),
+}
+
+/// The operations of [`Expr`] (isl's `isl_ast_expr_op_type`, without the C-only ones).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// `a && b`.
+    And,
+    /// `a || b`.
+    Or,
+    /// Maximum of the arguments.
+    Max,
+    /// Minimum of the arguments.
+    Min,
+    /// `-a`.
+    Minus,
+    /// `a + b`.
+    Add,
+    /// `a - b`.
+    Sub,
+    /// `a * b`.
+    Mul,
+    /// Exact division.
+    Div,
+    /// Floor division.
+    FloorDiv,
+    /// Division of a non-negative dividend.
+    PosDiv,
+    /// Remainder of a non-negative dividend.
+    PosRem,
+    /// Remainder only compared with zero.
+    ZeroRem,
+    /// `c ? a : b`.
+    Select,
+    /// `a == b`.
+    Eq,
+    /// `a <= b`.
+    Le,
+    /// `a < b`.
+    Lt,
+    /// `a >= b`.
+    Ge,
+    /// `a > b`.
+    Gt,
+}
+
+/// A `for` loop: `for (iterator = init; cond; iterator += step) body`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct For {
+    /// The iterator's name.
+    pub iterator: String,
+    /// Its first value.
+    pub init: Expr,
+    /// The condition to keep iterating.
+    pub cond: Expr,
+    /// The increment (positive).
+    pub step: i64,
+    /// Whether the schedule marks this loop as parallel (no dependence carried).
+    pub parallel: bool,
+    /// The body.
+    pub body: Box<Node>,
+}
+
+/// A node of the AST.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Node {
+    /// A loop.
+    For(For),
+    /// A guard, with an optional else branch.
+    If(Expr, Box<Node>, Option<Box<Node>>),
+    /// Nodes in order.
+    Block(Vec<Node>),
+    /// One statement instance: the statement's tuple name and its iteration vector.
+    User(String, Vec<Expr>),
+}
+
+/// The mark that tells the converter the loop below it is parallel.
+pub const PARALLEL_MARK: &str = "parallel";
+
+unsafe extern "C" {
+    // isl-rs's `ASTNodeType` numbers the node types from 0, isl from 1 (`isl_ast_node_for`),
+    // so its `get_type` misreads every node: read the raw value instead.
+    fn isl_ast_node_get_type(node: uintptr_t) -> c_int;
+}
+
+/// isl's `enum isl_ast_node_type`.
+const NODE_FOR: c_int = 1;
+const NODE_IF: c_int = 2;
+const NODE_BLOCK: c_int = 3;
+const NODE_MARK: c_int = 4;
+const NODE_USER: c_int = 5;
+
+/// Converts an isl AST into ours.
+pub(crate) fn convert(ctx: &Ctx, node: &ASTNode) -> IslResult<Node> {
+    convert_node(ctx, node, false)
+}
+
+fn convert_node(ctx: &Ctx, node: &ASTNode, parallel: bool) -> IslResult<Node> {
+    // SAFETY: `node` is a live AST node.
+    Ok(match unsafe { isl_ast_node_get_type(node.ptr) } {
+        NODE_FOR => {
+            let inc = expr(ctx, &ctx.check(node.for_get_inc())?)?;
+            let Expr::Int(step) = inc else {
+                return Err(IslError::Isl(format!("loop step {inc:?} is not constant")));
+            };
+            let iterator = match expr(ctx, &ctx.check(node.for_get_iterator())?)? {
+                Expr::Id(name) => name,
+                other => return Err(IslError::Isl(format!("loop iterator {other:?}"))),
+            };
+            Node::For(For {
+                iterator,
+                init: expr(ctx, &ctx.check(node.for_get_init())?)?,
+                cond: expr(ctx, &ctx.check(node.for_get_cond())?)?,
+                step,
+                parallel,
+                body: Box::new(convert_node(ctx, &ctx.check(node.for_get_body())?, false)?),
+            })
+        }
+        NODE_IF => {
+            let cond = expr(ctx, &ctx.check(node.if_get_cond())?)?;
+            let then = convert_node(ctx, &ctx.check(node.if_get_then_node())?, false)?;
+            let otherwise = if ctx.check(node.if_has_else_node())? {
+                Some(Box::new(convert_node(
+                    ctx,
+                    &ctx.check(node.if_get_else_node())?,
+                    false,
+                )?))
+            } else {
+                None
+            };
+            Node::If(cond, Box::new(then), otherwise)
+        }
+        NODE_BLOCK => {
+            let list = ctx.check(node.block_get_children())?;
+            let n = ctx.check(list.size())?;
+            let children = (0..n)
+                .map(|k| convert_node(ctx, &ctx.check(list.get_at(k))?, parallel))
+                .collect::<IslResult<Vec<_>>>()?;
+            Node::Block(children)
+        }
+        NODE_MARK => {
+            let id = ctx.check(node.mark_get_id())?;
+            let is_parallel = ctx.check(id.get_name())? == PARALLEL_MARK;
+            convert_node(ctx, &ctx.check(node.mark_get_node())?, is_parallel)?
+        }
+        NODE_USER => user(ctx, node)?,
+        _ => return Err(IslError::Isl("invalid AST node".into())),
+    })
+}
+
+/// A user node `S(e1, ..., en)`.
+fn user(ctx: &Ctx, node: &ASTNode) -> IslResult<Node> {
+    let call = ctx.check(node.user_get_expr())?;
+    let n = ctx.check(call.op_get_n_arg())?;
+    let name = match expr(ctx, &ctx.check(call.op_get_arg(0))?)? {
+        Expr::Id(name) => name,
+        other => return Err(IslError::Isl(format!("user node calls {other:?}"))),
+    };
+    let args = (1..n)
+        .map(|k| expr(ctx, &ctx.check(call.op_get_arg(k))?))
+        .collect::<IslResult<Vec<_>>>()?;
+    Ok(Node::User(name, args))
+}
+
+fn expr(ctx: &Ctx, e: &ASTExpr) -> IslResult<Expr> {
+    Ok(match ctx.check(e.get_type())? {
+        ASTExprType::Int => {
+            let v = ctx.check(e.get_val())?;
+            Expr::Int(ctx.check(v.get_num_si())?)
+        }
+        ASTExprType::Id => Expr::Id(ctx.check(ctx.check(e.get_id())?.get_name())?.to_owned()),
+        ASTExprType::Op => {
+            let op = match ctx.check(e.op_get_type())? {
+                ASTExprOpType::And | ASTExprOpType::AndThen => Op::And,
+                ASTExprOpType::Or | ASTExprOpType::OrElse => Op::Or,
+                ASTExprOpType::Max => Op::Max,
+                ASTExprOpType::Min => Op::Min,
+                ASTExprOpType::Minus => Op::Minus,
+                ASTExprOpType::Add => Op::Add,
+                ASTExprOpType::Sub => Op::Sub,
+                ASTExprOpType::Mul => Op::Mul,
+                ASTExprOpType::Div => Op::Div,
+                ASTExprOpType::FdivQ => Op::FloorDiv,
+                ASTExprOpType::PdivQ => Op::PosDiv,
+                ASTExprOpType::PdivR => Op::PosRem,
+                ASTExprOpType::ZdivR => Op::ZeroRem,
+                ASTExprOpType::Cond | ASTExprOpType::Select => Op::Select,
+                ASTExprOpType::Eq => Op::Eq,
+                ASTExprOpType::Le => Op::Le,
+                ASTExprOpType::Lt => Op::Lt,
+                ASTExprOpType::Ge => Op::Ge,
+                ASTExprOpType::Gt => Op::Gt,
+                other => {
+                    return Err(IslError::Isl(format!(
+                        "unsupported AST operation {other:?}"
+                    )))
+                }
+            };
+            let n = ctx.check(e.op_get_n_arg())?;
+            let args = (0..n)
+                .map(|k| expr(ctx, &ctx.check(e.op_get_arg(k))?))
+                .collect::<IslResult<Vec<_>>>()?;
+            Expr::Op(op, args)
+        }
+        ASTExprType::Error => return Err(IslError::Isl("invalid AST expression".into())),
+    })
+}

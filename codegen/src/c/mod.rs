@@ -1,0 +1,209 @@
+//! The C printer: a kernel's loop AST and statement bodies as one readable, deterministic
+//! C99 function (see `docs/codegen.md` for its ABI).
+
+mod loops;
+pub mod names;
+pub mod stmt;
+pub mod types;
+
+pub use loops::LoopOptions;
+
+use crate::ast;
+use crate::CodegenError;
+use frontend::ir::Kernel;
+use names::c_name;
+use poly::isl::IslResult;
+use poly::model::isl_text::{aff, isl_name};
+use poly::model::Program;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+use stmt::{by_value, extent_name, Arrays};
+
+/// The helpers every generated file starts with.
+pub const RUNTIME: &str = include_str!("../../runtime/polyc_runtime.h");
+
+/// The name of the generated function of `kernel`.
+pub fn function_name(kernel: &Kernel) -> String {
+    format!("kernel_{}", kernel.name)
+}
+
+/// The generated function's parameter list: the size parameters as `long`, then every
+/// non-temporary array (inputs `const`), scalar inputs by value.
+pub fn signature(kernel: &Kernel) -> String {
+    let mut parts: Vec<String> = kernel
+        .params
+        .iter()
+        .map(|p| format!("long {}", c_name(&p.name)))
+        .collect();
+    for (k, a) in kernel.arrays.iter().enumerate() {
+        let ty = types::storage(a.elem);
+        let name = c_name(&a.name);
+        parts.push(match a.role {
+            frontend::ir::Role::Temp => continue,
+            _ if by_value(kernel, k) => format!("{ty} {name}"),
+            frontend::ir::Role::In => format!("const {ty} *restrict {name}"),
+            _ => format!("{ty} *restrict {name}"),
+        });
+    }
+    format!(
+        "int {}({})",
+        function_name(kernel),
+        if parts.is_empty() {
+            "void".into()
+        } else {
+            parts.join(", ")
+        }
+    )
+}
+
+/// The kernel as a C function executing `ast`.
+pub fn kernel_function(
+    program: &Program,
+    ast: &ast::Node,
+    options: LoopOptions,
+) -> Result<String, CodegenError> {
+    let kernel = &program.kernel;
+    let proven = in_bounds(program)?;
+    let in_bounds = |stmt: &str, k: usize| proven.contains(&(stmt.to_owned(), k));
+    let arrays = Arrays {
+        kernel,
+        in_bounds: &in_bounds,
+    };
+    let mut bodies = BTreeMap::new();
+    for sc in kernel.statements() {
+        bodies.insert(sc.stmt.name.clone(), stmt::statement(&arrays, sc.stmt)?);
+    }
+    let user = |tuple: &str, args: &[String]| -> Result<String, CodegenError> {
+        let s = program
+            .statement_by_tuple(tuple)
+            .ok_or_else(|| CodegenError::Internal(format!("unknown statement {tuple}")))?;
+        let body = &bodies[&s.name];
+        if s.iterators.is_empty() {
+            return Ok(format!("{body} /* {} */", s.name));
+        }
+        let binds: Vec<String> = s
+            .iterators
+            .iter()
+            .zip(args)
+            .map(|(it, a)| format!("{} = {a}", c_name(it)))
+            .collect();
+        Ok(format!(
+            "{{ /* {} */\n    const long {};\n    {body}\n}}",
+            s.name,
+            binds.join(", ")
+        ))
+    };
+    let params: BTreeMap<String, String> = kernel
+        .params
+        .iter()
+        .map(|p| (isl_name(&p.name), c_name(&p.name)))
+        .collect();
+    let loops = loops::LoopPrinter::new(&params, &user, options).print(ast, 1)?;
+
+    let mut out = String::new();
+    let _ = writeln!(out, "{}\n{{", signature(kernel));
+    for (k, a) in kernel.arrays.iter().enumerate() {
+        for (d, dim) in a.dims.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "    const long {} = {};",
+                extent_name(k, d),
+                stmt::affine(dim)
+            );
+        }
+    }
+    let temps: Vec<(usize, &frontend::ir::Array)> = kernel
+        .arrays
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.role == frontend::ir::Role::Temp)
+        .collect();
+    for &(k, a) in &temps {
+        let ty = types::storage(a.elem);
+        let size: Vec<String> = (0..a.dims.len()).map(|d| extent_name(k, d)).collect();
+        let count = if size.is_empty() {
+            "1".into()
+        } else {
+            format!("pc_max(1, {})", size.join(" * "))
+        };
+        let _ = writeln!(
+            out,
+            "    {ty} *restrict {} = ({ty} *)calloc({count}, sizeof({ty}));",
+            c_name(&a.name)
+        );
+    }
+    if !temps.is_empty() {
+        let null: Vec<String> = temps
+            .iter()
+            .map(|(_, a)| format!("!{}", c_name(&a.name)))
+            .collect();
+        let _ = writeln!(out, "    if ({}) {{", null.join(" || "));
+        free_temps(&mut out, &temps, 2);
+        let _ = writeln!(out, "        return PC_FAULT_OUT_OF_MEMORY;\n    }}");
+    }
+    let _ = writeln!(out, "    pc_fault = 0;");
+    out.push_str(&loops);
+    free_temps(&mut out, &temps, 1);
+    let _ = writeln!(out, "    return pc_fault;\n}}");
+    Ok(out)
+}
+
+fn free_temps(out: &mut String, temps: &[(usize, &frontend::ir::Array)], depth: usize) {
+    for (_, a) in temps {
+        let _ = writeln!(out, "{:w$}free({});", "", c_name(&a.name), w = depth * 4);
+    }
+}
+
+/// The accesses `(statement, position)` proven within their array's extents for every
+/// parameter value of the context (position 0 is the target, then the right-hand side's
+/// reads left to right); the others are checked at run time.
+fn in_bounds(program: &Program) -> IslResult<BTreeSet<(String, usize)>> {
+    let kernel = &program.kernel;
+    let prefix = if kernel.params.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<String> = kernel.params.iter().map(|p| isl_name(&p.name)).collect();
+        format!("[{}] -> ", names.join(", "))
+    };
+    let mut bounds = Vec::new();
+    for a in &kernel.arrays {
+        let dims: Vec<String> = (0..a.dims.len()).map(|d| format!("i{d}")).collect();
+        let cons: Vec<String> = a
+            .dims
+            .iter()
+            .enumerate()
+            .map(|(d, e)| format!("0 <= i{d} < {}", aff(e)))
+            .collect();
+        let cons = if cons.is_empty() {
+            "true".to_owned()
+        } else {
+            cons.join(" and ")
+        };
+        bounds.push(program.ctx.set(&format!(
+            "{prefix}{{ {}[{}] : {cons} }}",
+            isl_name(&a.name),
+            dims.join(", ")
+        ))?);
+    }
+    let mut proven = BTreeSet::new();
+    for s in &program.statements {
+        let rhs_reads = &s.reads[s.reads.len() - rhs_count(program, s)..];
+        for (k, access) in std::iter::once(&s.write).chain(rhs_reads).enumerate() {
+            let range = access.relation.range()?;
+            if range.is_subset(&bounds[access.array.0])? {
+                proven.insert((s.name.clone(), k));
+            }
+        }
+    }
+    Ok(proven)
+}
+
+/// How many reads the statement's right-hand side makes.
+fn rhs_count(program: &Program, s: &poly::model::Statement) -> usize {
+    program
+        .kernel
+        .statements()
+        .iter()
+        .find(|sc| sc.stmt.name == s.name)
+        .map_or(0, |sc| poly::model::rhs_reads(sc.stmt).len())
+}

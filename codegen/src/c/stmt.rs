@@ -1,0 +1,290 @@
+//! A statement's body as C: its right-hand side with the exact semantics of
+//! `poly::interp` (see [`super::types`] and `docs/codegen.md`), and the store into its target.
+
+use super::names::c_name;
+use super::types::{compute, double_literal, load, round_double, store};
+use crate::CodegenError;
+use frontend::ir::{
+    Access, AffExpr, AssignOp, BinOp, ElemType, Expr, ExprKind, Func, Kernel, LogicOp, Role, Stmt,
+    Type,
+};
+
+/// Whether an array is passed by value (a 0-d input) and how its accesses are checked.
+pub struct Arrays<'k> {
+    /// The kernel.
+    pub kernel: &'k Kernel,
+    /// Per statement, per access (the target first, then the right-hand side's reads left
+    /// to right): whether its indices are proven within the array's extents.
+    pub in_bounds: &'k dyn Fn(&str, usize) -> bool,
+}
+
+/// Whether array number `k` is passed by value (a scalar input).
+pub fn by_value(kernel: &Kernel, k: usize) -> bool {
+    let a = &kernel.arrays[k];
+    a.dims.is_empty() && a.role == Role::In
+}
+
+/// The name of the hoisted extent of dimension `d` of array number `k`.
+pub fn extent_name(k: usize, d: usize) -> String {
+    format!("pc_ext{k}_{d}")
+}
+
+/// An affine expression as a C `long` expression (loop variables and parameters by their C
+/// names).
+pub fn affine(e: &AffExpr) -> String {
+    match e {
+        AffExpr::Const(c) => format!("({c}L)"),
+        AffExpr::Var(v) => c_name(v.name()),
+        AffExpr::Add(a, b) => format!("({} + {})", affine(a), affine(b)),
+        AffExpr::Sub(a, b) => format!("({} - {})", affine(a), affine(b)),
+        AffExpr::Neg(a) => format!("(-({}))", affine(a)),
+        AffExpr::Mul(c, a) => format!("({c}L * {})", affine(a)),
+        AffExpr::FloorDiv(a, c) => format!("pc_floord({}, {c}L)", affine(a)),
+        AffExpr::CeilDiv(a, c) => format!("pc_ceild({}, {c}L)", affine(a)),
+        AffExpr::Mod(a, c) => format!("pc_mod({}, {c}L)", affine(a)),
+        AffExpr::Min(a, b) => format!("pc_min({}, {})", affine(a), affine(b)),
+        AffExpr::Max(a, b) => format!("pc_max({}, {})", affine(a), affine(b)),
+    }
+}
+
+/// The C statement `target = value;` of `stmt`.
+pub fn statement(arrays: &Arrays<'_>, stmt: &Stmt) -> Result<String, CodegenError> {
+    let mut e = Emitter {
+        arrays,
+        stmt,
+        next_access: 0,
+    };
+    let target = e.lvalue(&stmt.target);
+    let elem = arrays.kernel.array(stmt.target.array).elem;
+    let rhs = e.expr(&stmt.rhs)?;
+    let current = || load(elem, &target);
+    let value = match stmt.op {
+        AssignOp::Assign => rhs,
+        AssignOp::Add => binary(elem, BinOp::Add, &current(), &rhs),
+        AssignOp::Sub => binary(elem, BinOp::Sub, &current(), &rhs),
+        AssignOp::Mul => binary(elem, BinOp::Mul, &current(), &rhs),
+        AssignOp::Div => binary(elem, BinOp::Div, &current(), &rhs),
+        AssignOp::Max => call(elem, Func::Max, &[current(), rhs]).map_err(|r| e.unsupported(r))?,
+        AssignOp::Min => call(elem, Func::Min, &[current(), rhs]).map_err(|r| e.unsupported(r))?,
+    };
+    Ok(format!("{target} = {};", store(elem, &value)))
+}
+
+struct Emitter<'a, 'k> {
+    arrays: &'a Arrays<'k>,
+    stmt: &'a Stmt,
+    next_access: usize,
+}
+
+impl Emitter<'_, '_> {
+    fn unsupported(&self, reason: String) -> CodegenError {
+        CodegenError::Unsupported(format!("statement {}: {reason}", self.stmt.name))
+    }
+
+    /// The element accessed, as a C lvalue of the storage type.
+    fn lvalue(&mut self, access: &Access) -> String {
+        let kernel = self.arrays.kernel;
+        let k = access.array.0;
+        let name = c_name(&kernel.arrays[k].name);
+        let checked = !(self.arrays.in_bounds)(&self.stmt.name, self.next_access);
+        self.next_access += 1;
+        if access.indices.is_empty() {
+            return if by_value(kernel, k) {
+                name
+            } else {
+                format!("{name}[0]")
+            };
+        }
+        let mut flat = String::new();
+        for (d, index) in access.indices.iter().enumerate() {
+            let mut i = affine(index);
+            if checked {
+                i = format!("pc_check({i}, {})", extent_name(k, d));
+            }
+            flat = if d == 0 {
+                i
+            } else {
+                format!("({flat}) * {} + {i}", extent_name(k, d))
+            };
+        }
+        format!("{name}[{flat}]")
+    }
+
+    fn elem(&self, e: &Expr) -> Result<ElemType, CodegenError> {
+        match e.ty {
+            Type::Elem(t) => Ok(t),
+            Type::Bool => Err(self.unsupported("a boolean where a number is expected".into())),
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) -> Result<String, CodegenError> {
+        Ok(match &e.kind {
+            ExprKind::Literal(v) => match e.ty {
+                Type::Bool => (if *v != 0.0 { "1" } else { "0" }).to_owned(),
+                // Rounded to the type once, as the interpreter does.
+                Type::Elem(t) => round_double(t, &double_literal(*v)),
+            },
+            ExprKind::Index(index) => match self.elem(e)? {
+                t @ (ElemType::I32 | ElemType::I8) => {
+                    format!("(({})({}))", compute(t), affine(index))
+                }
+                t => round_double(t, &format!("(double)({})", affine(index))),
+            },
+            ExprKind::Read(access) => {
+                let t = self.arrays.kernel.array(access.array).elem;
+                load(t, &self.lvalue(access))
+            }
+            ExprKind::Neg(x) => {
+                let t = self.elem(e)?;
+                let x = self.expr(x)?;
+                match t {
+                    ElemType::I32 => format!("((int32_t)(0u - (uint32_t)({x})))"),
+                    ElemType::I8 => format!("((int8_t)(uint8_t)(0u - (uint32_t)({x})))"),
+                    _ => format!("(-({x}))"),
+                }
+            }
+            ExprKind::Binary(op, x, y) => {
+                let t = self.elem(e)?;
+                let (x, y) = (self.expr(x)?, self.expr(y)?);
+                binary(t, *op, &x, &y)
+            }
+            ExprKind::Compare(op, x, y) => {
+                let (x, y) = (self.expr(x)?, self.expr(y)?);
+                format!("({x} {} {y})", op.symbol())
+            }
+            ExprKind::Logic(op, x, y) => {
+                let (x, y) = (self.expr(x)?, self.expr(y)?);
+                let sym = match op {
+                    LogicOp::And => "&&",
+                    LogicOp::Or => "||",
+                };
+                format!("({x} {sym} {y})")
+            }
+            ExprKind::Not(x) => format!("(!{})", self.expr(x)?),
+            ExprKind::Select(c, x, y) => {
+                let (c, x, y) = (self.expr(c)?, self.expr(x)?, self.expr(y)?);
+                format!("({c} ? {x} : {y})")
+            }
+            ExprKind::Call(func, args) => {
+                let t = self.elem(e)?;
+                let args = args
+                    .iter()
+                    .map(|a| self.expr(a))
+                    .collect::<Result<Vec<_>, _>>()?;
+                call(t, *func, &args).map_err(|r| self.unsupported(r))?
+            }
+            ExprKind::Cast(x) => {
+                let t = self.elem(e)?;
+                let from_float = matches!(x.ty, Type::Elem(s) if s.is_float());
+                let x = self.expr(x)?;
+                match t {
+                    ElemType::I32 if from_float => format!("pc_to_i32((double)({x}))"),
+                    ElemType::I8 if from_float => format!("pc_to_i8((double)({x}))"),
+                    _ => round_double(t, &format!("(double)({x})")),
+                }
+            }
+        })
+    }
+}
+
+/// `x op y` in type `t`.
+fn binary(t: ElemType, op: BinOp, x: &str, y: &str) -> String {
+    let sym = match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+    };
+    match (t, op) {
+        (ElemType::F64 | ElemType::F32, _) => format!("({x} {sym} {y})"),
+        (ElemType::F16 | ElemType::BF16, _) => {
+            round_double(t, &format!("(double)({x}) {sym} (double)({y})"))
+        }
+        (ElemType::I32, BinOp::Div) => format!("pc_div_i32({x}, {y})"),
+        (ElemType::I8, BinOp::Div) => format!("pc_div_i8({x}, {y})"),
+        (ElemType::I32, _) => format!("((int32_t)((uint32_t)({x}) {sym} (uint32_t)({y})))"),
+        (ElemType::I8, _) => {
+            format!("((int8_t)(uint8_t)((uint32_t)({x}) {sym} (uint32_t)({y})))")
+        }
+    }
+}
+
+/// A built-in function in type `t`, or why it is not defined there.
+fn call(t: ElemType, func: Func, args: &[String]) -> Result<String, String> {
+    if args.len() != func.arity() {
+        return Err(format!(
+            "`{}` takes {} argument(s), {} given",
+            func.name(),
+            func.arity(),
+            args.len()
+        ));
+    }
+    let x = &args[0];
+    let int = !t.is_float();
+    Ok(match func {
+        Func::Max | Func::Min => {
+            let y = &args[1];
+            let which = if func == Func::Max { "max" } else { "min" };
+            match t {
+                ElemType::F64 => format!("pc_f{which}_d({x}, {y})"),
+                ElemType::F32 | ElemType::F16 | ElemType::BF16 => {
+                    format!("pc_f{which}_f({x}, {y})")
+                }
+                _ => format!("(({})pc_{which}_i32({x}, {y}))", compute(t)),
+            }
+        }
+        Func::Abs => match t {
+            ElemType::F64 => format!("fabs({x})"),
+            ElemType::I32 => format!("pc_abs_i32({x})"),
+            ElemType::I8 => format!("pc_abs_i8({x})"),
+            _ => format!("fabsf({x})"),
+        },
+        _ if int => return Err(format!("`{}` is not defined on {t}", func.name())),
+        Func::Sqrt => match t {
+            ElemType::F64 => format!("sqrt({x})"),
+            ElemType::F32 => format!("sqrtf({x})"),
+            _ => round_double(t, &format!("sqrt((double)({x}))")),
+        },
+        Func::Exp | Func::Log | Func::Tanh | Func::Pow => {
+            let name = match func {
+                Func::Exp => "exp",
+                Func::Log => "log",
+                Func::Tanh => "tanh",
+                _ => "pow",
+            };
+            let call_args = args.join(", ");
+            match t {
+                ElemType::F64 => format!("{name}({call_args})"),
+                ElemType::F32 => format!("{name}f({call_args})"),
+                _ => round_double(t, &format!("(double){name}f({call_args})")),
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arithmetic_follows_each_type() {
+        assert_eq!(binary(ElemType::F64, BinOp::Add, "a", "b"), "(a + b)");
+        assert_eq!(
+            binary(ElemType::F16, BinOp::Mul, "a", "b"),
+            "pc_rf16((double)(a) * (double)(b))"
+        );
+        assert_eq!(
+            binary(ElemType::I8, BinOp::Add, "a", "b"),
+            "((int8_t)(uint8_t)((uint32_t)(a) + (uint32_t)(b)))"
+        );
+        assert_eq!(
+            binary(ElemType::I32, BinOp::Div, "a", "b"),
+            "pc_div_i32(a, b)"
+        );
+        assert!(call(ElemType::I32, Func::Exp, &["x".into()]).is_err());
+        assert_eq!(
+            call(ElemType::BF16, Func::Exp, &["x".into()]).unwrap(),
+            "pc_rbf16((double)expf(x))"
+        );
+    }
+}

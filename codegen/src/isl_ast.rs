@@ -1,0 +1,193 @@
+//! isl's AST generator (`isl_ast_build`), which isl-rs does not bind: the project's only
+//! declarations of it. [`build`] turns a schedule tree into our [`ast::Node`], after
+//! [`prepare`] has split bands into single loops, marked the parallel ones and chosen their
+//! AST loop type; [`pseudo_c`] prints isl's own C-like rendering (for `polyc schedule`).
+
+use crate::ast;
+use isl_rs::{ASTLoopType, ASTNode, Id, ScheduleNode, ScheduleNodeType};
+use libc::{c_char, c_void, uintptr_t};
+use poly::isl::{IslError, IslResult, Obj, Schedule, Set};
+use std::ffi::CStr;
+
+unsafe extern "C" {
+    fn isl_ast_build_from_context(context: uintptr_t) -> uintptr_t;
+    fn isl_ast_build_node_from_schedule(build: uintptr_t, schedule: uintptr_t) -> uintptr_t;
+    fn isl_ast_build_free(build: uintptr_t) -> uintptr_t;
+    fn isl_ast_node_to_C_str(node: uintptr_t) -> *mut c_char;
+    fn isl_ast_node_free(node: uintptr_t) -> uintptr_t;
+}
+
+/// How isl generates the loops of each band member (`isl_ast_loop_type`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LoopType {
+    /// isl's default (atomic when the options allow it).
+    #[default]
+    Default,
+    /// One loop per member whose bounds cover every statement: no code duplication.
+    Atomic,
+    /// Separate loops for the pieces where different statements or bounds apply (full and
+    /// partial tiles get loops of their own).
+    Separate,
+}
+
+impl LoopType {
+    fn isl(self) -> ASTLoopType {
+        match self {
+            LoopType::Default => ASTLoopType::Default,
+            LoopType::Atomic => ASTLoopType::Atomic,
+            LoopType::Separate => ASTLoopType::Separate,
+        }
+    }
+}
+
+/// Options of AST generation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AstOptions {
+    /// The loop type of every band member.
+    pub loop_type: LoopType,
+}
+
+/// The AST of `schedule` for parameters in `context`. Coincident band members become loops
+/// with [`ast::For::parallel`] set.
+pub fn build(schedule: &Schedule, context: &Set, options: &AstOptions) -> IslResult<ast::Node> {
+    let prepared = prepare(schedule, options)?;
+    let ctx = schedule.ctx();
+    with_isl_ast(&prepared, context, |node| {
+        // SAFETY: `node` is a live AST node owned by `with_isl_ast`; the wrapper does not
+        // free it (`should_free_on_drop: false`).
+        let wrapped = ASTNode {
+            ptr: node,
+            should_free_on_drop: false,
+        };
+        ast::convert(ctx, &wrapped)
+    })
+}
+
+/// The loops that execute `schedule` for parameters in `context`, as isl prints them (one
+/// call `S(i, j)` per statement instance).
+pub fn pseudo_c(schedule: &Schedule, context: &Set) -> IslResult<String> {
+    with_isl_ast(schedule, context, |node| {
+        // SAFETY: `node` is live; isl returns a malloc'd string freed here.
+        unsafe {
+            let text = isl_ast_node_to_C_str(node);
+            if text.is_null() {
+                return Err(failure(schedule));
+            }
+            let out = CStr::from_ptr(text).to_string_lossy().into_owned();
+            libc::free(text as *mut c_void);
+            Ok(out)
+        }
+    })
+}
+
+/// Builds isl's AST of `schedule` and hands its root to `f`, freeing it afterwards.
+fn with_isl_ast<R>(
+    schedule: &Schedule,
+    context: &Set,
+    f: impl FnOnce(uintptr_t) -> IslResult<R>,
+) -> IslResult<R> {
+    // SAFETY: `to_ptr` hands over new references (`__isl_take`); `build` and `node` are owned
+    // here and freed exactly once, after `f` is done with `node`.
+    unsafe {
+        let build = isl_ast_build_from_context(context.to_ptr());
+        if build == 0 {
+            return Err(failure(schedule));
+        }
+        let node = isl_ast_build_node_from_schedule(build, schedule.to_ptr());
+        isl_ast_build_free(build);
+        if node == 0 {
+            return Err(failure(schedule));
+        }
+        let out = f(node);
+        isl_ast_node_free(node);
+        out
+    }
+}
+
+fn failure(schedule: &Schedule) -> IslError {
+    let raw = schedule.ctx().raw();
+    let msg = raw.last_error_msg().to_string();
+    raw.reset_error();
+    IslError::Isl(format!("AST generation failed: {msg}"))
+}
+
+/// The schedule with every band split into one-member bands, each with the loop type of
+/// `options` and, when coincident, a [`ast::PARALLEL_MARK`] mark above it.
+pub fn prepare(schedule: &Schedule, options: &AstOptions) -> IslResult<Schedule> {
+    let ctx = schedule.ctx();
+    let root = schedule.query(|s| s.get_root())?;
+    let root = visit(ctx, root, options)?;
+    Ok(Obj::from_raw(ctx, ctx.check(root.get_schedule())?))
+}
+
+fn visit(
+    ctx: &poly::isl::Ctx,
+    node: ScheduleNode,
+    options: &AstOptions,
+) -> IslResult<ScheduleNode> {
+    let mut node = node;
+    if ctx.check(node.get_type())? == ScheduleNodeType::Band && ctx.check(node.band_n_member())? > 0
+    {
+        if ctx.check(node.band_n_member())? > 1 {
+            node = ctx.check(node.band_split(1))?;
+        }
+        let coincident = ctx.check(node.band_member_get_coincident(0))?;
+        node = ctx.check(node.band_member_set_ast_loop_type(0, options.loop_type.isl()))?;
+        if coincident {
+            let id = ctx.check(Id::read_from_str(ctx.raw(), ast::PARALLEL_MARK))?;
+            node = ctx.check(ctx.check(node.insert_mark(id))?.child(0))?;
+        }
+    }
+    for k in 0..ctx.check(node.n_children())? {
+        node = ctx.check(visit(ctx, ctx.check(node.child(k))?, options)?.parent())?;
+    }
+    Ok(node)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use poly::isl::Ctx;
+
+    fn schedule(ctx: &Ctx, coincident: &str) -> Schedule {
+        ctx.schedule(&format!(
+            "{{ domain: \"[N] -> {{ S[i, j] : 0 <= i < N and 0 <= j < N }}\", child: \
+             {{ schedule: \"[N] -> [{{ S[i, j] -> [(i)] }}, {{ S[i, j] -> [(j)] }}]\", \
+             coincident: [ {coincident} ] }} }}"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn pseudo_c_prints_a_loop_nest() {
+        let ctx = Ctx::default();
+        let text = pseudo_c(
+            &schedule(&ctx, "0, 0"),
+            &ctx.set("[N] -> { : N >= 1 }").unwrap(),
+        )
+        .unwrap();
+        assert!(text.contains("for (int c0 = 0; c0 < N; c0 += 1)"), "{text}");
+        assert!(text.contains("S(c0, c1);"), "{text}");
+    }
+
+    #[test]
+    fn coincident_members_become_parallel_loops() {
+        let ctx = Ctx::default();
+        let context = ctx.set("[N] -> { : N >= 1 }").unwrap();
+        let ast = build(&schedule(&ctx, "0, 1"), &context, &AstOptions::default()).unwrap();
+        let ast::Node::For(outer) = ast else {
+            panic!("{ast:?}")
+        };
+        let ast::Node::For(inner) = *outer.body else {
+            panic!()
+        };
+        assert!(!outer.parallel && inner.parallel);
+        assert_eq!(
+            *inner.body,
+            ast::Node::User(
+                "S".into(),
+                vec![ast::Expr::Id("c0".into()), ast::Expr::Id("c1".into())]
+            )
+        );
+    }
+}
