@@ -186,21 +186,29 @@ impl Visitor for Executor<'_> {
             }
             offset += n;
         }
-        let stride = values.stride();
-        for step in 0..values.count {
-            iv[last] = values.nth(step);
+        // The checks are done: `end` now holds each access's address step.
+        let mut offset = 0;
+        for &k in stmts {
+            let deltas = self.stmts[k].innermost_deltas().unwrap_or(&[]);
+            for (step, delta) in end[offset..].iter_mut().zip(deltas) {
+                *step = (delta * values.stride()) as usize;
+            }
+            offset += deltas.len();
+        }
+        for n in 0..values.count {
+            iv[last] = values.nth(n);
             let mut offset = 0;
             for &k in stmts {
                 let s = &self.stmts[k];
-                let addrs = &mut base[offset..offset + s.access_count()];
-                if step > 0 {
-                    for (addr, delta) in addrs.iter_mut().zip(s.innermost_deltas().unwrap_or(&[])) {
-                        *addr = (*addr as i64 + delta * stride) as usize;
+                let range = offset..offset + s.access_count();
+                if n > 0 {
+                    for (addr, step) in base[range.clone()].iter_mut().zip(&end[range.clone()]) {
+                        *addr = addr.wrapping_add(*step);
                     }
                 }
-                s.evaluate(iv, self.arrays, addrs)
+                s.evaluate(iv, self.arrays, &base[range.clone()])
                     .map_err(|fault| s.error(fault, iv, self.arrays))?;
-                offset += s.access_count();
+                offset = range.end;
             }
         }
         Ok(())

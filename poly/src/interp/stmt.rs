@@ -162,7 +162,7 @@ impl CompiledStmt {
     }
 
     /// Executes the instance `iv` whose access addresses are `addrs`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn evaluate(
         &self,
         iv: &[i64],
