@@ -264,7 +264,7 @@ impl Machine {
             if p.from == p.to || p.pipe == Pipe::S || p.pipe == Pipe::M {
                 return bad(format!("paths[{i}] ({} -> {}) must join two memories and be driven by an MTE or V pipe", p.from, p.to));
             }
-            if !positive(p.bytes_per_cycle) || !(p.latency >= 0.0 && p.latency.is_finite()) {
+            if !(positive(p.bytes_per_cycle) && p.latency >= 0.0 && p.latency.is_finite()) {
                 return bad(format!(
                     "paths[{i}] needs a positive bytes_per_cycle and a non-negative latency"
                 ));
@@ -291,7 +291,7 @@ impl Machine {
             return bad("cube.m0, k0, n0 and k0_i8 must be positive".into());
         }
         let v = &self.vector;
-        if v.bytes_per_repeat == 0 || v.bytes_per_repeat % 32 != 0 || v.max_repeat == 0 {
+        if v.bytes_per_repeat == 0 || !v.bytes_per_repeat.is_multiple_of(32) || v.max_repeat == 0 {
             return bad(
                 "vector.bytes_per_repeat must be a positive multiple of 32 and max_repeat positive"
                     .into(),

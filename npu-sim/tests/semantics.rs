@@ -199,6 +199,7 @@ fn strided_dma_moves_the_right_elements() {
 
 /// `A` (m x k) through L1 into L0A (optionally transposed), times `B` (k x n), accumulated
 /// twice (init, then accumulate), out through UB as f32 (with ReLU when asked).
+#[allow(clippy::too_many_arguments)]
 fn cube(
     dt: DType,
     load: &str,
