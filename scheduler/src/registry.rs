@@ -2,11 +2,17 @@
 
 use crate::baseline::{Identity, Isl};
 use crate::feautrier::Feautrier;
+use crate::pluto::Pluto;
 use crate::Scheduler;
 
 /// All schedulers, in the order tables list them.
 pub fn all_schedulers() -> Vec<Box<dyn Scheduler>> {
-    vec![Box::new(Feautrier), Box::new(Isl), Box::new(Identity)]
+    vec![
+        Box::new(Pluto::default()),
+        Box::new(Feautrier),
+        Box::new(Isl),
+        Box::new(Identity),
+    ]
 }
 
 /// The scheduler users select as `name`.
