@@ -61,11 +61,11 @@
 //! each index is linear in the loop variable) and the addresses then advance by constant
 //! steps; otherwise every instance is checked. `run_instances` checks every instance.
 //!
-//! Measured on gemm (`examples/gemm.pk`, f64) at NI = NJ = NK = 256 (16.8 million instances)
-//! on a shared 2-core machine under a load average of about 6: 0.43-0.67 s of CPU time per
-//! run (25-39 million instances per CPU-second), `perf stat -e task-clock` on
-//! `cargo test --release -p poly --test interp_gemm -- --ignored gemm_256`; the wall-clock
-//! benchmark is `cargo bench -p poly --bench interp`.
+//! Measured with `cargo bench -p poly --bench interp` on gemm (`examples/gemm.pk`, f64) at
+//! NI = NJ = NK = 256 (16.8 million instances), on a shared 2-core machine under a load
+//! average of about 6: `run_original` 49 million instances per second of CPU time
+//! (group `interp_gemm_cpu`, 45-54 M/s), `run_instances` 22 M/s (at 64). Wall-clock figures
+//! (group `interp_gemm`) were 13-18 M/s at that load, as the benchmark got about 40% of a core.
 
 mod affine;
 mod arith;
