@@ -14,18 +14,34 @@ use std::fmt;
 /// element type.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ArrayValues {
-    /// The array's name.
-    pub name: String,
-    /// Its element type.
-    pub elem: ElemType,
-    /// Its role at the kernel boundary.
-    pub role: Role,
-    /// Its extents.
-    pub shape: Vec<usize>,
+    pub(crate) name: String,
+    pub(crate) elem: ElemType,
+    pub(crate) role: Role,
+    pub(crate) shape: Vec<usize>,
     pub(crate) values: Vec<f64>,
 }
 
 impl ArrayValues {
+    /// The array's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its element type.
+    pub fn elem(&self) -> ElemType {
+        self.elem
+    }
+
+    /// Its role at the kernel boundary.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// Its extents.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
     /// The values, flattened in C order.
     pub fn values(&self) -> &[f64] {
         &self.values
