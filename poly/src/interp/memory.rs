@@ -14,27 +14,20 @@ use std::fmt;
 /// element type.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ArrayValues {
-    pub(crate) name: String,
+    /// The array's name.
+    pub name: String,
+    /// Its role: which arrays [`Memory::save_outputs`] writes and
+    /// [`Memory::load_inputs`] reads.
+    pub role: Role,
     pub(crate) elem: ElemType,
-    pub(crate) role: Role,
     pub(crate) shape: Vec<usize>,
     pub(crate) values: Vec<f64>,
 }
 
 impl ArrayValues {
-    /// The array's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
     /// Its element type.
     pub fn elem(&self) -> ElemType {
         self.elem
-    }
-
-    /// Its role at the kernel boundary.
-    pub fn role(&self) -> Role {
-        self.role
     }
 
     /// Its extents.
