@@ -12,8 +12,12 @@
 pub mod affine;
 pub mod baseline;
 pub mod compare;
+pub mod ddg;
+pub mod farkas;
 pub mod feautrier;
+pub mod ilp;
 pub mod legality;
+pub mod pluto;
 pub mod problem;
 pub mod registry;
 pub mod transform;

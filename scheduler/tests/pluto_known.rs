@@ -134,7 +134,7 @@ fn top_level_groups(s: &AffineSchedule) -> usize {
 
 #[test]
 fn mm_fusion_follows_the_policy() {
-    for example in ["polybench/2mm.pk", "polybench/3mm.pk"] {
+    for example in ["polybench/2mm.pk", "2mm.pk"] {
         let (p, none) = schedule(example, FusePolicy::None);
         assert_eq!(
             top_level_groups(&none),
@@ -158,4 +158,16 @@ fn lu_and_cholesky_get_tilable_bands() {
             show(&p, &s)
         );
     }
+}
+
+#[test]
+fn max_fusion_distributes_less_than_no_fusion() {
+    let (p, none) = schedule("polybench/3mm.pk", FusePolicy::None);
+    let (_, max) = schedule("polybench/3mm.pk", FusePolicy::Max);
+    assert_eq!(top_level_groups(&none), p.statements.len());
+    assert!(
+        top_level_groups(&max) < top_level_groups(&none),
+        "{}",
+        show(&p, &max)
+    );
 }

@@ -51,7 +51,7 @@ impl<'a> Search<'a> {
                 break;
             }
             if !all_full {
-                if let Some(row) = self.hyperplane(&band_deps)? {
+                if let Some(row) = self.hyperplane(&band_deps, &self.all_statements())? {
                     self.push_loop(row)?;
                     continue;
                 }
@@ -60,7 +60,7 @@ impl<'a> Search<'a> {
             if self.schedule.rows.len() > band_start {
                 self.close_band(band_start);
             } else {
-                self.forced_cut()?;
+                self.forced_cut(&band_deps)?;
             }
             band_deps = self.band_deps()?;
             band_start = self.schedule.rows.len();
@@ -105,25 +105,43 @@ impl<'a> Search<'a> {
         Ok(())
     }
 
-    /// No hyperplane exists: separate the strongly connected components of the live
-    /// dependence graph.
-    fn forced_cut(&mut self) -> Result<(), ScheduleError> {
-        let graph = self.live_graph()?;
-        let sccs = graph.sccs();
-        let groups: Vec<usize> = (0..sccs.len()).collect();
-        let before = self.live.clone();
-        self.push_cut(&sccs, &groups)?;
-        if self.live.is_equal(&before)? {
-            return Err(ScheduleError::NoSchedule {
-                scheduler: "pluto",
-                reason: format!(
-                    "no hyperplane respects the remaining dependences and they do not cross \
-                     strongly connected components: {}",
-                    self.live
-                ),
-            });
+    /// No hyperplane exists: split the strongly connected components of the live
+    /// dependence graph, in topological order, into as few consecutive groups as possible
+    /// such that each group has a hyperplane (greedily); if that orders nothing, separate
+    /// every component.
+    fn forced_cut(&mut self, band_deps: &[BandDep]) -> Result<(), ScheduleError> {
+        let sccs = self.live_graph()?.sccs();
+        let mut groups: Vec<usize> = Vec::with_capacity(sccs.len());
+        let mut current: Vec<usize> = Vec::new();
+        for scc in &sccs {
+            let candidate: Vec<usize> = current.iter().chain(scc).copied().collect();
+            let fused = current.is_empty() || self.hyperplane(band_deps, &candidate)?.is_some();
+            if !fused {
+                current.clear();
+            }
+            current.extend(scc);
+            groups.push(groups.last().map_or(0, |&g| g + usize::from(!fused)));
         }
-        Ok(())
+        let before = self.live.clone();
+        for attempt in [groups, (0..sccs.len()).collect()] {
+            if attempt.last().copied().unwrap_or(0) == 0 {
+                continue;
+            }
+            self.push_cut(&sccs, &attempt)?;
+            if !self.live.is_equal(&before)? {
+                return Ok(());
+            }
+            self.schedule.rows.pop();
+            self.live = before.clone();
+        }
+        Err(ScheduleError::NoSchedule {
+            scheduler: "pluto",
+            reason: format!(
+                "no hyperplane respects the remaining dependences and they do not cross \
+                 strongly connected components: {}",
+                self.live
+            ),
+        })
     }
 
     /// A scalar row giving the statements of `sccs[k]` the constant `groups[k]`.
@@ -141,11 +159,21 @@ impl<'a> Search<'a> {
         Ok(())
     }
 
-    /// The next hyperplane for every group of statements connected by the band's
-    /// dependences, or `None` if some group that needs one has none.
-    fn hyperplane(&self, band_deps: &[BandDep]) -> Result<Option<Row>, ScheduleError> {
+    fn all_statements(&self) -> Vec<usize> {
+        (0..self.program.statements.len()).collect()
+    }
+
+    /// The next hyperplane for the statements `among`, each group of them connected by the
+    /// band's dependences solved on its own, or `None` if some group that needs one has
+    /// none.
+    fn hyperplane(
+        &self,
+        band_deps: &[BandDep],
+        among: &[usize],
+    ) -> Result<Option<Row>, ScheduleError> {
         let n = self.program.statements.len();
-        let graph = Ddg::new(n, band_deps.iter().map(|d| (d.src, d.dst)));
+        let inside = |d: &&BandDep| among.contains(&d.src) && among.contains(&d.dst);
+        let graph = Ddg::new(n, band_deps.iter().filter(inside).map(|d| (d.src, d.dst)));
         let settings = Settings {
             ctx: &self.program.ctx,
             objective: self.pluto.objective.as_ref(),
@@ -154,7 +182,7 @@ impl<'a> Search<'a> {
         };
         let mut stmts = self.zero_row();
         for component in graph.components() {
-            if !component.iter().any(|&s| self.needs_more(s)) {
+            if !among.contains(&component[0]) || !component.iter().any(|&s| self.needs_more(s)) {
                 continue;
             }
             let members: Vec<Member<'_>> = component
@@ -168,7 +196,7 @@ impl<'a> Search<'a> {
                 .collect();
             let deps: Vec<&BandDep> = band_deps
                 .iter()
-                .filter(|d| component.contains(&d.src))
+                .filter(|d| component.contains(&d.src) && component.contains(&d.dst))
                 .collect();
             let mut solution = None;
             for orientation in [1, -1] {
