@@ -126,6 +126,7 @@ fn visit(
     options: &AstOptions,
 ) -> IslResult<ScheduleNode> {
     let mut node = node;
+    let mut marked = false;
     if ctx.check(node.get_type())? == ScheduleNodeType::Band && ctx.check(node.band_n_member())? > 0
     {
         if ctx.check(node.band_n_member())? > 1 {
@@ -136,10 +137,15 @@ fn visit(
         if coincident {
             let id = ctx.check(Id::read_from_str(ctx.raw(), ast::PARALLEL_MARK))?;
             node = ctx.check(ctx.check(node.insert_mark(id))?.child(0))?;
+            marked = true;
         }
     }
     for k in 0..ctx.check(node.n_children())? {
         node = ctx.check(visit(ctx, ctx.check(node.child(k))?, options)?.parent())?;
+    }
+    // Return at the position we were given: the inserted mark, if any.
+    if marked {
+        node = ctx.check(node.parent())?;
     }
     Ok(node)
 }
