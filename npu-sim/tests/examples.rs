@@ -92,10 +92,10 @@ fn gemm_full_matches_the_reference_and_reaches_the_roofline() {
     for &i in &rows {
         assert_gemm_close(&a, &b, &c, 1024, i..i + 1, 0..1024);
     }
-    // docs/npu.md, "Performance": the target is 85%; this tiling reaches 82.8% (a regression
-    // guard, not the target).
+    // docs/npu.md, "Performance": the target is 85%; the generated schedule
+    // (npu-sim/examples/gemm_schedule.rs) reaches 88.4%, guarded here with a little slack.
     assert!(
-        report.fraction() >= 0.82,
+        report.fraction() >= 0.875,
         "achieved {:.1}% of the roofline",
         100.0 * report.fraction()
     );
