@@ -1,7 +1,9 @@
 //! The subcommands of `polyc`, one module each.
 
+mod bench;
 mod check;
 mod compare;
+mod compile;
 mod schedule;
 mod demo;
 mod input;
@@ -28,6 +30,10 @@ enum Command {
     Schedule(schedule::ScheduleArgs),
     /// Compare schedulers on kernels: bands, parallel loops, tiles, time.
     Compare(compare::CompareArgs),
+    /// Time a kernel as original C (gcc, Polly) and as polyc's C; report medians.
+    Bench(bench::BenchArgs),
+    /// Schedule a kernel and emit it as C (with `--harness`, a complete program).
+    Compile(compile::CompileArgs),
     /// Run the whole pipeline on an embedded example (what `make run` shows).
     Demo(demo::DemoArgs),
     /// Print a kernel as the compiler sees it: checked AST, isl model, dependences, schedule.
@@ -44,6 +50,8 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Check(args) => check::run(&args),
         Command::Schedule(args) => schedule::run(&args),
         Command::Compare(args) => compare::run(&args),
+        Command::Bench(args) => bench::run(&args),
+        Command::Compile(args) => compile::run(&args),
         Command::Demo(args) => demo::run(&args),
         Command::Show(args) => show::run(&args),
         Command::Run(args) => run::run(&args),
