@@ -19,7 +19,7 @@ run: build
 	$(RELEASE_BIN) demo
 
 test: setup
-	$(CARGO) test --workspace --release --locked
+	$(CARGO) test --workspace --release --locked --no-fail-fast
 
 # Benchmarks (not part of the test suite; results go to docs/performance.md by hand).
 bench: setup

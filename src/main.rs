@@ -8,6 +8,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    restore_default_sigpipe();
     let cli = commands::Cli::parse();
     match commands::dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -15,5 +16,14 @@ fn main() -> ExitCode {
             eprintln!("{err}");
             ExitCode::from(err.exit_code())
         }
+    }
+}
+
+/// Rust ignores SIGPIPE, so printing into a closed pipe (`polyc ... | head`) would panic;
+/// restoring the default makes polyc end quietly there, like other command-line tools.
+fn restore_default_sigpipe() {
+    // SAFETY: called first thing in `main`, before any thread exists or any output is written.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
