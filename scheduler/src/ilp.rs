@@ -1,8 +1,9 @@
 //! Small integer linear programs over named-less unknowns `x0, x1, ...`, solved exactly by
 //! isl's lexicographic minimum (parametric integer programming, no floating point).
 
-use poly::isl::{Ctx, IslError, IslResult};
-use std::fmt::Write;
+use isl_rs::{DimType, LibISLError, Mat, Space, Val};
+use libc::uintptr_t;
+use poly::isl::{BasicSet, Ctx, IslError, IslResult, RawIsl, Set};
 
 /// A linear expression `sum(coeff * x_var) + constant` (sparse; coefficients in `i128` so
 /// that combining the small coefficients of schedules and Farkas duals cannot overflow).
@@ -86,13 +87,6 @@ impl LinExpr {
             .sum::<i128>()
             + self.constant
     }
-
-    fn write(&self, out: &mut String) {
-        for &(v, c) in &self.terms {
-            let _ = write!(out, "{c}*x{v} + ");
-        }
-        let _ = write!(out, "{}", self.constant);
-    }
 }
 
 /// `expr >= 0` or `expr = 0`.
@@ -131,20 +125,7 @@ impl Ilp {
     /// none. Every unknown must be bounded below on the solutions (else isl reports an
     /// error).
     pub fn lexmin(&self, ctx: &Ctx) -> IslResult<Option<Vec<i64>>> {
-        let vars: Vec<String> = (0..self.n_vars).map(|v| format!("x{v}")).collect();
-        let mut text = format!("{{ [{}] : ", vars.join(", "));
-        for (k, c) in self.constraints.iter().enumerate() {
-            if k > 0 {
-                text.push_str(" and ");
-            }
-            c.expr.write(&mut text);
-            text.push_str(if c.equality { " = 0" } else { " >= 0" });
-        }
-        if self.constraints.is_empty() {
-            text.push_str("true");
-        }
-        text.push_str(" }");
-        let min = ctx.set(&text)?.lexmin()?;
+        let min = partial_lexmin(&self.to_basic_set(ctx)?)?;
         if min.is_empty()? {
             return Ok(None);
         }
@@ -155,6 +136,86 @@ impl Ilp {
             )),
         }
     }
+
+    /// The system as an isl basic set, built from its constraint matrices (no text: isl's
+    /// parser intersects constraint by constraint, which costs more than the solve).
+    pub fn to_basic_set(&self, ctx: &Ctx) -> IslResult<BasicSet> {
+        let raw = ctx.raw();
+        let matrix = |equality: bool| -> IslResult<Mat> {
+            let rows: Vec<&Constraint> = self
+                .constraints
+                .iter()
+                .filter(|c| c.equality == equality)
+                .collect();
+            let cols = 1 + self.n_vars;
+            let mut mat = ctx.check(Mat::alloc(raw, 0, cols as u32))?;
+            mat = ctx.check(mat.add_zero_rows(rows.len() as u32))?;
+            for (r, c) in rows.iter().enumerate() {
+                let entries = std::iter::once((0, c.expr.constant))
+                    .chain(c.expr.terms.iter().map(|&(v, k)| (1 + v, k)));
+                for (col, k) in entries.filter(|&(_, k)| k != 0) {
+                    mat = set_entry(ctx, mat, r, col, k)?;
+                }
+            }
+            Ok(mat)
+        };
+        let space = ctx.check(Space::set_alloc(raw, 0, self.n_vars as u32))?;
+        let (eq, ineq) = (matrix(true)?, matrix(false)?);
+        let set = ctx.check(isl_rs::BasicSet::from_constraint_matrices(
+            space,
+            eq,
+            ineq,
+            DimType::Cst,
+            DimType::Set,
+            DimType::Param,
+            DimType::Div,
+        ))?;
+        Ok(BasicSet::from_raw(ctx, set))
+    }
+}
+
+unsafe extern "C" {
+    fn isl_basic_set_partial_lexmin(
+        bset: uintptr_t,
+        dom: uintptr_t,
+        empty: *mut uintptr_t,
+    ) -> uintptr_t;
+}
+
+/// The lexicographic minimum of `set` over the universe of its (zero) parameters.
+///
+/// `isl_basic_set_lexmin` would first compute the set's parameter domain by eliminating
+/// every unknown (Fourier-Motzkin), which explodes on the hundreds of constraints of a
+/// fused hyperplane search; given that domain (the universe), isl goes straight to its
+/// parametric integer programming. isl-rs does not bind the function.
+fn partial_lexmin(set: &BasicSet) -> IslResult<Set> {
+    let ctx = set.ctx();
+    let raw = ctx.raw();
+    let params = ctx.check(Space::params_alloc(raw, 0))?;
+    let universe = ctx.check(isl_rs::BasicSet::universe(params))?;
+    // SAFETY: both arguments are new owned references (`__isl_take`); a null `empty` asks
+    // for no empty set; the result is owned and handed to a wrapper, which frees it.
+    let min = unsafe {
+        isl_basic_set_partial_lexmin(set.to_ptr(), universe.into_ptr(), std::ptr::null_mut())
+    };
+    if min == 0 {
+        let err = LibISLError::new(raw.last_error(), raw.last_error_msg());
+        raw.reset_error();
+        return ctx.check(Err(err));
+    }
+    Ok(Set::from_raw(ctx, isl_rs::Set::from_ptr(min)))
+}
+
+/// `mat[row][col] = k`, or an error if `k` does not fit isl's machine-integer setters.
+fn set_entry(ctx: &Ctx, mat: Mat, row: usize, col: usize, k: i128) -> IslResult<Mat> {
+    let (row, col) = (row as i32, col as i32);
+    if let Ok(small) = i32::try_from(k) {
+        return ctx.check(mat.set_element_si(row, col, small));
+    }
+    let big = i64::try_from(k)
+        .map_err(|_| IslError::Isl(format!("integer program coefficient {k} overflows")))?;
+    let val = ctx.check(Val::int_from_si(ctx.raw(), big))?;
+    ctx.check(mat.set_element_val(row, col, val))
 }
 
 #[cfg(test)]
