@@ -109,14 +109,15 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
             exe: build(&gcc, &original, "a")?,
             times: Vec::new(),
         }];
-        if polly.is_available() {
-            variants.push(Variant {
+        match build(&polly, &original, "b") {
+            Ok(exe) => variants.push(Variant {
                 name: "original (clang-16 Polly)",
-                exe: build(&polly, &original, "b")?,
+                exe,
                 times: Vec::new(),
-            });
-        } else {
-            eprintln!("note: clang-16 not found: the Polly variant is skipped");
+            }),
+            // Missing clang-16, Polly or libomp: `scripts/setup.sh clang-16 libpolly-16-dev
+            // libomp-16-dev` installs them.
+            Err(e) => eprintln!("note: the Polly variant is skipped: {e}"),
         }
         variants.push(Variant {
             name: "polyc (gcc -O3 -fopenmp)",
