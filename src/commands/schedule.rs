@@ -5,7 +5,8 @@ use poly::deps::Dependences;
 use poly::isl::{Ctx, IslError};
 use poly::model::{ModelError, Program};
 use scheduler::registry::{scheduler_named, scheduler_names};
-use scheduler::transform::{ast, optimize, summary, TransformOptions};
+use codegen::isl_ast;
+use scheduler::transform::{optimize, summary, TransformOptions};
 use scheduler::{FusePolicy, Options, Problem, ScheduleError, Scheduler};
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -190,7 +191,7 @@ pub fn run(args: &ScheduleArgs) -> Result<(), CliError> {
                 println!("// kernel {name} ({})", scheduler.name());
                 print!(
                     "{}",
-                    ast::pseudo_c(&tree, &lifted.program.context).map_err(isl_error)?
+                    isl_ast::pseudo_c(&tree, &lifted.program.context).map_err(isl_error)?
                 );
             }
             Emit::Deps => unreachable!("handled above"),

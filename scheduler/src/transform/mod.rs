@@ -7,7 +7,6 @@
 //! with its reason.
 
 pub mod analysis;
-pub mod ast;
 pub mod fusion;
 pub mod reorder;
 pub mod summary;
