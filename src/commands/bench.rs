@@ -140,7 +140,9 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
             }
         }
         println!("{file} ({}):", args.define.join(" "));
-        print!("  {reference}");
+        for line in reference.lines() {
+            println!("  {line}");
+        }
         let base = median(&variants[0].times);
         for v in &variants {
             let m = median(&v.times);
