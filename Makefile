@@ -4,7 +4,7 @@
 CARGO ?= cargo
 RELEASE_BIN := target/release/polyc
 
-.PHONY: all setup build run test bench fmt clean
+.PHONY: all setup build run test bench bench-setup fmt clean
 
 all: build
 
@@ -22,8 +22,16 @@ test: setup
 	$(CARGO) test --workspace --release --locked --no-fail-fast
 
 # Benchmarks (not part of the test suite; results go to docs/performance.md by hand).
-bench: setup
+# The CPU comparison needs Polly (clang-16, libpolly-16-dev, libomp-16-dev) and OpenBLAS.
+BENCH_PACKAGES := clang-16 libpolly-16-dev libomp-16-dev libopenblas-dev
+
+bench-setup:
+	@scripts/setup.sh $(BENCH_PACKAGES)
+
+bench: bench-setup
 	$(CARGO) bench --workspace --locked
+	$(CARGO) build --release --locked
+	OMP_NUM_THREADS=$$(nproc) $(RELEASE_BIN) bench examples/polybench/*.pk
 
 fmt:
 	$(CARGO) fmt --all
