@@ -10,6 +10,7 @@ mod input;
 mod run;
 mod show;
 mod sim;
+mod verify;
 
 use crate::error::CliError;
 use clap::{Parser, Subcommand};
@@ -42,6 +43,8 @@ enum Command {
     Run(run::RunArgs),
     /// Simulate a program for the NPU (`.npu` assembly).
     Sim(sim::SimArgs),
+    /// Check a schedule against a kernel's dependences; explain every violation.
+    Verify(verify::VerifyArgs),
 }
 
 /// Runs the chosen subcommand.
@@ -56,5 +59,6 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Show(args) => show::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Sim(args) => sim::run(&args),
+        Command::Verify(args) => verify::run(&args),
     }
 }

@@ -8,15 +8,16 @@ use isl_rs::{ScheduleNode, ScheduleNodeType};
 use poly::deps::DepKind;
 use poly::isl::{Ctx, IslError, IslResult, Obj, Schedule, UnionMap, UnionSet};
 
-/// The violations of the band rules by the dependences `deps` (by kind) in `tree`.
+/// The violations of the band rules in `tree`: coincident members against `all` the
+/// dependences, permutable bands against `validity` (both by kind).
 pub(super) fn check(
     facts: &Facts<'_>,
     tree: &Schedule,
-    deps: &[(DepKind, UnionMap)],
+    validity: &[(DepKind, UnionMap)],
+    all: &[(DepKind, UnionMap)],
 ) -> Result<Vec<DepViolation>, CheckError> {
     let ctx = tree.ctx();
-    let mut out = Vec::new();
-    let mut band_number = 0;
+    let mut bands = Vec::new();
     let mut stack = vec![ctx.check(tree.to_raw().get_root())?];
     while let Some(node) = stack.pop() {
         let n_children = ctx.check(node.n_children())?;
@@ -24,10 +25,15 @@ pub(super) fn check(
             stack.push(ctx.check(node.get_child(k))?);
         }
         if ctx.check(node.get_type())? == ScheduleNodeType::Band {
-            let band = Band::read(ctx, &node, band_number)?;
-            band_number += 1;
-            out.extend(band.violations(facts, deps)?);
+            bands.push(Band::read(ctx, &node, bands.len())?);
         }
+    }
+    let mut out = Vec::new();
+    for band in &bands {
+        out.extend(band.parallel_violations(facts, all)?);
+    }
+    for band in &bands {
+        out.extend(band.permutable_violations(facts, validity)?);
     }
     Ok(out)
 }
@@ -69,35 +75,55 @@ impl Band {
         })
     }
 
-    fn violations(
+    /// Coincident members carrying one of `all` (by kind) not ordered by outer dimensions.
+    fn parallel_violations(
         &self,
         facts: &Facts<'_>,
-        deps: &[(DepKind, UnionMap)],
+        all: &[(DepKind, UnionMap)],
     ) -> Result<Vec<DepViolation>, CheckError> {
-        let checks_permutable = self.permutable && self.members.len() > 1;
         let mut out = Vec::new();
-        if !checks_permutable && !self.coincident.contains(&true) {
+        if !self.coincident.contains(&true) {
             return Ok(out);
         }
-        for (kind, deps) in deps {
-            let at_band = deps.intersect(&self.same_prefix)?;
-            let mut live = at_band.clone();
+        for (kind, deps) in all {
+            let mut live = deps.intersect(&self.same_prefix)?;
             for (m, member) in self.members.iter().enumerate() {
-                let before = member.lex_lt_union_map(member)?;
-                let after = member.apply2(member, |a, b| a.lex_gt_union_map(b))?;
                 if self.coincident[m] {
-                    let carried = live.intersect(&before.union(&after)?)?;
-                    out.extend(facts.dependence_violations(*kind, &carried, &|pair| {
-                        Ok(Rule::Parallel(self.member(facts, m, pair)?))
-                    })?);
-                }
-                if checks_permutable {
-                    let backwards = at_band.intersect(&after)?;
-                    out.extend(facts.dependence_violations(*kind, &backwards, &|pair| {
-                        Ok(Rule::Permutable(self.member(facts, m, pair)?))
-                    })?);
+                    let different = member
+                        .lex_lt_union_map(member)?
+                        .union(&member.apply2(member, |a, b| a.lex_gt_union_map(b))?)?;
+                    out.extend(facts.dependence_violations(
+                        *kind,
+                        &live.intersect(&different)?,
+                        &|pair| Ok(Rule::Parallel(self.member(facts, m, pair)?)),
+                    )?);
                 }
                 live = live.intersect(&member.apply_range(&member.reverse()?)?)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Members of a permutable band of several members running one of `validity` (by kind)
+    /// backwards.
+    fn permutable_violations(
+        &self,
+        facts: &Facts<'_>,
+        validity: &[(DepKind, UnionMap)],
+    ) -> Result<Vec<DepViolation>, CheckError> {
+        let mut out = Vec::new();
+        if !self.permutable || self.members.len() < 2 {
+            return Ok(out);
+        }
+        for (kind, deps) in validity {
+            let at_band = deps.intersect(&self.same_prefix)?;
+            for (m, member) in self.members.iter().enumerate() {
+                let backwards = member.apply2(member, |a, b| a.lex_gt_union_map(b))?;
+                out.extend(facts.dependence_violations(
+                    *kind,
+                    &at_band.intersect(&backwards)?,
+                    &|pair| Ok(Rule::Permutable(self.member(facts, m, pair)?)),
+                )?);
             }
         }
         Ok(out)

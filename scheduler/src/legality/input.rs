@@ -63,7 +63,7 @@ mod tests {
             Err(InputError::Empty)
         ));
         assert!(matches!(
-            parse_schedule(&ctx, "{ domain: \"{ S0[i] : }\" }"),
+            parse_schedule(&ctx, "{ domain: \"{ S0[i : }\" }"),
             Err(InputError::Tree(_))
         ));
         assert!(matches!(

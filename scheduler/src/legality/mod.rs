@@ -10,7 +10,9 @@
 //!    dimension where the time vectors differ or that they are equal);
 //! 3. for trees, every band member marked coincident (a parallel loop) carries no
 //!    dependence: distance 0 for every dependence whose instances have equal outer times
-//!    (outer bands and the outer members of the same band) ([`Rule::Parallel`]);
+//!    (outer bands and the outer members of the same band) ([`Rule::Parallel`]). All
+//!    dependences count here, reduction ones too even when reductions may be reordered:
+//!    reordering a reduction is not running its updates at once;
 //! 4. for trees, every permutable band of several members is permutable: every member has
 //!    a non-negative distance for every dependence whose instances have equal times at the
 //!    outer bands ([`Rule::Permutable`]).
@@ -70,15 +72,20 @@ pub fn check(
             .iter()
             .map(|&k| Ok((k, deps.of_kind(k).intersect(&validity)?)))
             .collect::<IslResult<Vec<_>>>()?;
+        let all_by_kind: Vec<_> = DepKind::ALL
+            .iter()
+            .map(|&k| (k, deps.of_kind(k).clone()))
+            .collect();
+        let not_after = facts.time.lex_ge_union_map(&facts.time)?;
         for (kind, deps) in &by_kind {
-            let backwards = deps.intersect(&facts.time.lex_ge_union_map(&facts.time)?)?;
+            let backwards = deps.intersect(&not_after)?;
             let found = facts.dependence_violations(*kind, &backwards, &|pair| {
                 Ok(Rule::Order(flip(&pair.source_time, &pair.sink_time)))
             })?;
             violations.extend(found.into_iter().map(Violation::Dependence));
         }
         if let AnySchedule::Tree(tree) = schedule {
-            let found = bands::check(&facts, tree, &by_kind)?;
+            let found = bands::check(&facts, tree, &by_kind, &all_by_kind)?;
             violations.extend(found.into_iter().map(Violation::Dependence));
         }
     }

@@ -1,0 +1,51 @@
+//! `polyc verify`: check a schedule against a kernel's dependences and explain every
+//! violation with a concrete pair of instances.
+
+use super::input::{isl_error, KernelArgs};
+use crate::error::CliError;
+use poly::deps::Dependences;
+use poly::order::OrderError;
+use scheduler::legality::{self, input::parse_schedule, CheckError};
+use scheduler::Options;
+
+/// Arguments of `polyc verify`.
+#[derive(clap::Args, Debug)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    kernel: KernelArgs,
+    /// The schedule: an isl schedule tree (YAML, as `polyc show --emit schedule` prints it)
+    /// or a union map such as `[N] -> { S0[i, j] -> [j, i] }`.
+    #[arg(long, value_name = "FILE")]
+    schedule: String,
+    /// Let the instances of a reduction update (`+=`, `max=`, ...) run in any order among
+    /// themselves.
+    #[arg(long)]
+    reorder_reductions: bool,
+}
+
+/// Runs `polyc verify`: prints "schedule is legal" or every violation; exit 1 on any
+/// violation or malformed schedule.
+pub fn run(args: &VerifyArgs) -> Result<(), CliError> {
+    let program = args.kernel.load_program()?;
+    let text = std::fs::read_to_string(&args.schedule)
+        .map_err(|e| CliError::User(format!("could not read `{}`: {e}", args.schedule)))?;
+    let schedule = parse_schedule(&program.ctx, &text)
+        .map_err(|e| CliError::User(format!("{}: {e}", args.schedule)))?;
+    let deps = Dependences::compute(&program).map_err(isl_error)?;
+    let options = Options {
+        reorder_reductions: args.reorder_reductions,
+        ..Options::default()
+    };
+    let report = legality::check(&program, &deps, &schedule, &options).map_err(|e| match e {
+        CheckError::Isl(e) | CheckError::Schedule(OrderError::Isl(e)) => isl_error(e),
+        CheckError::Schedule(e) => CliError::User(format!("{}: {e}", args.schedule)),
+    })?;
+    print!("{report}");
+    match report.violations.len() {
+        0 => Ok(()),
+        n => Err(CliError::User(format!(
+            "schedule is illegal: {n} violation{}",
+            if n == 1 { "" } else { "s" }
+        ))),
+    }
+}
