@@ -1,9 +1,10 @@
 //! Small integer linear programs over named-less unknowns `x0, x1, ...`, solved exactly by
 //! isl's lexicographic minimum (parametric integer programming, no floating point).
 
-use isl_rs::{DimType, LibISLError, Mat, Space, Val};
+use isl_rs::{DimType, LibISLError, Mat, PwMultiAff, Space, Val};
 use libc::uintptr_t;
-use poly::isl::{BasicSet, Ctx, IslError, IslResult, RawIsl, Set};
+use poly::isl::{BasicSet, Ctx, IslError, IslResult, RawIsl};
+use std::collections::HashMap;
 
 /// A linear expression `sum(coeff * x_var) + constant` (sparse; coefficients in `i128` so
 /// that combining the small coefficients of schedules and Farkas duals cannot overflow).
@@ -125,16 +126,14 @@ impl Ilp {
     /// none. Every unknown must be bounded below on the solutions (else isl reports an
     /// error).
     pub fn lexmin(&self, ctx: &Ctx) -> IslResult<Option<Vec<i64>>> {
-        let min = partial_lexmin(&self.to_basic_set(ctx)?)?;
-        if min.is_empty()? {
+        let Some(constraints) = presolve(&self.constraints) else {
             return Ok(None);
-        }
-        match min.points()?.as_slice() {
-            [p] => Ok(Some(p.clone())),
-            _ => Err(IslError::Isl(
-                "the lexicographic minimum is unbounded (an unknown has no lower bound)".into(),
-            )),
-        }
+        };
+        let reduced = Ilp {
+            n_vars: self.n_vars,
+            constraints,
+        };
+        partial_lexmin(&reduced.to_basic_set(ctx)?)
     }
 
     /// The system as an isl basic set, built from its constraint matrices (no text: isl's
@@ -174,36 +173,166 @@ impl Ilp {
     }
 }
 
+/// The constraints in canonical form (terms sorted, coefficients coprime, inequalities
+/// tightened to integer solutions), without duplicates and without inequalities that the
+/// unknowns' constant bounds (the one-unknown constraints) already imply; the integer
+/// solutions are the same. `None` if some constraint has no integer solution on its own.
+///
+/// isl simplifies a basic set as it builds it, at a cost that grows with the number of
+/// constraints; the Farkas rows of a fused search repeat a lot (about half are duplicates
+/// on deriche) and many only restate `x >= 0`.
+fn presolve(constraints: &[Constraint]) -> Option<Vec<Constraint>> {
+    let mut canonical = Vec::with_capacity(constraints.len());
+    for c in constraints {
+        if let Some(c) = canonical_form(c)? {
+            canonical.push(c);
+        }
+    }
+    canonical.sort_by(|a, b| {
+        (&a.expr.terms, a.expr.constant, a.equality).cmp(&(
+            &b.expr.terms,
+            b.expr.constant,
+            b.equality,
+        ))
+    });
+    canonical.dedup();
+    let mut lower: HashMap<usize, i128> = HashMap::new();
+    let mut upper: HashMap<usize, i128> = HashMap::new();
+    for c in &canonical {
+        if let [(v, k)] = c.expr.terms[..] {
+            // k is +1 or -1 after normalisation: x >= -c, or x <= c.
+            let bound = -k * c.expr.constant;
+            if k > 0 || c.equality {
+                let lb = lower.entry(v).or_insert(bound);
+                *lb = (*lb).max(bound);
+            }
+            if k < 0 || c.equality {
+                let ub = upper.entry(v).or_insert(bound);
+                *ub = (*ub).min(bound);
+            }
+        }
+    }
+    let implied = |c: &Constraint| {
+        if c.equality || c.expr.terms.len() < 2 {
+            return false;
+        }
+        let least = c
+            .expr
+            .terms
+            .iter()
+            .try_fold(c.expr.constant, |acc, &(v, k)| {
+                let bound = if k > 0 { lower.get(&v) } else { upper.get(&v) };
+                bound.map(|b| acc + k * b)
+            });
+        least.is_some_and(|m| m >= 0)
+    };
+    canonical.retain(|c| !implied(c));
+    Some(canonical)
+}
+
+/// `c` with sorted terms and coprime coefficients; `Ok(None)` if it always holds, `None`
+/// if it never does (over the integers).
+fn canonical_form(c: &Constraint) -> Option<Option<Constraint>> {
+    let mut terms = c.expr.terms.clone();
+    terms.sort_unstable();
+    let g = terms.iter().fold(0i128, |g, &(_, k)| gcd(g, k.abs()));
+    let constant = c.expr.constant;
+    if g == 0 {
+        let holds = if c.equality {
+            constant == 0
+        } else {
+            constant >= 0
+        };
+        return holds.then_some(None);
+    }
+    let constant = if c.equality {
+        if constant % g != 0 {
+            return None;
+        }
+        constant / g
+    } else {
+        constant.div_euclid(g)
+    };
+    // An equality and its negation are the same constraint: make the first term positive.
+    let sign = if c.equality && terms[0].1 < 0 { -1 } else { 1 };
+    terms.iter_mut().for_each(|(_, k)| *k = sign * *k / g);
+    Some(Some(Constraint {
+        expr: LinExpr {
+            terms,
+            constant: sign * constant,
+        },
+        equality: c.equality,
+    }))
+}
+
+fn gcd(a: i128, b: i128) -> i128 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
 unsafe extern "C" {
-    fn isl_basic_set_partial_lexmin(
+    fn isl_basic_set_partial_lexmin_pw_multi_aff(
         bset: uintptr_t,
         dom: uintptr_t,
         empty: *mut uintptr_t,
     ) -> uintptr_t;
 }
 
-/// The lexicographic minimum of `set` over the universe of its (zero) parameters.
+/// The lexicographic minimum of `set` (which has no parameters), `None` if it is empty.
 ///
 /// `isl_basic_set_lexmin` would first compute the set's parameter domain by eliminating
 /// every unknown (Fourier-Motzkin), which explodes on the hundreds of constraints of a
 /// fused hyperplane search; given that domain (the universe), isl goes straight to its
-/// parametric integer programming. isl-rs does not bind the function.
-fn partial_lexmin(set: &BasicSet) -> IslResult<Set> {
+/// parametric integer programming. The minimum is read from isl's piecewise affine answer
+/// (constants), not by scanning a set for its points. isl-rs does not bind the function.
+fn partial_lexmin(set: &BasicSet) -> IslResult<Option<Vec<i64>>> {
     let ctx = set.ctx();
     let raw = ctx.raw();
     let params = ctx.check(Space::params_alloc(raw, 0))?;
     let universe = ctx.check(isl_rs::BasicSet::universe(params))?;
     // SAFETY: both arguments are new owned references (`__isl_take`); a null `empty` asks
-    // for no empty set; the result is owned and handed to a wrapper, which frees it.
+    // for no empty set; the result is owned by the wrapper, which frees it.
     let min = unsafe {
-        isl_basic_set_partial_lexmin(set.to_ptr(), universe.into_ptr(), std::ptr::null_mut())
+        isl_basic_set_partial_lexmin_pw_multi_aff(
+            set.to_ptr(),
+            universe.into_ptr(),
+            std::ptr::null_mut(),
+        )
     };
     if min == 0 {
         let err = LibISLError::new(raw.last_error(), raw.last_error_msg());
         raw.reset_error();
         return ctx.check(Err(err));
     }
-    Ok(Set::from_raw(ctx, isl_rs::Set::from_ptr(min)))
+    let min = PwMultiAff {
+        ptr: min,
+        should_free_on_drop: true,
+    };
+    match ctx.check(min.n_piece())? {
+        0 => return Ok(None),
+        1 => {}
+        _ => {
+            return Err(IslError::Isl(
+                "the lexicographic minimum of a parameterless set has several pieces".into(),
+            ))
+        }
+    }
+    let values = ctx.check(ctx.check(min.as_multi_aff())?.get_constant_multi_val())?;
+    (0..ctx.check(values.size())?)
+        .map(|k| {
+            let v = ctx.check(values.get_at(k))?;
+            if !ctx.check(v.is_int())? {
+                return Err(IslError::Isl(
+                    "the lexicographic minimum is unbounded (an unknown has no lower bound)".into(),
+                ));
+            }
+            ctx.check(v.get_num_si())
+        })
+        .collect::<IslResult<Vec<i64>>>()
+        .map(Some)
 }
 
 /// `mat[row][col] = k`, or an error if `k` does not fit isl's machine-integer setters.
@@ -247,5 +376,51 @@ mod tests {
         ilp.push(LinExpr::constant(0).minus(&LinExpr::var(0)).ge0());
         assert_eq!(ilp.lexmin(&ctx).unwrap(), None);
         assert!(Ilp::new(1).lexmin(&ctx).is_err());
+    }
+
+    #[test]
+    fn presolve_tightens_deduplicates_and_drops_implied_constraints() {
+        let x = |v| LinExpr::var(v);
+        let c = LinExpr::constant;
+        // 2 x0 - 3 >= 0 is x0 - 2 >= 0 over the integers; x1 in 0..=4.
+        let tightened = x(0).plus(&x(0)).plus(&c(-3)).ge0();
+        let x1_lower = x(1).ge0();
+        let x1_upper = c(4).minus(&x(1)).ge0();
+        let implied = x(0).plus(&x(1)).plus(&c(-1)).ge0();
+        let kept = x(0).minus(&x(1)).ge0();
+        let system = [
+            tightened.clone(),
+            x1_lower.clone(),
+            x1_upper.clone(),
+            implied,
+            kept.clone(),
+            kept.clone(),
+        ];
+        let out = presolve(&system).unwrap();
+        assert_eq!(out.len(), 4, "{out:?}");
+        assert!(out.contains(&x(0).plus(&c(-2)).ge0()));
+        assert!(out.contains(&kept));
+        // An equality with no integer solution, and a false constant.
+        assert!(presolve(&[x(0).plus(&x(0)).plus(&c(-1)).eq0()]).is_none());
+        assert!(presolve(&[c(-1).ge0()]).is_none());
+    }
+
+    #[test]
+    fn large_systems_are_solved_without_text() {
+        // x_k >= x_{k-1} + 1 for 200 unknowns: the minimum is 0, 1, 2, ...
+        let ctx = Ctx::default();
+        let n = 200;
+        let mut ilp = Ilp::new(n);
+        ilp.push(LinExpr::var(0).ge0());
+        for k in 1..n {
+            ilp.push(
+                LinExpr::var(k)
+                    .minus(&LinExpr::var(k - 1))
+                    .plus(&LinExpr::constant(-1))
+                    .ge0(),
+            );
+        }
+        let expected: Vec<i64> = (0..n as i64).collect();
+        assert_eq!(ilp.lexmin(&ctx).unwrap(), Some(expected));
     }
 }
