@@ -1,11 +1,12 @@
 //! `polyc schedule`: schedule a kernel, transform the schedule, print it.
 
 use crate::error::CliError;
+use codegen::isl_ast;
 use poly::deps::Dependences;
 use poly::isl::{Ctx, IslError};
 use poly::model::{ModelError, Program};
 use scheduler::registry::{scheduler_named, scheduler_names};
-use codegen::isl_ast;
+use scheduler::transform::tile_size::Machine;
 use scheduler::transform::{optimize, summary, TransformOptions};
 use scheduler::{FusePolicy, Options, Problem, ScheduleError, Scheduler};
 use std::collections::BTreeMap;
@@ -49,7 +50,8 @@ impl From<Fuse> for FusePolicy {
 /// Options shared by `polyc schedule` and `polyc compare`.
 #[derive(clap::Args, Debug)]
 pub struct ScheduleOptions {
-    /// Tile permutable bands; sizes per band member, comma-separated (default 32 each).
+    /// Tile permutable bands; sizes per band member, comma-separated; members without a size
+    /// (all of them for `--tile` alone) get sizes chosen by a cache model of this machine.
     #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "SIZES")]
     pub tile: Option<String>,
     /// Tile the tile loops again with these sizes (needs --tile).
@@ -138,6 +140,7 @@ pub fn transform_options(options: &ScheduleOptions) -> Result<TransformOptions, 
         fuse: options.fuse.map(FusePolicy::from),
         tile: options.tile.as_deref().map(parse_sizes).transpose()?,
         tile2: options.tile2.as_deref().map(parse_sizes).transpose()?,
+        machine: Machine::host(),
         parallel: options.parallel,
     })
 }

@@ -11,6 +11,7 @@ pub mod fusion;
 pub mod reorder;
 pub mod summary;
 pub mod tile;
+pub mod tile_size;
 pub mod tree;
 pub mod wavefront;
 
@@ -26,8 +27,11 @@ use std::num::NonZeroU32;
 pub struct TransformOptions {
     /// Re-decide fusion with this policy (`None`: keep the scheduler's decisions).
     pub fuse: Option<FusePolicy>,
-    /// Tile permutable bands with these sizes (`None`: no tiling).
+    /// Tile permutable bands with these sizes, one per member; members beyond the list get
+    /// the cache model's choice ([`tile_size`]) (`None`: no tiling).
     pub tile: Option<Vec<NonZeroU32>>,
+    /// The caches the model sizes tiles for.
+    pub machine: tile_size::Machine,
     /// Tile the tile loops again with these sizes.
     pub tile2: Option<Vec<NonZeroU32>>,
     /// Expose parallelism: wavefront where no outer loop is parallel, then move a stride-1
@@ -75,8 +79,12 @@ pub fn optimize(
     step("merge permutable bands", &|t| {
         merge_bands(t, &deps.validity)
     })?;
-    if let Some(sizes) = &options.tile {
-        step("tiling", &|t| tile::tile(t, sizes))?;
+    let sizer = (options.tile.as_deref())
+        .map(|sizes| tile_size::TileSizer::new(problem.program, options.machine, sizes));
+    if let Some(sizer) = &sizer {
+        step("tiling", &|t| {
+            tile::tile_by(t, &|b, at| Ok(sizer.sizes(b, at)))
+        })?;
         if let Some(sizes2) = &options.tile2 {
             step("second-level tiling", &|t| tile::tile_tiles(t, sizes2))?;
         }
@@ -87,6 +95,7 @@ pub fn optimize(
             reorder::reorder_for_stride(t, problem.program)
         })?;
     }
+    notes.extend(sizer.iter().flat_map(|s| s.notes()));
     Ok(Optimized { tree, notes })
 }
 
