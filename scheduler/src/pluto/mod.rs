@@ -39,6 +39,13 @@ pub struct Pluto {
     pub objective: Box<dyn Objective>,
     /// Bound on the magnitude of each iterator coefficient.
     pub max_coefficient: i64,
+    /// Bound on the number of statements fused at the outermost level: longer runs of
+    /// strongly connected components are cut before the first hyperplane, whatever the
+    /// fusion policy. The exact integer programs grow superlinearly with the statements
+    /// they span (a fused chain of 50 one-dimensional stencils costs isl seconds, of 100
+    /// tens of seconds); a single component larger than this is still solved whole, within
+    /// isl's operation budget.
+    pub max_fused_statements: usize,
 }
 
 impl Default for Pluto {
@@ -46,6 +53,7 @@ impl Default for Pluto {
         Pluto {
             objective: Box::new(PlutoObjective),
             max_coefficient: 4,
+            max_fused_statements: 24,
         }
     }
 }

@@ -79,32 +79,34 @@ impl<'a> Search<'a> {
         rank(&self.found[s], n) < n
     }
 
-    /// The cut the fusion policy asks for before the first hyperplane.
+    /// The cut the fusion policy asks for before the first hyperplane, with groups of at
+    /// most `max_fused_statements` statements (see [`Pluto::max_fused_statements`]).
     fn fusion_cut(&mut self) -> Result<(), ScheduleError> {
         let sccs = self.live_graph()?.sccs();
-        let groups: Vec<usize> = match self.fuse {
-            FusePolicy::Max => return Ok(()),
-            FusePolicy::None => (0..sccs.len()).collect(),
-            FusePolicy::Smart => {
-                let dims = |scc: &Vec<usize>| {
-                    scc.iter()
-                        .map(|&s| self.program.statements[s].iterators.len())
-                        .max()
-                        .unwrap_or(0)
-                };
-                let mut group = 0;
-                sccs.iter()
-                    .enumerate()
-                    .map(|(k, scc)| {
-                        if k > 0 && dims(scc) != dims(&sccs[k - 1]) {
-                            group += 1;
-                        }
-                        group
-                    })
-                    .collect()
-            }
+        let dims = |scc: &Vec<usize>| {
+            scc.iter()
+                .map(|&s| self.program.statements[s].iterators.len())
+                .max()
+                .unwrap_or(0)
         };
-        if groups.last().copied().unwrap_or(0) > 0 {
+        let mut groups = Vec::with_capacity(sccs.len());
+        let (mut group, mut size) = (0, 0);
+        for (k, scc) in sccs.iter().enumerate() {
+            if k > 0 {
+                let policy_cut = match self.fuse {
+                    FusePolicy::Max => false,
+                    FusePolicy::None => true,
+                    FusePolicy::Smart => dims(scc) != dims(&sccs[k - 1]),
+                };
+                if policy_cut || size + scc.len() > self.pluto.max_fused_statements {
+                    group += 1;
+                    size = 0;
+                }
+            }
+            size += scc.len();
+            groups.push(group);
+        }
+        if group > 0 {
             self.push_cut(&sccs, &groups)?;
         }
         Ok(())
