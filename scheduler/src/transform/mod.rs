@@ -54,6 +54,8 @@ pub fn optimize(
     schedule: &poly::isl::Schedule,
     options: &TransformOptions,
 ) -> IslResult<Optimized> {
+    // An independent analysis: it gets a fresh isl operation budget.
+    problem.program.ctx.reset_budget();
     let deps = TreeDeps::of(problem)?;
     let mut tree = Tree::from_schedule(schedule)?;
     analysis::annotate(&mut tree, &deps)?;
