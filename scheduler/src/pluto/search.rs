@@ -10,6 +10,7 @@ use crate::problem::{FusePolicy, Problem, ScheduleError};
 use isl_rs::{DimType, MultiUnionPwAff};
 use poly::isl::{IslResult, UnionMap};
 use poly::model::Program;
+use std::collections::hash_map::{Entry, HashMap};
 
 /// The state of one scheduling run.
 pub struct Search<'a> {
@@ -25,6 +26,8 @@ pub struct Search<'a> {
     /// Pairs of instances that access a common element, one basic map per pair of accesses
     /// (see [`Search::band_deps`]).
     conflicts: UnionMap,
+    /// The Farkas duals computed so far, by dependence text.
+    duals: HashMap<String, FarkasDual>,
 }
 
 impl<'a> Search<'a> {
@@ -42,6 +45,7 @@ impl<'a> Search<'a> {
             found: vec![Vec::new(); program.statements.len()],
             live: problem.validity()?.coalesce()?,
             conflicts: accesses.apply_range(&accesses.reverse()?)?,
+            duals: HashMap::new(),
         })
     }
 
@@ -285,19 +289,26 @@ impl<'a> Search<'a> {
     /// equalities of its access pair and few constraints, whereas a coalesced dependence
     /// (heat-3d's 7-point stencil: an octahedron of about 30 constraints) makes isl's
     /// elimination of the Farkas multipliers explode.
-    fn band_deps(&self) -> IslResult<Vec<BandDep>> {
-        self.live
-            .intersect(&self.conflicts)?
-            .maps()?
-            .iter()
-            .map(|m| {
-                Ok(BandDep {
-                    src: self.stmt_of(m, DimType::In)?,
-                    dst: self.stmt_of(m, DimType::Out)?,
-                    dual: FarkasDual::of(m, &self.program.context)?,
-                })
-            })
-            .collect()
+    ///
+    /// Duals are cached by the dependence's text: a scalar cut leaves the dependences
+    /// inside each group unchanged, and they would otherwise be recomputed at every band.
+    fn band_deps(&mut self) -> IslResult<Vec<BandDep>> {
+        let pieces = self.live.intersect(&self.conflicts)?.maps()?;
+        let mut deps = Vec::with_capacity(pieces.len());
+        for m in &pieces {
+            let dual = match self.duals.entry(m.to_string()) {
+                Entry::Occupied(known) => known.get().clone(),
+                Entry::Vacant(slot) => slot
+                    .insert(FarkasDual::of(m, &self.program.context)?)
+                    .clone(),
+            };
+            deps.push(BandDep {
+                src: self.stmt_of(m, DimType::In)?,
+                dst: self.stmt_of(m, DimType::Out)?,
+                dual,
+            });
+        }
+        Ok(deps)
     }
 
     /// The statement graph of the live dependences.
