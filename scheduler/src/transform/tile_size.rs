@@ -2,28 +2,33 @@
 //!
 //! For a permutable band of `d` members and sizes `T = (T1..Td)`, the *footprint* `F(T)` is
 //! the number of distinct array elements the instances of one tile touch, per array, times
-//! the element size, summed over arrays ([`footprint`]: counted exactly with isl, with the
-//! parameters fixed and the enclosing loops fixed to their middle iteration; the tile is
-//! centred in the band's iteration space so that it is full where one can be). The rule:
+//! the element size, summed over arrays (scalars, kept in registers, are left out). It is
+//! counted with isl ([`footprint`]) with the parameters fixed (`-D` values, else the
+//! declared defaults, else [`UNKNOWN_PARAM_VALUE`]), the enclosing loops fixed to their
+//! middle iteration, and the tile centred on an instance in the middle of the band's
+//! iteration space. The rule:
 //!
 //! 1. **Candidates.** Member `k` may take the powers of two from 1 to [`MAX_TILE_SIZE`];
-//!    the stride-1 member (the one moving the most accesses by one element in their last
-//!    dimension, as the intra-tile reordering scores it) only multiples of the vector width
-//!    in elements (`vector_bytes / smallest element`, e.g. 8 doubles with AVX-512). A
-//!    candidate larger than the member's extent (its range over the whole iteration space)
-//!    becomes the extent. Sizes given by the user are the only candidate of their member.
-//! 2. **Fit.** `T` fits when the tile's footprint is at most 1/[`CACHE_SHARE`] of L2, and
-//!    the footprint of one iteration of the outermost point loop (`T` with `T1 = 1`: what
-//!    the inner point loops reuse across that loop) at most 1/[`CACHE_SHARE`] of L1d.
-//! 3. **Growth.** Start from the smallest candidates; repeatedly move one member to its next
-//!    candidate, among the moves that still fit choosing the one whose tile has the best
-//!    reuse, iterations per byte `(T1*..*Td) / F(T)` (ties: the outermost member); stop when
-//!    no move fits. A dimension along which accesses are invariant adds little footprint and
-//!    so grows first (Pluto's and PPCG's preference for large tiles along reuse
-//!    dimensions); when nothing fits, even the smallest sizes, those are kept.
+//!    the stride-1 member (the one that moves the most accesses by exactly one element in
+//!    their last dimension) only multiples of the vector width in elements
+//!    (`vector_bytes / smallest element`: 8 doubles or 16 floats with AVX-512, 4 or 8 with
+//!    AVX2). A candidate larger than the member's extent (its range over the whole iteration
+//!    space) becomes the extent. A size given by the user is its member's only candidate.
+//! 2. **Fit.** `T` fits when the tile's footprint is at most 1/[`CACHE_SHARE`] of L2 and the
+//!    footprint of one iteration of the outermost point loop (`T` with `T1 = 1`: what the
+//!    inner point loops reuse from one outer iteration to the next) at most 1/[`CACHE_SHARE`]
+//!    of L1d.
+//! 3. **Cube.** Start from the smallest candidates, then take the largest `s` (a power of
+//!    two) such that every member at its largest candidate not above `s` still fits.
+//! 4. **Growth.** Repeatedly move one member to its next candidate: among the moves that
+//!    still fit, the one whose tile has the best reuse, iterations per byte
+//!    `T1*..*Td / F(T)` (ties: the outermost member); stop when no move fits. A member along
+//!    which accesses are invariant adds little footprint and so grows first (Pluto's and
+//!    PPCG's preference for large tiles along reuse dimensions).
 //!
-//! Footprints are monotone in the sizes, so the search evaluates at most `d` moves per step
-//! and never more than `d * (candidates per member)` steps; footprints are memoised.
+//! When even the smallest candidates do not fit, they are kept. Footprints grow with the
+//! sizes, so every step evaluates at most `d` moves and the search ends within
+//! `d * (candidates per member)` steps; footprints are memoised.
 
 mod footprint;
 mod machine;
@@ -93,25 +98,39 @@ impl<'a> TileSizer<'a> {
             return self.given[..n].to_vec();
         }
         let depth = position.depth;
-        let note = match self.choose(band, position) {
-            Ok(choice) => {
-                let relation = if choice.fits { "<=" } else { "> (nothing fits)" };
+        let chosen = self.choose(band, position);
+        // The model is an analysis of its own: the transformations after it get a fresh
+        // isl budget.
+        self.program.ctx.reset_budget();
+        let (sizes, note) = match chosen {
+            Ok(c) => {
+                let verdict = if c.fits {
+                    "fits"
+                } else {
+                    "nothing fits, smallest sizes"
+                };
                 let note = format!(
-                    "tile sizes at depth {depth}: {} (cache model, {}: tile {} {relation} L2/{CACHE_SHARE}, one outer point iteration {})",
-                    join(&choice.sizes),
+                    "{} (cache model, {}: tile {}, one outer point iteration {}; {verdict})",
+                    join(&c.sizes),
                     self.machine,
-                    kib(choice.tile_bytes),
-                    kib(choice.inner_bytes),
+                    kib(c.tile_bytes),
+                    kib(c.inner_bytes),
                 );
-                self.notes.borrow_mut().push(note);
-                return choice.sizes;
+                (c.sizes, note)
             }
-            Err(e) => format!("tile sizes at depth {depth}: cache model failed ({e}), {DEFAULT_TILE_SIZE} where not given"),
+            Err(e) => {
+                let sizes = (0..n)
+                    .map(|k| self.given.get(k).copied().unwrap_or(DEFAULT_TILE_SIZE))
+                    .collect();
+                let note =
+                    format!("cache model failed ({e}), {DEFAULT_TILE_SIZE} where no size is given");
+                (sizes, note)
+            }
         };
-        self.notes.borrow_mut().push(note);
-        (0..n)
-            .map(|k| self.given.get(k).copied().unwrap_or(DEFAULT_TILE_SIZE))
-            .collect()
+        self.notes
+            .borrow_mut()
+            .push(format!("tile sizes at depth {depth}: {note}"));
+        sizes
     }
 
     /// What was chosen so far, one line per band.
@@ -141,15 +160,20 @@ impl<'a> TileSizer<'a> {
         let band_map = schedule
             .intersect_range(&middle_iteration(&range, depth)?.apply(isl_rs::UnionSet::from_set)?)?
             .apply_range(&program.ctx.union_map(&project_last(depth + n, n))?)?;
+        let pin = |a: &poly::isl::Map| {
+            a.apply(isl_rs::UnionMap::from_map)?
+                .intersect_params(&params)?
+                .apply(|m| m.project_out_all_params())
+        };
         let accesses = program
             .statements
             .iter()
-            .flat_map(|s| s.reads.iter().chain(std::iter::once(&s.write)))
-            .map(|a| {
-                a.relation
-                    .apply(isl_rs::UnionMap::from_map)?
-                    .intersect_params(&params)?
-                    .apply(|m| m.project_out_all_params())
+            .map(|s| {
+                s.reads
+                    .iter()
+                    .chain(std::iter::once(&s.write))
+                    .map(|a| pin(&a.relation))
+                    .collect::<IslResult<Vec<_>>>()
             })
             .collect::<IslResult<Vec<_>>>()?;
         let footprint = BandFootprint::new(&band_map, &accesses, element_bytes(program)?)?;

@@ -19,8 +19,8 @@ use std::collections::BTreeMap;
 /// Accesses of one statement to one array that differ by constant offsets (a stencil's
 /// neighbours), in band coordinates.
 struct Touch {
-    /// `S[i] -> [t0, .., t(d-1), x0, .., x(r-1)]`: band coordinates and element of the
-    /// first access.
+    /// `[t0, .., t(d-1)] -> A[x0, .., x(r-1)]`: the elements the first access reaches from
+    /// the instances with those band coordinates.
     relation: Map,
     /// Band members `d` and array rank `r`.
     dims: (usize, usize),
@@ -45,11 +45,11 @@ type Bounds = Vec<(i64, i64)>;
 
 impl BandFootprint {
     /// The footprint model of a band: `band` maps the instances of one iteration of the
-    /// enclosing loops to their band coordinates, each of `accesses` maps the instances of
-    /// one statement to the elements of one array they read or write.
+    /// enclosing loops to their band coordinates; `accesses` holds, per statement, relations
+    /// from its instances to the elements of one array they read or write.
     pub fn new(
         band: &UnionMap,
-        accesses: &[UnionMap],
+        accesses: &[Vec<UnionMap>],
         elem_bytes: BTreeMap<String, u64>,
     ) -> IslResult<BandFootprint> {
         let center = match single_set(&band.range()?)? {
@@ -60,18 +60,26 @@ impl BandFootprint {
             None => Vec::new(),
         };
         let d = center.len();
-        let mut touches: Vec<(UnionMap, Touch)> = Vec::new();
-        for a in accesses {
-            let a = a.intersect_domain(&band.domain()?)?;
-            let Some(element) = single_set(&a.range()?)? else {
-                continue;
-            };
-            let Some(array) = element.tuple_name() else {
-                continue;
-            };
-            let mut grouped = false;
-            for (first, touch) in touches.iter_mut() {
-                if touch.array == array && first.domain()? == a.domain()? {
+        let instances = band.domain()?;
+        let to_instances = band.reverse()?;
+        let mut touches = Vec::new();
+        for statement in accesses {
+            // (first access, its group) for this statement's arrays.
+            let mut groups: Vec<(UnionMap, Touch)> = Vec::new();
+            for a in statement {
+                let a = a.intersect_domain(&instances)?;
+                let Some(element) = single_set(&a.range()?)? else {
+                    continue;
+                };
+                let (Some(array), r) = (element.tuple_name(), element.n_dims()?) else {
+                    continue;
+                };
+                if r == 0 {
+                    // A scalar lives in a register.
+                    continue;
+                }
+                let mut grouped = false;
+                for (first, touch) in groups.iter_mut().filter(|(_, t)| t.array == array) {
                     if let Some(offset) = constant_offset(first, &a)? {
                         if !touch.offsets.contains(&offset) {
                             touch.offsets.push(offset);
@@ -80,23 +88,23 @@ impl BandFootprint {
                         break;
                     }
                 }
+                if !grouped {
+                    let relation = to_instances
+                        .apply_range(&a)?
+                        .apply(isl_rs::Map::from_union_map)?;
+                    let touch = Touch {
+                        relation,
+                        dims: (d, r),
+                        array,
+                        offsets: vec![vec![0; r]],
+                    };
+                    groups.push((a, touch));
+                }
             }
-            if !grouped {
-                let r = element.n_dims()?;
-                let relation = band
-                    .apply2(&a, |b, a| b.flat_range_product(a))?
-                    .apply(isl_rs::Map::from_union_map)?;
-                let touch = Touch {
-                    relation,
-                    dims: (d, r),
-                    array,
-                    offsets: vec![vec![0; r]],
-                };
-                touches.push((a, touch));
-            }
+            touches.extend(groups.into_iter().map(|(_, t)| t));
         }
         Ok(BandFootprint {
-            touches: touches.into_iter().map(|(_, t)| t).collect(),
+            touches,
             center,
             elem_bytes,
         })
@@ -129,7 +137,7 @@ impl BandFootprint {
         let d = self.center.len();
         let ones = vec![1; d];
         let mut score = vec![0usize; d];
-        for t in self.touches.iter().filter(|t| t.dims.1 > 0) {
+        for t in &self.touches {
             let Some(base) = self.image_bounds(t, &ones)? else {
                 continue;
             };
@@ -168,7 +176,7 @@ impl BandFootprint {
         let mut pairs = touch.relation.clone();
         for (k, (&c, &size)) in self.center.iter().zip(sizes).enumerate() {
             let first = c - i64::from(size / 2);
-            pairs = bound_output(&pairs, k, first, first + i64::from(size) - 1)?;
+            pairs = bound_input(&pairs, k, first, first + i64::from(size) - 1)?;
         }
         let pairs = pairs.wrap()?;
         if pairs.is_empty()? {
@@ -182,14 +190,14 @@ impl BandFootprint {
     }
 }
 
-/// `map` with output dimension `k` restricted to `lo..=hi`.
-fn bound_output(map: &Map, k: usize, lo: i64, hi: i64) -> IslResult<Map> {
+/// `map` with input dimension `k` restricted to `lo..=hi`.
+fn bound_input(map: &Map, k: usize, lo: i64, hi: i64) -> IslResult<Map> {
     let ctx = map.ctx();
     let val = |v: i64| ctx.check(isl_rs::Val::int_from_si(ctx.raw(), v));
     let (lo, hi) = (val(lo)?, val(hi)?);
     map.apply(|m| {
-        m.lower_bound_val(DimType::Out, k as u32, lo)?
-            .upper_bound_val(DimType::Out, k as u32, hi)
+        m.lower_bound_val(DimType::In, k as u32, lo)?
+            .upper_bound_val(DimType::In, k as u32, hi)
     })
 }
 
@@ -311,6 +319,7 @@ mod tests {
             .unwrap();
         let accesses = ["C[i, j]", "A[i, k]", "B[k, j]", "C[i, j]"]
             .map(|a| ctx.union_map(&format!("{{ S[i, j, k] -> {a} }}")).unwrap());
+        let accesses = [accesses.to_vec()];
         let bytes = [("A", 8), ("B", 8), ("C", 8)]
             .map(|(n, b)| (n.to_string(), b))
             .into();
