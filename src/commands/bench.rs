@@ -1,12 +1,17 @@
 //! `polyc bench`: time a kernel three ways, alternating runs: (a) the original loop order as
 //! C with `gcc -O3 -march=native`, (b) the same C through Polly (`clang-16`), (c) polyc's
-//! schedule with `gcc -O3 -march=native -fopenmp`. Checksums of (b) and (c) are checked
-//! against (a) before anything is timed.
+//! schedule with `gcc -O3 -march=native -fopenmp`; with `--openblas`, gemm also through
+//! OpenBLAS's `cblas_dgemm` (d). Every build keeps the exact-arithmetic flags of
+//! [`toolchain::EXACT_FLAGS`] (no FMA contraction), so checksums of (b) and (c) are checked
+//! against (a) before anything is timed; a variant that fails to build or run is reported
+//! and left out. Threads wait passively (`OMP_WAIT_POLICY=passive`) unless the environment
+//! says otherwise.
 
 use super::compile::{self, CodegenArgs};
-use super::schedule::ScheduleOptions;
+use super::schedule::{lift_file, ScheduleOptions};
 use crate::error::CliError;
 use codegen::toolchain::{self, CCompiler, RunOutput};
+use poly::model::Program;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `polyc bench`.
@@ -21,18 +26,25 @@ pub struct BenchArgs {
     /// polyc's scheduler for variant (c).
     #[arg(long, default_value = "isl")]
     pub scheduler: String,
-    /// Tile sizes for variant (c).
+    /// Tile sizes for variant (c) (empty: the cache model's choice).
     #[arg(long, default_value = "32")]
     pub tile: String,
     /// How many timed rounds (each runs every variant once).
     #[arg(long, default_value_t = 5)]
     pub rounds: usize,
+    /// Also time gemm kernels through OpenBLAS's `cblas_dgemm` (`-lopenblas`).
+    #[arg(long)]
+    pub openblas: bool,
     #[command(flatten)]
     pub codegen: CodegenArgs,
 }
 
+/// One way of running the kernel.
 struct Variant {
     name: &'static str,
+    compiler: CCompiler,
+    /// Whether its checksums must equal the original's.
+    exact: bool,
     exe: PathBuf,
     times: Vec<f64>,
 }
@@ -52,12 +64,12 @@ fn internal(e: impl std::fmt::Display) -> CliError {
     CliError::Internal(e.to_string())
 }
 
-fn run_once(exe: &Path, args: &[String]) -> Result<RunOutput, CliError> {
-    let out = toolchain::run(exe, args).map_err(internal)?;
+fn run_once(exe: &Path, args: &[String]) -> Result<RunOutput, String> {
+    let out = toolchain::run(exe, args).map_err(|e| e.to_string())?;
     if out.success {
         Ok(out)
     } else {
-        Err(CliError::User(out.stderr.trim().to_owned()))
+        Err(format!("failed: {}", out.stderr.trim()))
     }
 }
 
@@ -67,92 +79,152 @@ fn median(v: &[f64]) -> f64 {
     v[v.len() / 2]
 }
 
+/// gemm (`C := alpha * A * B + beta * C`, as in `examples/polybench/gemm.pk`) through
+/// `cblas_dgemm`, with polyc's harness; `None` for any other kernel.
+fn openblas_gemm(program: &Program) -> Result<Option<String>, CliError> {
+    let kernel = &program.kernel;
+    let arrays: Vec<&str> = kernel.arrays.iter().map(|a| a.name.as_str()).collect();
+    let params: Vec<&str> = kernel.params.iter().map(|p| p.name.as_str()).collect();
+    if kernel.name != "gemm"
+        || arrays != ["alpha", "beta", "C", "A", "B"]
+        || params != ["NI", "NJ", "NK"]
+        || kernel
+            .arrays
+            .iter()
+            .any(|a| a.elem != frontend::ir::ElemType::F64)
+    {
+        return Ok(None);
+    }
+    let harness = codegen::harness::harness(program).map_err(compile::codegen_error)?;
+    Ok(Some(format!(
+        "{}\n#include <cblas.h>\n{}\n{{\n    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, \
+         NI, NJ, NK, alpha, A, NK, B, NJ, beta, C, NJ);\n    return 0;\n}}\n{harness}",
+        codegen::c::RUNTIME,
+        codegen::c::signature(kernel),
+    )))
+}
+
 /// Runs `polyc bench`.
 pub fn run(args: &BenchArgs) -> Result<(), CliError> {
+    // On a shared machine a thread spinning at a barrier takes the core of the thread it
+    // waits for: every variant waits passively unless the caller chose otherwise.
+    if std::env::var_os("OMP_WAIT_POLICY").is_none() {
+        std::env::set_var("OMP_WAIT_POLICY", "passive");
+    }
     let dir = tempfile::tempdir().map_err(internal)?;
+    let mut failed = Vec::new();
     for file in &args.files {
-        let original = compile::generate(file, None, "identity", &options(None), &{
-            let mut o = args.codegen.options(true);
-            o.loops.openmp = false;
-            o
-        })?;
-        let optimized = compile::generate(
-            file,
-            None,
-            &args.scheduler,
-            &options(Some(args.tile.clone())),
-            &args.codegen.options(true),
-        )?;
-        let gcc = CCompiler::new("gcc", &["-O3", "-march=native"]);
-        let gcc_omp = CCompiler::new("gcc", &["-O3", "-march=native", "-fopenmp"]);
-        let polly = CCompiler::new(
-            "clang-16",
-            &[
-                "-O3",
-                "-march=native",
-                "-mllvm",
-                "-polly",
-                "-mllvm",
-                "-polly-parallel",
-                "-fopenmp",
-            ],
-        );
-        let stem = Path::new(file)
-            .file_stem()
-            .map_or("kernel".into(), |s| s.to_string_lossy().into_owned());
-        let build = |c: &CCompiler, code: &str, tag: &str| {
-            c.build(code, dir.path(), &format!("{stem}-{tag}"))
-                .map_err(internal)
-        };
-        let mut variants = vec![Variant {
-            name: "original (gcc -O3)",
-            exe: build(&gcc, &original, "a")?,
-            times: Vec::new(),
-        }];
-        match build(&polly, &original, "b") {
+        if let Err(e) = bench_file(args, file, dir.path()) {
+            eprintln!("error: {file}: {e}");
+            failed.push(file.clone());
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(CliError::Internal(format!(
+            "benchmarking failed for {}",
+            failed.join(", ")
+        )))
+    }
+}
+
+fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> {
+    let original = compile::generate(file, None, "identity", &options(None), &{
+        let mut o = args.codegen.options(true);
+        o.loops.openmp = false;
+        o.register = None;
+        o
+    })?;
+    let optimized = compile::generate(
+        file,
+        None,
+        &args.scheduler,
+        &options(Some(args.tile.clone())),
+        &args.codegen.options(true),
+    )?;
+    let gcc = CCompiler::new("gcc", &["-O3", "-march=native"]);
+    let gcc_omp = CCompiler::new("gcc", &["-O3", "-march=native", "-fopenmp"]);
+    let polly = CCompiler::new(
+        "clang-16",
+        &[
+            "-O3",
+            "-march=native",
+            "-mllvm",
+            "-polly",
+            "-mllvm",
+            "-polly-parallel",
+            "-fopenmp",
+        ],
+    );
+    let stem = Path::new(file)
+        .file_stem()
+        .map_or("kernel".into(), |s| s.to_string_lossy().into_owned());
+    let mut candidates = vec![
+        ("original (gcc -O3)", gcc, true, original.clone(), "a"),
+        // Missing clang-16, Polly or libomp: `scripts/setup.sh clang-16 libpolly-16-dev
+        // libomp-16-dev` installs them.
+        ("original (clang-16 Polly)", polly, true, original, "b"),
+        ("polyc (gcc -O3 -fopenmp)", gcc_omp, true, optimized, "c"),
+    ];
+    if args.openblas {
+        let program = compile::choose(lift_file(file, &[])?, None, file)?.program;
+        if let Some(code) = openblas_gemm(&program)? {
+            let blas = CCompiler::new("gcc", &["-O3", "-march=native"]).with_libs(&["-lopenblas"]);
+            candidates.push(("OpenBLAS cblas_dgemm", blas, false, code, "d"));
+        }
+    }
+    let mut variants = Vec::new();
+    for (name, compiler, exact, code, tag) in candidates {
+        match compiler.build(&code, dir, &format!("{stem}-{tag}")) {
             Ok(exe) => variants.push(Variant {
-                name: "original (clang-16 Polly)",
+                name,
+                compiler,
+                exact,
                 exe,
                 times: Vec::new(),
             }),
-            // Missing clang-16, Polly or libomp: `scripts/setup.sh clang-16 libpolly-16-dev
-            // libomp-16-dev` installs them.
-            Err(e) => eprintln!("note: the Polly variant is skipped: {e}"),
+            Err(e) if tag == "a" => return Err(internal(e)),
+            Err(e) => eprintln!("note: {file}: `{name}` is skipped: {e}"),
         }
-        variants.push(Variant {
-            name: "polyc (gcc -O3 -fopenmp)",
-            exe: build(&gcc_omp, &optimized, "c")?,
-            times: Vec::new(),
-        });
-        let reference = run_once(&variants[0].exe, &args.define)?.stdout;
-        for v in &variants[1..] {
-            let got = run_once(&v.exe, &args.define)?.stdout;
-            if got != reference {
+    }
+    let reference = run_once(&variants[0].exe, &args.define)
+        .map_err(CliError::User)?
+        .stdout;
+    let mut checked = vec![variants.remove(0)];
+    for v in variants {
+        match run_once(&v.exe, &args.define) {
+            Ok(out) if !v.exact || out.stdout == reference => checked.push(v),
+            Ok(out) => {
                 return Err(CliError::Internal(format!(
-                    "{}: checksums of `{}` differ from the original's:\n{reference}{got}",
-                    file, v.name
-                )));
+                    "checksums of `{}` differ from the original's:\n{reference}{}",
+                    v.name, out.stdout
+                )))
             }
+            Err(e) => eprintln!("note: {file}: `{}` is left out: {e}", v.name),
         }
-        for _ in 0..args.rounds.max(1) {
-            for v in &mut variants {
-                v.times.extend(run_once(&v.exe, &args.define)?.times());
-            }
+    }
+    let mut variants = checked;
+    for _ in 0..args.rounds.max(1) {
+        for v in &mut variants {
+            let out = run_once(&v.exe, &args.define).map_err(CliError::User)?;
+            v.times.extend(out.times());
         }
-        println!("{file} ({}):", args.define.join(" "));
-        for line in reference.lines() {
-            println!("  {line}");
-        }
-        let base = median(&variants[0].times);
-        for v in &variants {
-            let m = median(&v.times);
-            println!(
-                "  {:<28} median {:>9.4} s  speed-up {:>6.2}x",
-                v.name,
-                m,
-                base / m
-            );
-        }
+    }
+    println!("{file} ({}):", args.define.join(" "));
+    for line in reference.lines() {
+        println!("  {line}");
+    }
+    let base = median(&variants[0].times);
+    for v in &variants {
+        let m = median(&v.times);
+        println!(
+            "  {:<28} median {:>9.4} s  speed-up {:>6.2}x  [{}]",
+            v.name,
+            m,
+            base / m,
+            v.compiler.describe()
+        );
     }
     Ok(())
 }
