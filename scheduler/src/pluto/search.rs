@@ -10,6 +10,7 @@ use crate::problem::{FusePolicy, Problem, ScheduleError};
 use isl_rs::{DimType, MultiUnionPwAff};
 use poly::isl::{IslResult, UnionMap};
 use poly::model::Program;
+use std::cell::RefCell;
 use std::collections::hash_map::{Entry, HashMap};
 
 /// The state of one scheduling run.
@@ -28,6 +29,9 @@ pub struct Search<'a> {
     conflicts: UnionMap,
     /// The Farkas duals computed so far, by dependence text.
     duals: HashMap<String, FarkasDual>,
+    /// The hyperplanes found for groups of statements since the last row or band, by group
+    /// (see [`Search::solve_component`]).
+    solved: RefCell<HashMap<Vec<usize>, Option<Vec<(usize, StmtRow)>>>>,
 }
 
 impl<'a> Search<'a> {
@@ -46,6 +50,7 @@ impl<'a> Search<'a> {
             live: problem.validity()?.coalesce()?,
             conflicts: accesses.apply_range(&accesses.reverse()?)?,
             duals: HashMap::new(),
+            solved: RefCell::new(HashMap::new()),
         })
     }
 
@@ -72,6 +77,7 @@ impl<'a> Search<'a> {
                 self.forced_cut(&band_deps)?;
             }
             band_deps = self.band_deps()?;
+            self.solved.get_mut().clear();
             band_start = self.schedule.rows.len();
         }
         self.close_band(band_start);
@@ -196,27 +202,7 @@ impl<'a> Search<'a> {
             if !among.contains(&component[0]) || !component.iter().any(|&s| self.needs_more(s)) {
                 continue;
             }
-            let members: Vec<Member<'_>> = component
-                .iter()
-                .map(|&s| Member {
-                    stmt: s,
-                    n_iters: self.program.statements[s].iterators.len(),
-                    found: &self.found[s],
-                    needs_more: self.needs_more(s),
-                })
-                .collect();
-            let deps: Vec<&BandDep> = band_deps
-                .iter()
-                .filter(|d| component.contains(&d.src) && component.contains(&d.dst))
-                .collect();
-            let mut solution = None;
-            for orientation in [1, -1] {
-                solution = hyperplane::find(&settings, &members, &deps, orientation)?;
-                if solution.is_some() {
-                    break;
-                }
-            }
-            let Some(solution) = solution else {
+            let Some(solution) = self.solve_component(&settings, band_deps, &component)? else {
                 return Ok(None);
             };
             for (s, f) in solution {
@@ -229,6 +215,44 @@ impl<'a> Search<'a> {
         }))
     }
 
+    /// The hyperplane of one connected group of statements (either orientation), memoised
+    /// until the next row or the next band: the greedy forced cut asks again for the groups
+    /// its candidate does not change.
+    fn solve_component(
+        &self,
+        settings: &Settings<'_>,
+        band_deps: &[BandDep],
+        component: &[usize],
+    ) -> Result<Option<Vec<(usize, StmtRow)>>, ScheduleError> {
+        if let Some(known) = self.solved.borrow().get(component) {
+            return Ok(known.clone());
+        }
+        let members: Vec<Member<'_>> = component
+            .iter()
+            .map(|&s| Member {
+                stmt: s,
+                n_iters: self.program.statements[s].iterators.len(),
+                found: &self.found[s],
+                needs_more: self.needs_more(s),
+            })
+            .collect();
+        let deps: Vec<&BandDep> = band_deps
+            .iter()
+            .filter(|d| component.contains(&d.src) && component.contains(&d.dst))
+            .collect();
+        let mut solution = None;
+        for orientation in [1, -1] {
+            solution = hyperplane::find(settings, &members, &deps, orientation)?;
+            if solution.is_some() {
+                break;
+            }
+        }
+        self.solved
+            .borrow_mut()
+            .insert(component.to_vec(), solution.clone());
+        Ok(solution)
+    }
+
     /// Appends a loop row, marking it coincident when no live dependence has a non-zero
     /// distance on it.
     fn push_loop(&mut self, mut row: Row) -> Result<(), ScheduleError> {
@@ -239,6 +263,7 @@ impl<'a> Search<'a> {
         for (s, f) in row.stmts.iter().enumerate() {
             self.found[s].push(f.iterators.clone());
         }
+        self.solved.get_mut().clear();
         self.live = unordered;
         self.schedule.rows.push(row);
         Ok(())
@@ -247,6 +272,7 @@ impl<'a> Search<'a> {
     /// Appends a scalar row and keeps live only the dependence instances it does not order.
     fn push_scalar(&mut self, row: Row) -> Result<(), ScheduleError> {
         self.live = self.unordered_by(&row)?;
+        self.solved.get_mut().clear();
         self.schedule.rows.push(row);
         Ok(())
     }
