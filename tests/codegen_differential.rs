@@ -2,12 +2,14 @@
 //!
 //! For every example kernel (`examples/*.pk`), every scheduler of
 //! `scheduler::registry::all_schedulers()`, untiled and tiled by 4 (so that most extents
-//! are not multiples of the tile size), the kernel is compiled once to C with a harness
+//! are not multiples of the tile size) with parallel marks and register tiling (blocks of 2
+//! rows and 24 bytes, so that most blocks are partial too), the kernel is compiled once to C with a harness
 //! (`cc -O1 -fopenmp`) and run for several parameter values (every parameter 1, 5, then 13)
 //! on the interpreter's seeded inputs: every output must be bit-identical to the
 //! interpreter's (no reduction is reordered here), and a run the interpreter rejects
 //! (out-of-bounds access, division by zero) must fail in C too.
 
+use codegen::register_tile::RegisterBlock;
 use codegen::toolchain::CCompiler;
 use codegen::{runner, CodegenOptions};
 use frontend::ir::Kernel;
@@ -154,18 +156,26 @@ fn check_files(files: &[PathBuf], compiler: &CCompiler) -> (Vec<String>, usize, 
                         "{} / {} / {}",
                         kernel.name,
                         scheduler.name(),
-                        if tile.is_some() { "tiled 4" } else { "untiled" }
+                        if tile.is_some() {
+                            "tiled 4, parallel, register-tiled 2 x 24 bytes"
+                        } else {
+                            "untiled"
+                        }
                     );
                     let transforms = TransformOptions {
                         tile: tile.clone(),
+                        parallel: tile.is_some(),
                         ..TransformOptions::default()
                     };
+                    // Blocks of 2 rows and 3 f64 (6 f32) leave partial blocks at every size.
+                    let register = tile.as_ref().map(|_| RegisterBlock { rows: 2, bytes: 24 });
                     let scheduled = match codegen::pipeline::schedule(
                         &program,
                         &deps,
                         scheduler.as_ref(),
                         Default::default(),
                         &transforms,
+                        register,
                     ) {
                         Ok(s) => s,
                         Err(e) => {

@@ -92,8 +92,16 @@ pub enum Node {
     User(String, Vec<Expr>),
 }
 
-/// The mark that tells the converter the loop below it is parallel.
+/// The prefix of the marks that tell the converter a loop below is parallel.
 pub const PARALLEL_MARK: &str = "parallel";
+
+/// The mark placed above the band member at schedule depth `depth` when it is parallel:
+/// it names the member's loop iterator (isl names the loop of depth `d` `c<d>`), because a
+/// member with a single value gets no loop, and the loops then found below the mark are
+/// other members' (which the mark must not make parallel).
+pub fn parallel_mark(depth: usize) -> String {
+    format!("{PARALLEL_MARK}_c{depth}")
+}
 
 unsafe extern "C" {
     // isl-rs's `ASTNodeType` numbers the node types from 0, isl from 1 (`isl_ast_node_for`),
@@ -110,10 +118,11 @@ const NODE_USER: c_int = 5;
 
 /// Converts an isl AST into ours.
 pub(crate) fn convert(ctx: &Ctx, node: &ASTNode) -> IslResult<Node> {
-    convert_node(ctx, node, false)
+    convert_node(ctx, node, None)
 }
 
-fn convert_node(ctx: &Ctx, node: &ASTNode, parallel: bool) -> IslResult<Node> {
+/// `parallel`: the iterator of the loop a parallel mark above designates, if any.
+fn convert_node(ctx: &Ctx, node: &ASTNode, parallel: Option<&str>) -> IslResult<Node> {
     // SAFETY: `node` is a live AST node.
     Ok(match unsafe { isl_ast_node_get_type(node.ptr) } {
         NODE_FOR => {
@@ -125,23 +134,24 @@ fn convert_node(ctx: &Ctx, node: &ASTNode, parallel: bool) -> IslResult<Node> {
                 Expr::Id(name) => name,
                 other => return Err(IslError::Isl(format!("loop iterator {other:?}"))),
             };
+            let parallel = parallel == Some(iterator.as_str());
             Node::For(For {
                 iterator,
                 init: expr(ctx, &ctx.check(node.for_get_init())?)?,
                 cond: expr(ctx, &ctx.check(node.for_get_cond())?)?,
                 step,
                 parallel,
-                body: Box::new(convert_node(ctx, &ctx.check(node.for_get_body())?, false)?),
+                body: Box::new(convert_node(ctx, &ctx.check(node.for_get_body())?, None)?),
             })
         }
         NODE_IF => {
             let cond = expr(ctx, &ctx.check(node.if_get_cond())?)?;
-            let then = convert_node(ctx, &ctx.check(node.if_get_then_node())?, false)?;
+            let then = convert_node(ctx, &ctx.check(node.if_get_then_node())?, parallel)?;
             let otherwise = if ctx.check(node.if_has_else_node())? {
                 Some(Box::new(convert_node(
                     ctx,
                     &ctx.check(node.if_get_else_node())?,
-                    false,
+                    parallel,
                 )?))
             } else {
                 None
@@ -158,8 +168,11 @@ fn convert_node(ctx: &Ctx, node: &ASTNode, parallel: bool) -> IslResult<Node> {
         }
         NODE_MARK => {
             let id = ctx.check(node.mark_get_id())?;
-            let is_parallel = ctx.check(id.get_name())? == PARALLEL_MARK;
-            convert_node(ctx, &ctx.check(node.mark_get_node())?, is_parallel)?
+            let name = ctx.check(id.get_name())?.to_owned();
+            let marked = name
+                .strip_prefix(PARALLEL_MARK)
+                .and_then(|rest| rest.strip_prefix('_'));
+            convert_node(ctx, &ctx.check(node.mark_get_node())?, marked.or(parallel))?
         }
         NODE_USER => user(ctx, node)?,
         _ => return Err(IslError::Isl("invalid AST node".into())),

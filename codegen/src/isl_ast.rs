@@ -112,7 +112,7 @@ fn failure(schedule: &Schedule) -> IslError {
 }
 
 /// The schedule with every band split into one-member bands, each with the loop type of
-/// `options` and, when coincident, a [`ast::PARALLEL_MARK`] mark above it.
+/// `options` and, when coincident, an [`ast::parallel_mark`] above it.
 pub fn prepare(schedule: &Schedule, options: &AstOptions) -> IslResult<Schedule> {
     let ctx = schedule.ctx();
     let root = schedule.query(|s| s.get_root())?;
@@ -135,7 +135,9 @@ fn visit(
         let coincident = ctx.check(node.band_member_get_coincident(0))?;
         node = ctx.check(node.band_member_set_ast_loop_type(0, options.loop_type.isl()))?;
         if coincident {
-            let id = ctx.check(Id::read_from_str(ctx.raw(), ast::PARALLEL_MARK))?;
+            let depth = ctx.check(node.get_schedule_depth())? as usize;
+            let mark = ast::parallel_mark(depth);
+            let id = ctx.check(Id::read_from_str(ctx.raw(), &mark))?;
             node = ctx.check(ctx.check(node.insert_mark(id))?.child(0))?;
             marked = true;
         }

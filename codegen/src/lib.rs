@@ -19,6 +19,7 @@ pub mod c;
 pub mod harness;
 pub mod isl_ast;
 pub mod pipeline;
+pub mod register_tile;
 pub mod runner;
 pub mod toolchain;
 
@@ -51,6 +52,8 @@ pub struct CodegenOptions {
     pub loops: c::LoopOptions,
     /// Whether to add the `main` of [`harness`].
     pub harness: bool,
+    /// Register tiling applied by [`pipeline::schedule`] (`None`: none).
+    pub register: Option<register_tile::RegisterBlock>,
 }
 
 /// A C translation unit for `program` executing `schedule` (whose coincident band members

@@ -33,6 +33,8 @@ pub struct CCompiler {
     pub program: String,
     /// Flags before the source file.
     pub flags: Vec<String>,
+    /// Libraries linked after it (`-lopenblas`), before the math library.
+    pub libs: Vec<String>,
 }
 
 /// Flags every build needs for bit-exact results: no contraction of `a * b + c` into fused
@@ -52,7 +54,22 @@ impl CCompiler {
         CCompiler {
             program: program.into(),
             flags: all,
+            libs: Vec::new(),
         }
+    }
+
+    /// The same compiler linking `libs` too.
+    pub fn with_libs(mut self, libs: &[&str]) -> CCompiler {
+        self.libs.extend(libs.iter().map(|s| s.to_string()));
+        self
+    }
+
+    /// The command line's flags as text (for reports).
+    pub fn describe(&self) -> String {
+        let mut parts = vec![self.program.clone()];
+        parts.extend(self.flags.iter().cloned());
+        parts.extend(self.libs.iter().cloned());
+        parts.join(" ")
     }
 
     /// Whether the compiler can be started.
@@ -70,6 +87,7 @@ impl CCompiler {
             .arg(source)
             .arg("-o")
             .arg(output)
+            .args(&self.libs)
             .arg("-lm");
         let out = cmd
             .output()
@@ -116,9 +134,26 @@ impl RunOutput {
     }
 }
 
-/// Runs `exe` with `args`.
+/// Runs `exe` with `args`, its stack limit raised to the hard limit (Polly's code for some
+/// kernels needs stack frames of several megabytes).
 pub fn run(exe: &Path, args: &[String]) -> Result<RunOutput, ToolchainError> {
-    let out = Command::new(exe)
+    let mut cmd = Command::new(exe);
+    // SAFETY: the closure runs in the child between fork and exec and only calls
+    // async-signal-safe `getrlimit`/`setrlimit` on a local value.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            let mut limit = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            if libc::getrlimit(libc::RLIMIT_STACK, &mut limit) == 0 {
+                limit.rlim_cur = limit.rlim_max;
+                libc::setrlimit(libc::RLIMIT_STACK, &limit);
+            }
+            Ok(())
+        });
+    }
+    let out = cmd
         .args(args)
         .output()
         .map_err(|e| ToolchainError::Spawn(exe.to_path_buf(), e))?;

@@ -27,7 +27,7 @@ pub struct BenchArgs {
     #[arg(long, default_value = "isl")]
     pub scheduler: String,
     /// Tile sizes for variant (c) (empty: the cache model's choice).
-    #[arg(long, default_value = "32")]
+    #[arg(long, default_value = "")]
     pub tile: String,
     /// How many timed rounds (each runs every variant once).
     #[arg(long, default_value_t = 5)]

@@ -5,6 +5,7 @@ use super::schedule::{
 };
 use crate::error::CliError;
 use codegen::isl_ast::{AstOptions, LoopType};
+use codegen::register_tile::RegisterBlock;
 use codegen::{c::LoopOptions, CodegenError, CodegenOptions};
 use std::path::PathBuf;
 
@@ -38,6 +39,33 @@ pub struct CodegenArgs {
     /// Emit no OpenMP pragmas.
     #[arg(long)]
     pub no_openmp: bool,
+    /// Register tiling of innermost reduction bands: `ROWS,BYTES` (rows of the outer
+    /// parallel loop, bytes of the stride-1 loop per block), or `off`.
+    #[arg(long, default_value = "4,256", value_parser = parse_register_block)]
+    pub register_tile: RegisterTile,
+}
+
+/// The value of `--register-tile`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegisterTile(pub Option<RegisterBlock>);
+
+fn parse_register_block(text: &str) -> Result<RegisterTile, String> {
+    if text == "off" {
+        return Ok(RegisterTile(None));
+    }
+    let bad = || format!("expected `ROWS,BYTES` (positive integers) or `off`, got `{text}`");
+    let (rows, bytes) = text.split_once(',').ok_or_else(bad)?;
+    let positive = |t: &str| {
+        t.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|&v| v > 0)
+            .ok_or_else(bad)
+    };
+    Ok(RegisterTile(Some(RegisterBlock {
+        rows: positive(rows)?,
+        bytes: positive(bytes)?,
+    })))
 }
 
 impl CodegenArgs {
@@ -56,6 +84,7 @@ impl CodegenArgs {
                 openmp: !self.no_openmp,
             },
             harness,
+            register: self.register_tile.0,
         }
     }
 }
@@ -142,6 +171,7 @@ pub fn generate(
         scheduler.as_ref(),
         problem.options.clone(),
         &transforms,
+        options.register,
     )
     .map_err(codegen_error)?;
     for note in scheduled.notes.iter().filter(|n| n.contains("refused")) {

@@ -1,14 +1,27 @@
 //! The loop AST as C: `for` loops with hoisted upper bounds and OpenMP pragmas, guards,
 //! unrolled small constant loops, and statement instances.
 
+use super::stmt::Accumulable;
 use crate::ast::{Expr, For, Node, Op};
 use crate::CodegenError;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// A statement instance as C: the statement's tuple name and its iteration vector (C
-/// expressions) to one C statement or block.
-pub type EmitUser<'a> = dyn Fn(&str, &[String]) -> Result<String, CodegenError> + 'a;
+/// The statements the loops execute, as the printer needs them.
+pub trait Instances {
+    /// A statement instance as C: the statement's tuple name and its iteration vector (C
+    /// expressions) to one C statement or block; `target`, when given, is the C lvalue that
+    /// replaces the statement's target element.
+    fn instance(
+        &self,
+        tuple: &str,
+        args: &[String],
+        target: Option<&str>,
+    ) -> Result<String, CodegenError>;
+
+    /// How the statement's target can be held in a local accumulator (`None`: it cannot).
+    fn accumulable(&self, tuple: &str) -> Option<&Accumulable>;
+}
 
 /// How loops are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,27 +45,31 @@ impl Default for LoopOptions {
 pub struct LoopPrinter<'a> {
     /// How the parameters' isl names are spelled in C.
     pub params: &'a BTreeMap<String, String>,
-    /// Prints statement instances.
-    pub user: &'a EmitUser<'a>,
+    /// The statements.
+    pub statements: &'a dyn Instances,
     /// Options.
     pub options: LoopOptions,
-    out: String,
-    bounds: usize,
+    pub(super) out: String,
+    /// How many names (`pc_ubK`, `pc_accK`, ...) were generated so far.
+    pub(super) names: usize,
+    /// How many sequential loops (outside any parallel region) enclose the current node.
+    sequential_depth: usize,
 }
 
 impl<'a> LoopPrinter<'a> {
     /// A printer.
     pub fn new(
         params: &'a BTreeMap<String, String>,
-        user: &'a EmitUser<'a>,
+        statements: &'a dyn Instances,
         options: LoopOptions,
     ) -> Self {
         LoopPrinter {
             params,
-            user,
+            statements,
             options,
             out: String::new(),
-            bounds: 0,
+            names: 0,
+            sequential_depth: 0,
         }
     }
 
@@ -62,11 +79,16 @@ impl<'a> LoopPrinter<'a> {
         Ok(self.out)
     }
 
-    fn line(&mut self, depth: usize, text: &str) {
+    pub(super) fn line(&mut self, depth: usize, text: &str) {
         let _ = writeln!(self.out, "{:w$}{text}", "", w = depth * 4);
     }
 
-    fn node(&mut self, node: &Node, depth: usize, in_parallel: bool) -> Result<(), CodegenError> {
+    pub(super) fn node(
+        &mut self,
+        node: &Node,
+        depth: usize,
+        in_parallel: bool,
+    ) -> Result<(), CodegenError> {
         match node {
             Node::Block(children) => {
                 for c in children {
@@ -85,7 +107,7 @@ impl<'a> LoopPrinter<'a> {
             }
             Node::User(name, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                let text = (self.user)(name, &args)?;
+                let text = self.statements.instance(name, &args, None)?;
                 for l in text.lines() {
                     self.line(depth, l);
                 }
@@ -106,18 +128,23 @@ impl<'a> LoopPrinter<'a> {
             }
             return Ok(());
         }
+        if let Some(block) = super::accumulate::Block::of(f, self.statements) {
+            return self.accumulated(&block, depth);
+        }
         let init = self.expr(&f.init);
         let cond = match hoistable(f) {
             Some((op, bound)) => {
-                let name = format!("pc_ub{}", self.bounds);
-                self.bounds += 1;
+                let name = self.fresh("pc_ub");
                 let bound = self.expr(bound);
                 self.line(depth, &format!("const long {name} = {bound};"));
                 format!("{it} {op} {name}")
             }
             None => self.expr(&f.cond),
         };
-        let omp_parallel = self.options.openmp && f.parallel && !in_parallel;
+        // A parallel loop inside a sequential one forks and joins threads at every outer
+        // iteration: only worth it when each of its iterations runs a loop itself.
+        let worth_threads = self.sequential_depth == 0 || f.body.has_loop();
+        let omp_parallel = self.options.openmp && f.parallel && !in_parallel && worth_threads;
         if omp_parallel {
             self.line(depth, "#pragma omp parallel for");
         } else if self.options.openmp && f.parallel && f.step == 1 && !f.body.has_loop() {
@@ -132,9 +159,18 @@ impl<'a> LoopPrinter<'a> {
             depth,
             &format!("for (long {it} = {init}; {cond}; {step}) {{"),
         );
+        let sequential = !in_parallel && !omp_parallel;
+        self.sequential_depth += usize::from(sequential);
         self.node(&f.body, depth + 1, in_parallel || omp_parallel)?;
+        self.sequential_depth -= usize::from(sequential);
         self.line(depth, "}");
         Ok(())
+    }
+
+    /// A new name: `prefix` and a number.
+    pub(super) fn fresh(&mut self, prefix: &str) -> String {
+        self.names += 1;
+        format!("{prefix}{}", self.names - 1)
     }
 
     /// The iterator's values when the loop has a small constant trip count.
@@ -148,7 +184,7 @@ impl<'a> LoopPrinter<'a> {
             .then_some(values)
     }
 
-    fn expr(&self, e: &Expr) -> String {
+    pub(super) fn expr(&self, e: &Expr) -> String {
         match e {
             Expr::Int(v) => v.to_string(),
             Expr::Id(name) => self
@@ -189,7 +225,7 @@ impl<'a> LoopPrinter<'a> {
 
 /// `(op, bound)` when the loop's condition is `iterator op bound` with a bound that does not
 /// depend on the iterator (so it can be computed once before the loop).
-fn hoistable(f: &For) -> Option<(&'static str, &Expr)> {
+pub(super) fn hoistable(f: &For) -> Option<(&'static str, &Expr)> {
     let Expr::Op(op, args) = &f.cond else {
         return None;
     };
@@ -205,7 +241,7 @@ fn hoistable(f: &For) -> Option<(&'static str, &Expr)> {
 }
 
 impl Expr {
-    fn mentions(&self, name: &str) -> bool {
+    pub(super) fn mentions(&self, name: &str) -> bool {
         match self {
             Expr::Int(_) => false,
             Expr::Id(n) => n == name,

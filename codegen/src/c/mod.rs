@@ -1,12 +1,13 @@
 //! The C printer: a kernel's loop AST and statement bodies as one readable, deterministic
 //! C99 function (see `docs/codegen.md` for its ABI).
 
+mod accumulate;
 mod loops;
 pub mod names;
 pub mod stmt;
 pub mod types;
 
-pub use loops::LoopOptions;
+pub use loops::{Instances, LoopOptions};
 
 use crate::ast;
 use crate::CodegenError;
@@ -69,36 +70,32 @@ pub fn kernel_function(
         kernel,
         in_bounds: &in_bounds,
     };
-    let mut bodies = BTreeMap::new();
+    let mut by_tuple = BTreeMap::new();
     for sc in kernel.statements() {
-        bodies.insert(sc.stmt.name.clone(), stmt::statement(&arrays, sc.stmt)?);
-    }
-    let user = |tuple: &str, args: &[String]| -> Result<String, CodegenError> {
         let s = program
-            .statement_by_tuple(tuple)
-            .ok_or_else(|| CodegenError::Internal(format!("unknown statement {tuple}")))?;
-        let body = &bodies[&s.name];
-        if s.iterators.is_empty() {
-            return Ok(format!("{body} /* {} */", s.name));
-        }
-        let binds: Vec<String> = s
-            .iterators
+            .statements
             .iter()
-            .zip(args)
-            .map(|(it, a)| format!("{} = {a}", c_name(it)))
-            .collect();
-        Ok(format!(
-            "{{ /* {} */\n    const long {};\n    {body}\n}}",
-            s.name,
-            binds.join(", ")
-        ))
+            .find(|s| s.name == sc.stmt.name)
+            .ok_or_else(|| CodegenError::Internal(format!("{} is not lifted", sc.stmt.name)))?;
+        by_tuple.insert(s.tuple.clone(), (s, sc.stmt));
+    }
+    let statements = Statements {
+        accumulable: by_tuple
+            .iter()
+            .filter_map(|(tuple, (s, stmt))| {
+                let acc = stmt::accumulable(&arrays, stmt, &s.iterators)?;
+                Some((tuple.clone(), acc))
+            })
+            .collect(),
+        by_tuple,
+        arrays: &arrays,
     };
     let params: BTreeMap<String, String> = kernel
         .params
         .iter()
         .map(|p| (isl_name(&p.name), c_name(&p.name)))
         .collect();
-    let loops = loops::LoopPrinter::new(&params, &user, options).print(ast, 1)?;
+    let loops = loops::LoopPrinter::new(&params, &statements, options).print(ast, 1)?;
 
     let mut out = String::new();
     let _ = writeln!(out, "{}\n{{", signature(kernel));
@@ -146,6 +143,48 @@ pub fn kernel_function(
     free_temps(&mut out, &temps, 1);
     let _ = writeln!(out, "    return pc_fault;\n}}");
     Ok(out)
+}
+
+/// The kernel's statements as [`Instances`] for the loop printer.
+struct Statements<'a, 'k> {
+    /// Each statement of the model and of the IR, by isl tuple name.
+    by_tuple: BTreeMap<String, (&'a poly::model::Statement, &'k frontend::ir::Stmt)>,
+    arrays: &'a Arrays<'k>,
+    /// The statements whose targets can be accumulators, by tuple name.
+    accumulable: BTreeMap<String, stmt::Accumulable>,
+}
+
+impl Instances for Statements<'_, '_> {
+    fn instance(
+        &self,
+        tuple: &str,
+        args: &[String],
+        target: Option<&str>,
+    ) -> Result<String, CodegenError> {
+        let (s, stmt) = self
+            .by_tuple
+            .get(tuple)
+            .ok_or_else(|| CodegenError::Internal(format!("unknown statement {tuple}")))?;
+        let body = stmt::statement(self.arrays, stmt, target)?;
+        if s.iterators.is_empty() {
+            return Ok(format!("{body} /* {} */", s.name));
+        }
+        let binds: Vec<String> = s
+            .iterators
+            .iter()
+            .zip(args)
+            .map(|(it, a)| format!("{} = {a}", c_name(it)))
+            .collect();
+        Ok(format!(
+            "{{ /* {} */\n    const long {};\n    {body}\n}}",
+            s.name,
+            binds.join(", ")
+        ))
+    }
+
+    fn accumulable(&self, tuple: &str) -> Option<&stmt::Accumulable> {
+        self.accumulable.get(tuple)
+    }
 }
 
 fn free_temps(out: &mut String, temps: &[(usize, &frontend::ir::Array)], depth: usize) {

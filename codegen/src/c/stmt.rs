@@ -47,14 +47,20 @@ pub fn affine(e: &AffExpr) -> String {
     }
 }
 
-/// The C statement `target = value;` of `stmt`.
-pub fn statement(arrays: &Arrays<'_>, stmt: &Stmt) -> Result<String, CodegenError> {
+/// The C statement `target = value;` of `stmt`; `target`, when given, is the C lvalue that
+/// stands for the statement's target element (an accumulator held in a local).
+pub fn statement(
+    arrays: &Arrays<'_>,
+    stmt: &Stmt,
+    target: Option<&str>,
+) -> Result<String, CodegenError> {
     let mut e = Emitter {
         arrays,
         stmt,
         next_access: 0,
     };
-    let target = e.lvalue(&stmt.target);
+    let element = e.lvalue(&stmt.target);
+    let target = target.map_or(element, str::to_owned);
     let elem = arrays.kernel.array(stmt.target.array).elem;
     let rhs = e.expr(&stmt.rhs)?;
     let current = || load(elem, &target);
@@ -68,6 +74,62 @@ pub fn statement(arrays: &Arrays<'_>, stmt: &Stmt) -> Result<String, CodegenErro
         AssignOp::Min => call(elem, Func::Min, &[current(), rhs]).map_err(|r| e.unsupported(r))?,
     };
     Ok(format!("{target} = {};", store(elem, &value)))
+}
+
+/// A statement whose target element can live in a local accumulator while a loop runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Accumulable {
+    /// The C storage type of the target's elements.
+    pub storage: &'static str,
+    /// Per target index: the position of the statement iterator that is exactly that index
+    /// (every index is one, and no iterator twice: the target is injective in them).
+    pub index_iterators: Vec<usize>,
+    /// The C names of those iterators, in the same order.
+    pub index_names: Vec<String>,
+    /// The target element as a C lvalue in the C names of the statement's iterators.
+    pub lvalue: String,
+}
+
+/// How `stmt`'s target can be held in an accumulator: only when each of its indices is a
+/// distinct iterator, it is proven within the array's extents, and the right-hand side reads
+/// nothing of the target's array (so the accumulator is the only copy read while it lives).
+/// `iterators` are the names of the statement's enclosing loop variables, outermost first.
+pub fn accumulable(arrays: &Arrays<'_>, stmt: &Stmt, iterators: &[String]) -> Option<Accumulable> {
+    let target = &stmt.target;
+    if !(arrays.in_bounds)(&stmt.name, 0) || target.indices.is_empty() {
+        return None;
+    }
+    let mut index_iterators = Vec::new();
+    for index in &target.indices {
+        let AffExpr::Var(frontend::ir::Var::Loop(v)) = index else {
+            return None;
+        };
+        let p = iterators.iter().position(|it| it == v)?;
+        if index_iterators.contains(&p) {
+            return None;
+        }
+        index_iterators.push(p);
+    }
+    if poly::model::rhs_reads(stmt)
+        .iter()
+        .any(|a| a.array == target.array)
+    {
+        return None;
+    }
+    let mut e = Emitter {
+        arrays,
+        stmt,
+        next_access: 0,
+    };
+    Some(Accumulable {
+        storage: super::types::storage(arrays.kernel.array(target.array).elem),
+        index_names: index_iterators
+            .iter()
+            .map(|&p| c_name(&iterators[p]))
+            .collect(),
+        index_iterators,
+        lvalue: e.lvalue(target),
+    })
 }
 
 struct Emitter<'a, 'k> {
