@@ -13,6 +13,9 @@ use poly::model::Program;
 use std::cell::RefCell;
 use std::collections::hash_map::{Entry, HashMap};
 
+/// One hyperplane of a group of statements: each statement's row.
+type GroupRows = Vec<(usize, StmtRow)>;
+
 /// The state of one scheduling run.
 pub struct Search<'a> {
     pluto: &'a Pluto,
@@ -31,7 +34,7 @@ pub struct Search<'a> {
     duals: HashMap<String, FarkasDual>,
     /// The hyperplanes found for groups of statements since the last row or band, by group
     /// (see [`Search::solve_component`]).
-    solved: RefCell<HashMap<Vec<usize>, Option<Vec<(usize, StmtRow)>>>>,
+    solved: RefCell<HashMap<Vec<usize>, Option<GroupRows>>>,
 }
 
 impl<'a> Search<'a> {
@@ -223,7 +226,7 @@ impl<'a> Search<'a> {
         settings: &Settings<'_>,
         band_deps: &[BandDep],
         component: &[usize],
-    ) -> Result<Option<Vec<(usize, StmtRow)>>, ScheduleError> {
+    ) -> Result<Option<GroupRows>, ScheduleError> {
         if let Some(known) = self.solved.borrow().get(component) {
             return Ok(known.clone());
         }
