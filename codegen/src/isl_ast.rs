@@ -179,6 +179,25 @@ mod tests {
     }
 
     #[test]
+    fn a_mark_over_a_loopless_member_leaves_the_loops_below_sequential() {
+        let ctx = Ctx::default();
+        let context = ctx.set("[N] -> { : N >= 1 }").unwrap();
+        let schedule = ctx
+            .schedule(
+                "{ domain: \"[N] -> { S[i, j] : i = 0 and 0 <= j < N }\", child: \
+                 { schedule: \"[N] -> [{ S[i, j] -> [(i)] }, { S[i, j] -> [(j)] }]\", \
+                 coincident: [ 1, 0 ] } }",
+            )
+            .unwrap();
+        let ast = build(&schedule, &context, &AstOptions::default()).unwrap();
+        let ast::Node::For(only) = ast else {
+            panic!("{ast:?}")
+        };
+        assert_eq!(only.iterator, "c1");
+        assert!(!only.parallel);
+    }
+
+    #[test]
     fn coincident_members_become_parallel_loops() {
         let ctx = Ctx::default();
         let context = ctx.set("[N] -> { : N >= 1 }").unwrap();

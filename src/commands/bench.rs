@@ -23,8 +23,8 @@ pub struct BenchArgs {
     /// Parameter values passed to every run, e.g. `-D N=2000`.
     #[arg(short = 'D', value_name = "NAME=VALUE")]
     pub define: Vec<String>,
-    /// polyc's scheduler for variant (c).
-    #[arg(long, default_value = "isl")]
+    /// polyc's scheduler for variant (c) (`pluto` falls back to `isl` when it fails).
+    #[arg(long, default_value = "pluto")]
     pub scheduler: String,
     /// Tile sizes for variant (c) (empty: the cache model's choice).
     #[arg(long, default_value = "")]

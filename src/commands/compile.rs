@@ -106,8 +106,8 @@ pub struct CompileArgs {
     /// Add a `main` that reads `.npy` inputs, times the kernel and prints checksums.
     #[arg(long)]
     pub harness: bool,
-    /// The scheduling algorithm.
-    #[arg(long, default_value = "isl")]
+    /// The scheduling algorithm (`pluto` falls back to `isl` when it fails).
+    #[arg(long, default_value = "pluto")]
     pub scheduler: String,
     #[command(flatten)]
     pub schedule: ScheduleOptions,
@@ -165,14 +165,27 @@ pub fn generate(
     let transforms = transform_options(schedule)?;
     let lifted = choose(lift_file(file, &schedule.define)?, kernel, file)?;
     let problem = lifted.problem(schedule);
-    let scheduled = codegen::pipeline::schedule(
-        &lifted.program,
-        &lifted.deps,
-        scheduler.as_ref(),
-        problem.options.clone(),
-        &transforms,
-        options.register,
-    )
+    let run = |s: &dyn scheduler::Scheduler| {
+        codegen::pipeline::schedule(
+            &lifted.program,
+            &lifted.deps,
+            s,
+            problem.options.clone(),
+            &transforms,
+            options.register,
+        )
+    };
+    let scheduled = match run(scheduler.as_ref()) {
+        // Pluto is the default; isl's scheduler is the fallback when it fails.
+        Err(why) if scheduler.name() == "pluto" => {
+            eprintln!(
+                "note: {}: pluto failed ({why}); scheduling with isl",
+                lifted.program.kernel.name
+            );
+            run(find_scheduler("isl")?.as_ref())
+        }
+        result => result,
+    }
     .map_err(codegen_error)?;
     for note in scheduled.notes.iter().filter(|n| n.contains("refused")) {
         eprintln!("note: {}: {note}", lifted.program.kernel.name);
