@@ -6,10 +6,10 @@
 use crate::register_tile::{register_tile, RegisterBlock};
 use crate::CodegenError;
 use poly::deps::Dependences;
-use poly::isl::Schedule;
+use poly::isl::{IslResult, Schedule};
 use poly::model::Program;
 use scheduler::transform::analysis::{annotate, violation};
-use scheduler::transform::{optimize, Node, TransformOptions, TreeDeps};
+use scheduler::transform::{optimize, Node, TransformOptions, Tree, TreeDeps};
 use scheduler::{Options, Problem, Scheduler};
 
 /// A schedule ready for code generation, with what the transformations did.
@@ -47,15 +47,24 @@ pub fn schedule(
     let mut tree = optimized.tree;
     let mut notes = optimized.notes;
     if let Some(block) = register {
-        let deps = TreeDeps::of(&problem)?;
-        let mut blocked = register_tile(&tree, program, block)?;
-        annotate(&mut blocked, &deps)?;
-        match violation(&blocked, &deps.validity)? {
-            None => {
+        // Register tiling is an optimisation: if isl fails on it, the kernel goes without.
+        let checked = (|| -> IslResult<(Tree, Option<String>)> {
+            let deps = TreeDeps::of(&problem)?;
+            let mut blocked = register_tile(&tree, program, block)?;
+            annotate(&mut blocked, &deps)?;
+            let why = violation(&blocked, &deps.validity)?;
+            Ok((blocked, why))
+        })();
+        match checked {
+            Ok((blocked, None)) => {
                 notes.push("register tiling: applied".into());
                 tree = blocked;
             }
-            Some(why) => notes.push(format!("register tiling refused: {why}")),
+            Ok((_, Some(why))) => notes.push(format!("register tiling refused: {why}")),
+            Err(e) => {
+                program.ctx.reset_budget();
+                notes.push(format!("register tiling refused: {e}"));
+            }
         }
     }
     Ok(Scheduled {

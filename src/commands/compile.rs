@@ -182,6 +182,7 @@ pub fn generate(
                 "note: {}: pluto failed ({why}); scheduling with isl",
                 lifted.program.kernel.name
             );
+            lifted.program.ctx.reset_budget();
             run(find_scheduler("isl")?.as_ref())
         }
         result => result,
