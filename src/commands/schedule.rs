@@ -161,7 +161,11 @@ pub fn isl_error(e: IslError) -> CliError {
 }
 
 fn schedule_error(e: ScheduleError) -> CliError {
-    CliError::Internal(e.to_string())
+    match e {
+        ScheduleError::Isl(poly::isl::IslError::OperationLimit(_))
+        | ScheduleError::TooLarge { .. } => CliError::User(e.to_string()),
+        other => CliError::Internal(other.to_string()),
+    }
 }
 
 /// Runs `polyc schedule`.

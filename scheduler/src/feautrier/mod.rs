@@ -36,6 +36,12 @@ impl Scheduler for Feautrier {
     }
 }
 
+/// The most dependence pieces (each a 0/1 unknown of a row's integer program) a row may
+/// weigh: isl's lexmin over more binaries can run for minutes without exhausting its
+/// operation budget (PolyBench's adi, ludcmp and deriche have 120 to 244), while every other
+/// example has at most 46.
+const MAX_EDGES: usize = 64;
+
 /// Feautrier's schedule of a problem as rows.
 pub fn affine_schedule(problem: &Problem) -> Result<AffineSchedule, ScheduleError> {
     let program = problem.program;
@@ -57,6 +63,16 @@ pub fn affine_schedule(problem: &Problem) -> Result<AffineSchedule, ScheduleErro
             return Err(no_schedule(format!("no progress after {max_rows} rows")));
         }
         let edges = edges(program, &live)?;
+        if edges.len() > MAX_EDGES {
+            return Err(ScheduleError::TooLarge {
+                scheduler: NAME,
+                reason: format!(
+                    "{} dependence pieces exceed the {MAX_EDGES} 0/1 unknowns one row's integer \
+                     program can take in reasonable time (use pluto or isl)",
+                    edges.len()
+                ),
+            });
+        }
         let stmts = solve_row(program, &edges)?.ok_or_else(|| {
             no_schedule(format!(
                 "no row satisfies any of the remaining dependences: {live}"
