@@ -463,7 +463,10 @@ mod tests {
         let x = std::hint::black_box(0.7f32);
         assert_eq!(call1(F32, Func::Exp, x as f64), x.exp() as f64);
         assert_eq!(call1(F32, Func::Tanh, x as f64), x.tanh() as f64);
-        assert_eq!(call1(F64, Func::Log, 0.7), std::hint::black_box(0.7f64).ln());
+        assert_eq!(
+            call1(F64, Func::Log, 0.7),
+            std::hint::black_box(0.7f64).ln()
+        );
         let h = f16::from_f32(0.7).to_f64();
         assert_eq!(
             call1(F16, Func::Exp, h),
