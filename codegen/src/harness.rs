@@ -12,7 +12,7 @@ use crate::c::names::c_name;
 use crate::c::stmt::{affine, by_value};
 use crate::c::{function_name, types};
 use crate::CodegenError;
-use frontend::ir::{CmpOp, Cond, ElemType, Role};
+use frontend::ir::{Cond, ElemType, Role};
 use poly::model::Program;
 use std::fmt::Write;
 
@@ -32,17 +32,7 @@ fn elem_code(e: ElemType) -> &'static str {
 
 fn cond(c: &Cond) -> String {
     match c {
-        Cond::Cmp(a, op, b) => {
-            let sym = match op {
-                CmpOp::Lt => "<",
-                CmpOp::Le => "<=",
-                CmpOp::Gt => ">",
-                CmpOp::Ge => ">=",
-                CmpOp::Eq => "==",
-                CmpOp::Ne => "!=",
-            };
-            format!("({} {sym} {})", affine(a), affine(b))
-        }
+        Cond::Cmp(a, op, b) => format!("({} {} {})", affine(a), op.symbol(), affine(b)),
         Cond::And(a, b) => format!("({} && {})", cond(a), cond(b)),
         Cond::Or(a, b) => format!("({} || {})", cond(a), cond(b)),
     }
