@@ -131,6 +131,36 @@ impl<'a> LoopPrinter<'a> {
         if let Some(block) = super::accumulate::Block::of(f, self.statements) {
             return self.accumulated(&block, depth);
         }
+        // A parallel loop inside a sequential one forks and joins threads at every outer
+        // iteration: only worth it when each of its iterations runs a loop itself.
+        let worth_threads = self.sequential_depth == 0 || f.body.has_loop();
+        let omp_parallel = self.options.openmp && f.parallel && !in_parallel && worth_threads;
+        if self.options.openmp
+            && !f.parallel
+            && !in_parallel
+            && self.sequential_depth == 0
+            && self.shares_work(&f.body)
+        {
+            return self.team(f, depth);
+        }
+        let header = self.header(f, depth);
+        if omp_parallel {
+            self.line(depth, "#pragma omp parallel for");
+        } else if self.options.openmp && f.parallel && f.step == 1 && !f.body.has_loop() {
+            self.line(depth, "#pragma omp simd");
+        }
+        self.line(depth, &header);
+        let sequential = !in_parallel && !omp_parallel;
+        self.sequential_depth += usize::from(sequential);
+        self.node(&f.body, depth + 1, in_parallel || omp_parallel)?;
+        self.sequential_depth -= usize::from(sequential);
+        self.line(depth, "}");
+        Ok(())
+    }
+
+    /// Prints the hoisted upper bound of `f` (if any) and returns its `for (...) {` line.
+    pub(super) fn header(&mut self, f: &For, depth: usize) -> String {
+        let it = &f.iterator;
         let init = self.expr(&f.init);
         let cond = match hoistable(f) {
             Some((op, bound)) => {
@@ -141,30 +171,12 @@ impl<'a> LoopPrinter<'a> {
             }
             None => self.expr(&f.cond),
         };
-        // A parallel loop inside a sequential one forks and joins threads at every outer
-        // iteration: only worth it when each of its iterations runs a loop itself.
-        let worth_threads = self.sequential_depth == 0 || f.body.has_loop();
-        let omp_parallel = self.options.openmp && f.parallel && !in_parallel && worth_threads;
-        if omp_parallel {
-            self.line(depth, "#pragma omp parallel for");
-        } else if self.options.openmp && f.parallel && f.step == 1 && !f.body.has_loop() {
-            self.line(depth, "#pragma omp simd");
-        }
         let step = if f.step == 1 {
             format!("{it}++")
         } else {
             format!("{it} += {}", f.step)
         };
-        self.line(
-            depth,
-            &format!("for (long {it} = {init}; {cond}; {step}) {{"),
-        );
-        let sequential = !in_parallel && !omp_parallel;
-        self.sequential_depth += usize::from(sequential);
-        self.node(&f.body, depth + 1, in_parallel || omp_parallel)?;
-        self.sequential_depth -= usize::from(sequential);
-        self.line(depth, "}");
-        Ok(())
+        format!("for (long {it} = {init}; {cond}; {step}) {{")
     }
 
     /// A new name: `prefix` and a number.
@@ -174,7 +186,7 @@ impl<'a> LoopPrinter<'a> {
     }
 
     /// The iterator's values when the loop has a small constant trip count.
-    fn unrollable(&self, f: &For) -> Option<Vec<i64>> {
+    pub(super) fn unrollable(&self, f: &For) -> Option<Vec<i64>> {
         let (Expr::Int(lo), Some((op, Expr::Int(hi)))) = (&f.init, hoistable(f)) else {
             return None;
         };
@@ -251,7 +263,8 @@ impl Expr {
 }
 
 impl Node {
-    fn has_loop(&self) -> bool {
+    /// Whether a loop runs somewhere below (or at) this node.
+    pub(super) fn has_loop(&self) -> bool {
         match self {
             Node::For(_) => true,
             Node::If(_, t, e) => t.has_loop() || e.as_ref().is_some_and(|e| e.has_loop()),

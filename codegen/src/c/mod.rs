@@ -5,6 +5,7 @@ mod accumulate;
 mod loops;
 pub mod names;
 pub mod stmt;
+mod team;
 pub mod types;
 
 pub use loops::{Instances, LoopOptions};
