@@ -37,7 +37,13 @@ impl Default for RegisterBlock {
 }
 
 /// `tree` with every qualifying innermost band register-tiled (see the module doc).
+///
+/// An analysis of its own: it starts a fresh isl operation budget (which the legality check
+/// of the result then shares). Without it, kernels with many statements (deriche: 47) ran
+/// out of the budget the scheduler and the other transformations had left, and isl's parser
+/// reports an exhausted budget while reading a relation as a "syntax error".
 pub fn register_tile(tree: &Tree, program: &Program, block: RegisterBlock) -> IslResult<Tree> {
+    program.ctx.reset_budget();
     Ok(Tree {
         domain: tree.domain.clone(),
         root: visit(&tree.root, program, block)?,

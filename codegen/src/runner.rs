@@ -1,10 +1,116 @@
 //! Running a compiled harness on the interpreter's inputs and reading its outputs back, so
-//! that the C back end and `poly::interp` can be compared value by value.
+//! that the C back end and `poly::interp` can be compared value by value, bit for bit or
+//! within a documented tolerance ([`Comparison`]).
 
 use crate::toolchain::{self, CCompiler, RunOutput, ToolchainError};
-use frontend::ir::{Kernel, Role};
-use poly::interp::{InputFiles, InterpError, Memory, ParamValues};
+use frontend::ir::{ElemType, Kernel, Role};
+use poly::interp::{ArrayValues, InputFiles, InterpError, Memory, ParamValues};
+use std::fmt;
 use std::path::Path;
+
+/// How a compiled kernel's outputs must agree with the reference's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Comparison {
+    /// Bit for bit (NaNs equal): the same operations in the same order, no contraction.
+    Exact,
+    /// For runs that round differently from the reference (reductions reordered, FMA
+    /// contraction): each floating-point output array within its element type's
+    /// [`tolerance`] normwise, `max |got - expected| <= tolerance * max |expected|`, with
+    /// NaNs and infinities exactly where the reference has them; integer arrays exact
+    /// (wrapping integer arithmetic is associative).
+    Tolerant,
+}
+
+/// The normwise relative tolerance of [`Comparison::Tolerant`] for an element type: about
+/// `2^20` units in the last place of `f64` and `2^13` of `f32` (a reordered reduction of
+/// `n` terms may be off by `n` rounding errors of its partial sums, relative to the sum of
+/// their magnitudes), a few units of `f16`/`bf16` (every operation rounds to the type).
+pub fn tolerance(elem: ElemType) -> f64 {
+    match elem {
+        ElemType::F64 => 1e-9,
+        ElemType::F32 => 1e-3,
+        ElemType::F16 => 5e-2,
+        ElemType::BF16 => 2e-1,
+        ElemType::I32 | ElemType::I8 => 0.0,
+    }
+}
+
+/// An output array that does not agree with the reference.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Disagreement {
+    /// The array.
+    pub array: String,
+    /// How it differs.
+    pub reason: String,
+}
+
+impl fmt::Display for Disagreement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` {}", self.array, self.reason)
+    }
+}
+
+/// The output arrays of `kernel` in `got` that do not agree with `expected` under
+/// `comparison` (both memories hold the kernel's arrays in the same shapes).
+pub fn disagreements(
+    kernel: &Kernel,
+    expected: &Memory,
+    got: &Memory,
+    comparison: Comparison,
+) -> Result<Vec<Disagreement>, InterpError> {
+    let diffs = expected.compare(got)?;
+    let mut out = Vec::new();
+    for (d, (e, g)) in diffs.iter().zip(expected.arrays().iter().zip(got.arrays())) {
+        let is_output = kernel
+            .array_by_name(&d.name)
+            .is_some_and(|a| kernel.array(a).role.is_output());
+        if !is_output || d.is_identical() {
+            continue;
+        }
+        let reason = match comparison {
+            Comparison::Exact => format!(
+                "differs in {} elements (max abs {:e})",
+                d.mismatches, d.max_abs
+            ),
+            Comparison::Tolerant => match normwise_error(e, g) {
+                Some(err) if err <= tolerance(e.elem()) => continue,
+                Some(err) => format!(
+                    "differs by {err:e} relative to its largest magnitude (tolerance {:e}; {} elements differ)",
+                    tolerance(e.elem()),
+                    d.mismatches
+                ),
+                None => format!(
+                    "has NaNs or infinities where the reference has other values ({} elements differ)",
+                    d.mismatches
+                ),
+            },
+        };
+        out.push(Disagreement {
+            array: d.name.clone(),
+            reason,
+        });
+    }
+    Ok(out)
+}
+
+/// `max |got - expected| / max |expected|` over the finite elements (0 when both maxima are
+/// 0, infinite when only the difference is not), or `None` when a non-finite element of
+/// one array is not the same non-finite value in the other.
+fn normwise_error(expected: &ArrayValues, got: &ArrayValues) -> Option<f64> {
+    let (mut diff, mut scale) = (0.0f64, 0.0f64);
+    for (&e, &g) in expected.values().iter().zip(got.values()) {
+        if !e.is_finite() || !g.is_finite() {
+            let same = (e.is_nan() && g.is_nan()) || e == g;
+            if !same {
+                return None;
+            }
+            continue;
+        }
+        diff = diff.max((g - e).abs());
+        scale = scale.max(e.abs());
+    }
+    Some(if diff == 0.0 { 0.0 } else { diff / scale })
+}
 
 /// Writes every input and in-out array of `memory` to `dir/NAME.npy`.
 pub fn write_inputs(memory: &Memory, dir: &Path) -> Result<(), InterpError> {
@@ -42,15 +148,19 @@ pub fn read_outputs(
     Memory::load_inputs(&outputs, params, &files, 0)
 }
 
-/// The harness's arguments for `params`, reading inputs from `inputs` and writing outputs
-/// to `outputs`.
-pub fn harness_args(params: &ParamValues, inputs: &Path, outputs: Option<&Path>) -> Vec<String> {
+/// The harness's arguments for `params`, reading inputs from `inputs` (none: the harness's
+/// own values) and writing outputs to `outputs`.
+pub fn harness_args(
+    params: &ParamValues,
+    inputs: Option<&Path>,
+    outputs: Option<&Path>,
+) -> Vec<String> {
     let mut args: Vec<String> = params.iter().map(|(n, v)| format!("{n}={v}")).collect();
-    args.push("--in".into());
-    args.push(inputs.display().to_string());
-    if let Some(out) = outputs {
-        args.push("--out".into());
-        args.push(out.display().to_string());
+    for (flag, dir) in [("--in", inputs), ("--out", outputs)] {
+        if let Some(dir) = dir {
+            args.push(flag.into());
+            args.push(dir.display().to_string());
+        }
     }
     args
 }
@@ -67,7 +177,7 @@ pub fn run_on(
     write_inputs(memory, &inputs)?;
     Ok(toolchain::run(
         exe,
-        &harness_args(params, &inputs, outputs),
+        &harness_args(params, Some(&inputs), outputs),
     )?)
 }
 
@@ -94,4 +204,89 @@ pub enum RunError {
     /// Starting the program.
     #[error(transparent)]
     Toolchain(#[from] ToolchainError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use frontend::SourceFile;
+
+    /// A kernel with an `f64` and an `i32` output of four elements, and memories of it whose
+    /// outputs hold `x` and `n`.
+    fn setup(x: [f64; 4], n: [f64; 4]) -> (Kernel, Memory) {
+        let text = "kernel k(A: f64[4], X: out f64[4], N: out i32[4]) {\n  for i in 0..4 {\n    X[i] = A[i];\n    N[i] = 1;\n  }\n}\n";
+        let kernel = frontend::compile(&SourceFile::new("k.pk", text))
+            .unwrap()
+            .remove(0);
+        let params =
+            ParamValues::resolve(&kernel, &Default::default(), &Default::default()).unwrap();
+        let mut memory = Memory::zeroed(&kernel, &params).unwrap();
+        memory.array_mut("X").unwrap().set_values(&x).unwrap();
+        memory.array_mut("N").unwrap().set_values(&n).unwrap();
+        (kernel, memory)
+    }
+
+    fn disagree(expected: [f64; 4], got: [f64; 4], comparison: Comparison) -> Vec<String> {
+        let (kernel, e) = setup(expected, [1.0; 4]);
+        let (_, g) = setup(got, [1.0; 4]);
+        disagreements(&kernel, &e, &g, comparison)
+            .unwrap()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn exact_comparison_rejects_any_bit() {
+        let x = [1.0, 2.0, -3.0, 0.5];
+        assert!(disagree(x, x, Comparison::Exact).is_empty());
+        let off = [1.0, 2.0, -3.0, 0.5 + 1e-16];
+        assert_eq!(
+            disagree(x, off, Comparison::Exact),
+            ["`X` differs in 1 elements (max abs 1.1102230246251565e-16)"]
+        );
+    }
+
+    #[test]
+    fn tolerant_comparison_is_normwise() {
+        let x = [1000.0, 2.0, -3.0, 0.0];
+        // 1e-7 off an element of 0 is within 1e-9 of the largest magnitude, 1000.
+        assert!(disagree(x, [1000.0, 2.0, -3.0, 1e-7], Comparison::Tolerant).is_empty());
+        let far = disagree(x, [1000.0, 2.0, -3.0, 1e-5], Comparison::Tolerant);
+        assert_eq!(far.len(), 1);
+        assert!(
+            far[0].starts_with("`X` differs by 1e-8 relative"),
+            "{far:?}"
+        );
+    }
+
+    #[test]
+    fn tolerant_comparison_wants_non_finite_values_in_place() {
+        let x = [f64::NAN, f64::INFINITY, 1.0, 2.0];
+        assert!(disagree(x, x, Comparison::Tolerant).is_empty());
+        let moved = disagree(x, [1.0, f64::INFINITY, f64::NAN, 2.0], Comparison::Tolerant);
+        assert_eq!(moved.len(), 1);
+        assert!(moved[0].contains("NaNs or infinities"), "{moved:?}");
+    }
+
+    #[test]
+    fn integer_outputs_stay_exact_under_tolerance() {
+        let (kernel, e) = setup([0.0; 4], [1.0; 4]);
+        let (_, g) = setup([0.0; 4], [1.0, 1.0, 1.0, 2.0]);
+        let found = disagreements(&kernel, &e, &g, Comparison::Tolerant).unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].array, "N");
+    }
+
+    #[test]
+    fn harness_arguments_name_only_the_given_directories() {
+        let (kernel, _) = setup([0.0; 4], [0.0; 4]);
+        let params =
+            ParamValues::resolve(&kernel, &Default::default(), &Default::default()).unwrap();
+        assert!(harness_args(&params, None, None).is_empty());
+        assert_eq!(
+            harness_args(&params, None, Some(Path::new("/o"))),
+            ["--out", "/o"]
+        );
+    }
 }

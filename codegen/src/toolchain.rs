@@ -31,15 +31,45 @@ pub enum ToolchainError {
 pub struct CCompiler {
     /// The program (`cc`, `gcc`, `clang-16`).
     pub program: String,
-    /// Flags before the source file.
+    /// Flags before the source file (the float mode's flags come after them).
     pub flags: Vec<String>,
+    /// How floating-point expressions may be evaluated.
+    pub float: FloatMode,
     /// Libraries linked after it (`-lopenblas`), before the math library.
     pub libs: Vec<String>,
+}
+
+/// How the C compiler may evaluate floating-point expressions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FloatMode {
+    /// Exactly as written, as the interpreter does: no contraction of `a * b + c` into a
+    /// fused multiply-add (which rounds once instead of twice). Outputs are bit-identical
+    /// to the interpreter's.
+    #[default]
+    Exact,
+    /// `a * b + c` may be contracted into fused multiply-adds (`-ffp-contract=fast`; nothing
+    /// else of fast-math: no reassociation, IEEE NaNs and infinities). Outputs agree with
+    /// the interpreter only within [`crate::runner::Comparison::Tolerant`]. What optimised
+    /// libraries such as BLAS do; `polyc bench --fma`.
+    Fma,
 }
 
 /// Flags every build needs for bit-exact results: no contraction of `a * b + c` into fused
 /// multiply-adds (which round once instead of twice), and the math library.
 pub const EXACT_FLAGS: &[&str] = &["-std=gnu99", "-ffp-contract=off", "-fno-fast-math"];
+
+/// The flags of [`FloatMode::Fma`]: contraction allowed, nothing else of fast-math.
+pub const FMA_FLAGS: &[&str] = &["-std=gnu99", "-ffp-contract=fast", "-fno-fast-math"];
+
+impl FloatMode {
+    /// The compiler flags of this mode.
+    pub fn flags(self) -> &'static [&'static str] {
+        match self {
+            FloatMode::Exact => EXACT_FLAGS,
+            FloatMode::Fma => FMA_FLAGS,
+        }
+    }
+}
 
 impl CCompiler {
     /// `cc` at the given optimisation level (`-O2`), with OpenMP.
@@ -47,13 +77,12 @@ impl CCompiler {
         CCompiler::new("cc", &[opt, "-fopenmp"])
     }
 
-    /// `program` with `flags` plus [`EXACT_FLAGS`].
+    /// `program` with `flags`, in [`FloatMode::Exact`].
     pub fn new(program: &str, flags: &[&str]) -> CCompiler {
-        let mut all: Vec<String> = flags.iter().map(|s| s.to_string()).collect();
-        all.extend(EXACT_FLAGS.iter().map(|s| s.to_string()));
         CCompiler {
             program: program.into(),
-            flags: all,
+            flags: flags.iter().map(|s| s.to_string()).collect(),
+            float: FloatMode::Exact,
             libs: Vec::new(),
         }
     }
@@ -64,12 +93,24 @@ impl CCompiler {
         self
     }
 
+    /// The same compiler in floating-point mode `float`.
+    pub fn with_float(mut self, float: FloatMode) -> CCompiler {
+        self.float = float;
+        self
+    }
+
+    /// Every flag before the source file: the caller's, then the float mode's.
+    fn all_flags(&self) -> impl Iterator<Item = &str> {
+        (self.flags.iter().map(String::as_str)).chain(self.float.flags().iter().copied())
+    }
+
     /// The command line's flags as text (for reports).
     pub fn describe(&self) -> String {
-        let mut parts = vec![self.program.clone()];
-        parts.extend(self.flags.iter().cloned());
-        parts.extend(self.libs.iter().cloned());
-        parts.join(" ")
+        std::iter::once(self.program.as_str())
+            .chain(self.all_flags())
+            .chain(self.libs.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// Whether the compiler can be started.
@@ -83,7 +124,7 @@ impl CCompiler {
     /// Compiles `source` into the executable `output`.
     pub fn compile(&self, source: &Path, output: &Path) -> Result<(), ToolchainError> {
         let mut cmd = Command::new(&self.program);
-        cmd.args(&self.flags)
+        cmd.args(self.all_flags())
             .arg(source)
             .arg("-o")
             .arg(output)
@@ -162,4 +203,23 @@ pub fn run(exe: &Path, args: &[String]) -> Result<RunOutput, ToolchainError> {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_float_mode_chooses_the_contraction_flag() {
+        let exact = CCompiler::new("gcc", &["-O3"]).with_libs(&["-lopenblas"]);
+        assert_eq!(
+            exact.describe(),
+            "gcc -O3 -std=gnu99 -ffp-contract=off -fno-fast-math -lopenblas"
+        );
+        let fma = exact.with_float(FloatMode::Fma);
+        assert_eq!(
+            fma.describe(),
+            "gcc -O3 -std=gnu99 -ffp-contract=fast -fno-fast-math -lopenblas"
+        );
+    }
 }
