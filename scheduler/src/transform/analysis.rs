@@ -8,7 +8,8 @@
 
 use super::tree::{BandNode, Node, Tree};
 use crate::Problem;
-use poly::isl::{IslResult, UnionMap, UnionSet};
+use isl_rs::MultiUnionPwAff;
+use poly::isl::{Ctx, IslResult, UnionMap, UnionSet};
 
 /// The dependences transformations respect.
 #[derive(Clone, Debug)]
@@ -21,12 +22,16 @@ pub struct TreeDeps {
 }
 
 impl TreeDeps {
-    /// The dependences of a problem.
+    /// The dependences of a problem, coalesced (the union of the three kinds holds a
+    /// piece per kind where one would do, and every analysis walks each piece).
     pub fn of(problem: &Problem) -> IslResult<TreeDeps> {
-        Ok(TreeDeps {
-            validity: problem.validity()?,
-            all: problem.deps.validity(false)?,
-        })
+        let all = problem.deps.validity(false)?.coalesce()?;
+        let validity = if problem.options.reorder_reductions {
+            problem.validity()?.coalesce()?
+        } else {
+            all.clone()
+        };
+        Ok(TreeDeps { validity, all })
     }
 }
 
@@ -35,10 +40,41 @@ pub fn same_value(member: &UnionMap) -> IslResult<UnionMap> {
     member.apply_range(&member.reverse()?)
 }
 
-/// Pairs of instances whose `member` values are in order (`t(x) <= t(y)`).
-pub fn in_order(member: &UnionMap) -> IslResult<UnionMap> {
-    let le = member.ctx().union_map("{ [a] -> [b] : a <= b }")?;
-    member.apply_range(&le)?.apply_range(&member.reverse()?)
+/// How the values of a band member at the two ends of a pair compare.
+#[derive(Clone, Copy, Debug)]
+enum Compare {
+    /// `t(x) = t(y)`.
+    Equal,
+    /// `t(x) < t(y)`.
+    Before,
+    /// `t(x) > t(y)`.
+    After,
+}
+
+/// The pairs of `pairs` whose ends `member` compares as `compare` (pairs with an end outside
+/// the member's domain are dropped).
+///
+/// isl compares the member's values pair of statements by pair of statements
+/// (`isl_union_map_*_at_multi_union_pw_aff`) instead of building the relation between every
+/// two instances with comparable values, which grows with the square of the statements.
+fn compared(pairs: &UnionMap, member: &UnionMap, compare: Compare) -> IslResult<UnionMap> {
+    if member.is_empty()? {
+        // isl cannot make a function of an empty map (no range space); no pair compares.
+        return pairs.intersect_domain(&member.domain()?);
+    }
+    let function = pairs
+        .ctx()
+        .check(MultiUnionPwAff::from_union_map(member.to_raw()))?;
+    pairs.apply(|p| match compare {
+        Compare::Equal => p.eq_at_multi_union_pw_aff(function),
+        Compare::Before => p.lex_lt_at_multi_union_pw_aff(function),
+        Compare::After => p.lex_gt_at_multi_union_pw_aff(function),
+    })
+}
+
+/// Whether some pair of `pairs` has ends that `member` compares as `compare`.
+fn any_compared(pairs: &UnionMap, member: &UnionMap, compare: Compare) -> IslResult<bool> {
+    Ok(!compared(pairs, member, compare)?.is_empty()?)
 }
 
 /// The live pairs whose both ends are in `filter`.
@@ -50,15 +86,17 @@ pub fn live_in(live: &UnionMap, filter: &UnionSet) -> IslResult<UnionMap> {
 pub fn live_below(live: &UnionMap, members: &[UnionMap]) -> IslResult<UnionMap> {
     let mut live = live.clone();
     for m in members {
-        live = live.intersect(&same_value(m)?)?;
+        live = compared(&live, m, Compare::Equal)?;
     }
     Ok(live)
 }
 
-/// Whether every live pair is in order on every member (the members may be permuted).
+/// Whether no live pair runs backwards on any member (the members may be permuted). Pairs
+/// with an end that a member does not schedule are not the band's (a well-formed band
+/// schedules every instance below it, which [`violation`] checks).
 pub fn permutable(live: &UnionMap, members: &[UnionMap]) -> IslResult<bool> {
     for m in members {
-        if !live.is_subset(&in_order(m)?)? {
+        if any_compared(live, m, Compare::After)? {
             return Ok(false);
         }
     }
@@ -67,22 +105,37 @@ pub fn permutable(live: &UnionMap, members: &[UnionMap]) -> IslResult<bool> {
 
 /// Recomputes every band's `permutable` flag and coincidence flags from the dependences.
 pub fn annotate(tree: &mut Tree, deps: &TreeDeps) -> IslResult<()> {
-    annotate_node(&mut tree.root, &deps.validity, &deps.all)
+    annotate_node(&mut tree.root, &deps.validity, &deps.all, &tree.domain)
 }
 
-fn annotate_node(node: &mut Node, valid: &UnionMap, all: &UnionMap) -> IslResult<()> {
+/// Annotates the subtree of the instances `reaching` it; a band that does not schedule all
+/// of them is marked neither permutable nor parallel.
+fn annotate_node(
+    node: &mut Node,
+    valid: &UnionMap,
+    all: &UnionMap,
+    reaching: &UnionSet,
+) -> IslResult<()> {
     match node {
         Node::Leaf => Ok(()),
         Node::Band(b) => {
-            b.permutable = permutable(valid, &b.members)?;
+            let covered = schedules_all(&b.members, reaching)?;
+            b.permutable = covered && permutable(valid, &b.members)?;
             let mut all = all.clone();
             b.coincident.clear();
             for m in &b.members {
-                let same = same_value(m)?;
-                b.coincident.push(all.is_subset(&same)?);
-                all = all.intersect(&same)?;
+                let parallel = covered
+                    && !any_compared(&all, m, Compare::Before)?
+                    && !any_compared(&all, m, Compare::After)?;
+                b.coincident.push(parallel);
+                all = compared(&all, m, Compare::Equal)?;
             }
-            annotate_node(&mut b.child, &live_below(valid, &b.members)?, &all)
+            annotate_node(
+                &mut b.child,
+                &live_below(valid, &b.members)?,
+                &all,
+                reaching,
+            )
         }
         Node::Sequence(cs) | Node::Set(cs) => {
             for c in cs {
@@ -90,6 +143,7 @@ fn annotate_node(node: &mut Node, valid: &UnionMap, all: &UnionMap) -> IslResult
                     &mut c.child,
                     &live_in(valid, &c.filter)?,
                     &live_in(all, &c.filter)?,
+                    &reaching.intersect(&c.filter)?,
                 )?;
             }
             Ok(())
@@ -97,20 +151,36 @@ fn annotate_node(node: &mut Node, valid: &UnionMap, all: &UnionMap) -> IslResult
     }
 }
 
+/// Whether every member gives a value to every instance of `reaching`.
+fn schedules_all(members: &[UnionMap], reaching: &UnionSet) -> IslResult<bool> {
+    for m in members {
+        if !reaching.is_subset(&m.domain()?)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// Why an order is illegal: `None` when every pair in `live` runs source first.
 /// `tree` is the subtree of the instances concerned (the flat schedule of its root
 /// orders them).
+///
+/// The tree is walked as [`annotate`] does, keeping the live pairs each node leaves
+/// unordered, instead of comparing every two instances of the flat schedule (isl's
+/// `lex_lt_union_map` of the flat schedule with itself grows with the square of the
+/// statements and took most of deriche's compile time).
 pub fn violation(tree: &Tree, live: &UnionMap) -> IslResult<Option<String>> {
-    let flat = tree.to_schedule()?.map()?;
-    let forward = flat.lex_lt_union_map(&flat)?;
-    let wrong = live
-        .intersect_domain(&tree.domain)?
-        .intersect_range(&tree.domain)?;
-    let wrong = wrong.subtract(&forward)?;
-    if wrong.is_empty()? {
+    let mut wrong = Vec::new();
+    let live = live_in(live, &tree.domain)?;
+    unordered(&tree.root, &live, &tree.domain, &mut wrong)?;
+    if wrong.is_empty() {
         return Ok(None);
     }
-    let mut text = wrong.coalesce()?.to_string();
+    let mut all = live.ctx().empty_union_map()?;
+    for w in &wrong {
+        all = all.union(w)?;
+    }
+    let mut text = all.coalesce()?.to_string();
     if text.len() > 300 {
         text.truncate(300);
         text.push_str("...");
@@ -118,6 +188,88 @@ pub fn violation(tree: &Tree, live: &UnionMap) -> IslResult<Option<String>> {
     Ok(Some(format!(
         "these dependences would run backwards or in the same step: {text}"
     )))
+}
+
+/// Pushes onto `wrong` the (non-empty) sets of pairs of `live` (between instances of
+/// `reaching`) that `node` does not run source first: run backwards by a band member or by
+/// the order of a sequence's children, split between two children of a set (which run in
+/// any order), left in the same step at a leaf, or with an end that `node` does not
+/// schedule.
+fn unordered(
+    node: &Node,
+    live: &UnionMap,
+    reaching: &UnionSet,
+    wrong: &mut Vec<UnionMap>,
+) -> IslResult<()> {
+    if live.is_empty()? {
+        return Ok(());
+    }
+    match node {
+        Node::Leaf => wrong.push(live.clone()),
+        Node::Band(b) => {
+            let mut live = live.clone();
+            for m in &b.members {
+                unscheduled(&live, reaching, &m.domain()?, wrong)?;
+                push_nonempty(wrong, compared(&live, m, Compare::After)?)?;
+                live = compared(&live, m, Compare::Equal)?;
+            }
+            unordered(&b.child, &live, reaching, wrong)?;
+        }
+        Node::Sequence(cs) | Node::Set(cs) => {
+            let ordered = matches!(node, Node::Sequence(_));
+            let filters: Vec<&UnionSet> = cs.iter().map(|c| &c.filter).collect();
+            unscheduled(live, reaching, &union_of(live.ctx(), &filters)?, wrong)?;
+            for (k, c) in cs.iter().enumerate() {
+                let from = live.intersect_domain(&c.filter)?;
+                let inside = from.intersect_range(&c.filter)?;
+                unordered(&c.child, &inside, &reaching.intersect(&c.filter)?, wrong)?;
+                // Earlier children of a sequence run first; any other child of a set may.
+                let others: Vec<&UnionSet> = if ordered {
+                    filters[..k].to_vec()
+                } else {
+                    (filters.iter().enumerate())
+                        .filter(|&(j, _)| j != k)
+                        .map(|(_, f)| *f)
+                        .collect()
+                };
+                push_nonempty(
+                    wrong,
+                    from.intersect_range(&union_of(live.ctx(), &others)?)?,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Pushes onto `wrong` the pairs of `live` (between instances of `reaching`) with an end
+/// outside `scheduled`.
+fn unscheduled(
+    live: &UnionMap,
+    reaching: &UnionSet,
+    scheduled: &UnionSet,
+    wrong: &mut Vec<UnionMap>,
+) -> IslResult<()> {
+    if reaching.is_subset(scheduled)? {
+        return Ok(());
+    }
+    push_nonempty(wrong, live.subtract(&live_in(live, scheduled)?)?)
+}
+
+fn push_nonempty(wrong: &mut Vec<UnionMap>, pairs: UnionMap) -> IslResult<()> {
+    if !pairs.is_empty()? {
+        wrong.push(pairs);
+    }
+    Ok(())
+}
+
+/// The union of `sets`.
+fn union_of(ctx: &Ctx, sets: &[&UnionSet]) -> IslResult<UnionSet> {
+    let mut out = ctx.empty_union_set()?;
+    for s in sets {
+        out = out.union(s)?;
+    }
+    Ok(out)
 }
 
 /// The number of coincident (parallel) members of a band.
@@ -128,7 +280,6 @@ pub fn coincident_count(b: &BandNode) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use poly::isl::Ctx;
 
     fn tree(ctx: &Ctx, text: &str) -> Tree {
         Tree::from_schedule(&ctx.schedule(text).unwrap()).unwrap()
@@ -161,5 +312,71 @@ mod tests {
             "{ domain: \"{ S[i, j] : 0 <= i, j < 10 }\", child: { schedule: \"[{ S[i, j] -> [(-i)] }]\" } }",
         );
         assert!(violation(&bad, &deps.validity).unwrap().is_some());
+    }
+
+    /// `S[i]` writes `A[i]`, `T[i]` reads it: `S[i] -> T[i]`.
+    fn producer_consumer(ctx: &Ctx, order: &str) -> Option<String> {
+        let live = ctx.union_map("{ S[i] -> T[i] : 0 <= i < 10 }").unwrap();
+        let t = tree(
+            ctx,
+            &format!(
+                "{{ domain: \"{{ S[i] : 0 <= i < 10; T[i] : 0 <= i < 10 }}\", child: {order} }}"
+            ),
+        );
+        violation(&t, &live).unwrap()
+    }
+
+    #[test]
+    fn sequences_order_their_children_and_sets_do_not() {
+        let ctx = Ctx::default();
+        let children = |first: &str, second: &str| {
+            format!("[ {{ filter: \"{{ {first}[i] }}\" }}, {{ filter: \"{{ {second}[i] }}\" }} ]")
+        };
+        let sequence = |a, b| format!("{{ sequence: {} }}", children(a, b));
+        assert_eq!(producer_consumer(&ctx, &sequence("S", "T")), None);
+        let why = producer_consumer(&ctx, &sequence("T", "S")).unwrap();
+        assert!(why.contains("S[i] -> T[i]"), "{why}");
+        // A set may run its children in any order.
+        let set = format!("{{ set: {} }}", children("S", "T"));
+        assert!(producer_consumer(&ctx, &set).is_some());
+    }
+
+    #[test]
+    fn a_fused_loop_needs_an_order_inside_each_iteration() {
+        let ctx = Ctx::default();
+        let fused = "{ schedule: \"[{ S[i] -> [(i)]; T[i] -> [(i)] }]\"";
+        // S[i] and T[i] in the same step: nothing orders them.
+        let why = producer_consumer(&ctx, &format!("{fused} }}")).unwrap();
+        assert!(why.contains("same step"), "{why}");
+        let inner = "child: { sequence: [ { filter: \"{ S[i] }\" }, { filter: \"{ T[i] }\" } ] }";
+        assert_eq!(
+            producer_consumer(&ctx, &format!("{fused}, {inner} }}")),
+            None
+        );
+        // T one iteration earlier than S: backwards.
+        let shifted = "{ schedule: \"[{ S[i] -> [(i)]; T[i] -> [(i - 1)] }] \" }";
+        assert!(producer_consumer(&ctx, shifted).is_some());
+    }
+
+    #[test]
+    fn a_band_that_misses_instances_is_neither_legal_nor_parallel() {
+        let ctx = Ctx::default();
+        // The band schedules S only; T reaches it too.
+        let partial = "{ schedule: \"[{ S[i] -> [(i)] }]\" }";
+        assert!(producer_consumer(&ctx, partial).is_some());
+        let deps = TreeDeps {
+            validity: ctx.union_map("{ S[i] -> T[i] : 0 <= i < 10 }").unwrap(),
+            all: ctx.union_map("{ S[i] -> T[i] : 0 <= i < 10 }").unwrap(),
+        };
+        let mut t = tree(
+            &ctx,
+            &format!(
+                "{{ domain: \"{{ S[i] : 0 <= i < 10; T[i] : 0 <= i < 10 }}\", child: {partial} }}"
+            ),
+        );
+        annotate(&mut t, &deps).unwrap();
+        let Node::Band(b) = &t.root else { panic!() };
+        assert_eq!(b.coincident, vec![false]);
+        assert!(!b.permutable);
     }
 }
