@@ -85,7 +85,7 @@ pub fn optimize(
         .map(|sizes| tile_size::TileSizer::new(problem.program, options.machine, sizes));
     if let Some(sizer) = &sizer {
         step("tiling", &|t| {
-            tile::tile_by(t, &|b, at| Ok(sizer.sizes(b, at)))
+            tile::tile_by(t, problem.program, &|b, at| Ok(sizer.sizes(b, at)))
         })?;
         if let Some(sizes2) = &options.tile2 {
             step("second-level tiling", &|t| tile::tile_tiles(t, sizes2))?;

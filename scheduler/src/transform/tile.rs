@@ -3,9 +3,16 @@
 //! A band with members `t_k` becomes a tile band `floor(t_k / s_k)` above a point band
 //! `t_k` (isl's default tiling: tile loops not scaled, point loops not shifted). Tiling a
 //! permutable band is always legal.
+//!
+//! [`tile_by`], the pipeline's tiling, only tiles bands that carry reuse ([`carries_reuse`]):
+//! tiles bring the instances that touch one element closer in time, and a band in which no
+//! access touches an element twice gains nothing from them while its stride-1 inner loop is
+//! cut into short, poorly vectorised pieces (a stencil's space loops within one time step ran
+//! twice as slow tiled as in the original order).
 
 use super::tree::{BandKind, BandNode, Node, Tree};
 use poly::isl::{IslResult, UnionMap, UnionSet};
+use poly::model::Program;
 use std::num::NonZeroU32;
 
 /// The tile size when none is given for a band member.
@@ -24,22 +31,77 @@ pub struct Position<'a> {
 /// Chooses one tile size per member of a band, given where the band sits.
 pub type ChooseSizes<'a> = dyn Fn(&BandNode, &Position) -> IslResult<Vec<NonZeroU32>> + 'a;
 
+/// Which bands to tile: the band, the schedule of the members enclosing it (`None` at the
+/// root) and the statement instances it schedules.
+type Pick<'a> = dyn Fn(&BandNode, Option<&UnionMap>, &UnionSet) -> IslResult<bool> + 'a;
+
+/// Whether `b` is a permutable band of scheduler loops with at least two members.
+fn tileable(b: &BandNode) -> bool {
+    b.kind == BandKind::Loop && b.permutable && b.members.len() >= 2
+}
+
 /// Tiles every permutable band of scheduler loops with at least two members; member `k`
 /// gets size `sizes[k]` ([`DEFAULT_TILE_SIZE`] beyond the list).
 pub fn tile(tree: &Tree, sizes: &[NonZeroU32]) -> IslResult<Tree> {
-    tile_by(tree, &|b, _| Ok(padded(sizes, b.members.len())))
+    let pick = |b: &BandNode, _: Option<&UnionMap>, _: &UnionSet| Ok(tileable(b));
+    tile_tree(tree, &|b, _| Ok(padded(sizes, b.members.len())), &pick)
 }
 
-/// Tiles the bands [`tile`] tiles, with the sizes `choose` gives each of them.
-pub fn tile_by(tree: &Tree, choose: &ChooseSizes) -> IslResult<Tree> {
-    let pick = |b: &BandNode| b.kind == BandKind::Loop && b.permutable && b.members.len() >= 2;
+/// Tiles the bands [`tile`] tiles that also carry reuse of `program`'s arrays
+/// ([`carries_reuse`]), with the sizes `choose` gives each of them.
+pub fn tile_by(tree: &Tree, program: &Program, choose: &ChooseSizes) -> IslResult<Tree> {
+    let accesses = array_accesses(program)?;
+    let pick = |b: &BandNode, outer: Option<&UnionMap>, instances: &UnionSet| {
+        Ok(tileable(b) && carries_reuse(outer, instances, &accesses)?)
+    };
     tile_tree(tree, choose, &pick)
 }
 
 /// Tiles the tile bands again (a second level of tiling, e.g. for a second cache level).
 pub fn tile_tiles(tree: &Tree, sizes: &[NonZeroU32]) -> IslResult<Tree> {
-    let pick = |b: &BandNode| matches!(b.kind, BandKind::Tile(_));
+    let pick =
+        |b: &BandNode, _: Option<&UnionMap>, _: &UnionSet| Ok(matches!(b.kind, BandKind::Tile(_)));
     tile_tree(tree, &|b, _| Ok(padded(sizes, b.members.len())), &pick)
+}
+
+/// Every access of `program` to an array of at least one dimension (scalars live in
+/// registers: their reuse needs no tiles), as `S[i] -> A[e]`.
+fn array_accesses(program: &Program) -> IslResult<Vec<UnionMap>> {
+    let mut out = Vec::new();
+    for s in &program.statements {
+        for a in s.reads.iter().chain(std::iter::once(&s.write)) {
+            if a.relation.range()?.n_dims()? > 0 {
+                out.push(a.relation.apply(isl_rs::UnionMap::from_map)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether some access touches one element from two different `instances` that share the
+/// values of the enclosing members `outer` (self-temporal reuse carried by the band or below
+/// it, as gemm's `C[i, j]` along `k` or a time-tiled stencil's `A[i]` along `t`).
+pub fn carries_reuse(
+    outer: Option<&UnionMap>,
+    instances: &UnionSet,
+    accesses: &[UnionMap],
+) -> IslResult<bool> {
+    let same_outer = outer.map(super::analysis::same_value).transpose()?;
+    let identity = instances.identity()?;
+    for a in accesses {
+        let a = a.intersect_domain(instances)?;
+        if a.is_empty()? {
+            continue;
+        }
+        let mut same = a.apply_range(&a.reverse()?)?;
+        if let Some(o) = &same_outer {
+            same = same.intersect(o)?;
+        }
+        if !same.is_subset(&identity)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// `sizes` cut or padded with [`DEFAULT_TILE_SIZE`] to `n` members.
@@ -49,11 +111,7 @@ fn padded(sizes: &[NonZeroU32], n: usize) -> Vec<NonZeroU32> {
         .collect()
 }
 
-fn tile_tree(
-    tree: &Tree,
-    choose: &ChooseSizes,
-    pick: &dyn Fn(&BandNode) -> bool,
-) -> IslResult<Tree> {
+fn tile_tree(tree: &Tree, choose: &ChooseSizes, pick: &Pick) -> IslResult<Tree> {
     Ok(Tree {
         domain: tree.domain.clone(),
         root: tile_where(&tree.root, (None, 0), &tree.domain, choose, pick)?,
@@ -67,7 +125,7 @@ fn tile_where(
     prefix: (Option<&UnionMap>, usize),
     instances: &UnionSet,
     choose: &ChooseSizes,
-    pick: &dyn Fn(&BandNode) -> bool,
+    pick: &Pick,
 ) -> IslResult<Node> {
     Ok(match node {
         Node::Leaf => Node::Leaf,
@@ -91,7 +149,7 @@ fn tile_where(
                 )?),
                 ..b.clone()
             };
-            if pick(b) {
+            if pick(b, outer, instances)? {
                 let position = Position {
                     depth,
                     schedule: &schedule,
@@ -134,4 +192,37 @@ fn tile_band(band: BandNode, sizes: Vec<NonZeroU32>) -> IslResult<BandNode> {
             ..band
         })),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use poly::isl::Ctx;
+    use std::collections::BTreeMap;
+
+    fn program(example: &str) -> Program {
+        let path = format!("{}/../examples/{example}", env!("CARGO_MANIFEST_DIR"));
+        let kernels = frontend::compile(&frontend::read_source(&path).unwrap()).unwrap();
+        Program::build(&Ctx::default(), &kernels[0], &BTreeMap::new()).unwrap()
+    }
+
+    #[test]
+    fn reuse_is_carried_by_time_loops_and_reductions_only() {
+        let jacobi = program("jacobi-2d.pk");
+        let tree = Tree::from_schedule(&jacobi.schedule).unwrap();
+        let Node::Band(time) = &tree.root else {
+            panic!("jacobi-2d's original order starts with its time loop");
+        };
+        let accesses = array_accesses(&jacobi).unwrap();
+        // Within one time step every access touches each element once: nothing to tile.
+        let within_step = carries_reuse(Some(&time.members[0]), &tree.domain, &accesses);
+        assert!(!within_step.unwrap());
+        // Across time steps `A[i, j]` is touched again.
+        assert!(carries_reuse(None, &tree.domain, &accesses).unwrap());
+        // gemm's `C[i, j]` is touched at every `k`.
+        let gemm = program("gemm.pk");
+        let domain = Tree::from_schedule(&gemm.schedule).unwrap().domain;
+        let accesses = array_accesses(&gemm).unwrap();
+        assert!(carries_reuse(None, &domain, &accesses).unwrap());
+    }
 }
