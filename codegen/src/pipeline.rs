@@ -9,6 +9,7 @@ use poly::deps::Dependences;
 use poly::isl::{IslResult, Schedule};
 use poly::model::Program;
 use scheduler::transform::analysis::{annotate, violation};
+use scheduler::transform::reorder::strided_accesses;
 use scheduler::transform::{optimize, Node, TransformOptions, Tree, TreeDeps};
 use scheduler::{Options, Problem, Scheduler};
 
@@ -43,7 +44,37 @@ pub fn schedule(
     } else {
         schedule
     };
-    let optimized = optimize(&problem, &schedule, transforms)?;
+    let mut optimized = optimize(&problem, &schedule, transforms)?;
+    if transforms.parallel {
+        // A profitability check: if isl fails on it, the schedule stays. The original order
+        // is kept as written, with its parallel loops (and no tiles, which it did not need).
+        let untiled = TransformOptions {
+            tile: None,
+            tile2: None,
+            ..transforms.clone()
+        };
+        program.ctx.reset_budget();
+        let verdict = ruined_strides(&problem, &optimized.tree);
+        program.ctx.reset_budget();
+        match verdict {
+            Ok(Some(why)) => match optimize(&problem, &original_order(&problem)?, &untiled) {
+                Ok(mut original) => {
+                    original
+                        .notes
+                        .push(format!("schedule refused, original order kept: {why}"));
+                    optimized = original;
+                }
+                Err(e) => {
+                    program.ctx.reset_budget();
+                    optimized
+                        .notes
+                        .push(format!("original order refused ({e}), although {why}"));
+                }
+            },
+            Ok(None) => {}
+            Err(e) => optimized.notes.push(format!("stride check refused: {e}")),
+        }
+    }
     let mut tree = optimized.tree;
     let mut notes = optimized.notes;
     if let Some(block) = register {
@@ -91,15 +122,35 @@ fn avoid_skewing(
     if !needs_skew(&optimize(problem, &schedule, &plain)?.tree.root) {
         return Ok(schedule);
     }
-    let identity = scheduler::registry::scheduler_named("identity")
-        .ok_or_else(|| CodegenError::Internal("no identity scheduler".into()))?
-        .schedule(problem)
-        .map_err(|e| CodegenError::Schedule(e.to_string()))?;
+    let identity = original_order(problem)?;
     if has_parallel(&optimize(problem, &identity, &plain)?.tree.root) {
         Ok(identity)
     } else {
         Ok(schedule)
     }
+}
+
+/// The original loop order (the identity scheduler's schedule).
+fn original_order(problem: &Problem) -> Result<Schedule, CodegenError> {
+    scheduler::registry::scheduler_named("identity")
+        .ok_or_else(|| CodegenError::Internal("no identity scheduler".into()))?
+        .schedule(problem)
+        .map_err(|e| CodegenError::Schedule(e.to_string()))
+}
+
+/// Why `tree` is worse than the original order for vectorisation and cache lines, if it is:
+/// one of the statements with the most loops has more strided accesses in its innermost
+/// loop than in the original's ([`strided_accesses`]); tiles and parallel loops do not make
+/// up for it (bicg's fused, transposed `q[i] += A[i, j] * p[j]` ran 3x slower than the
+/// original).
+fn ruined_strides(problem: &Problem, tree: &Tree) -> IslResult<Option<String>> {
+    let program = problem.program;
+    let now = strided_accesses(tree, program)?;
+    let before = strided_accesses(&Tree::from_schedule(&program.schedule)?, program)?;
+    Ok(now.iter().find_map(|(s, &n)| {
+        let b = before.get(s).copied().unwrap_or(0);
+        (n > b).then(|| format!("{s} has {n} strided access(es) in its innermost loop, not {b}"))
+    }))
 }
 
 /// Whether the wavefront would skew a band: the first permutable band of at least two
