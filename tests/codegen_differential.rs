@@ -1,34 +1,49 @@
 //! Differential testing of the CPU back end against the reference interpreter.
 //!
-//! For every example kernel (`examples/*.pk`), every scheduler of
-//! `scheduler::registry::all_schedulers()`, untiled and tiled by 4 (so that most extents
-//! are not multiples of the tile size) with parallel marks and register tiling (blocks of 2
-//! rows and 24 bytes, so that most blocks are partial too), the kernel is compiled once to C with a harness
-//! (`cc -O1 -fopenmp`) and run for several parameter values (every parameter 1, 5, then 13)
-//! on the interpreter's seeded inputs: every output must be bit-identical to the
-//! interpreter's (no reduction is reordered here), and a run the interpreter rejects
-//! (out-of-bounds access, division by zero) must fail in C too.
+//! Each kernel is compiled once to C with a harness (`cc -O1 -fopenmp`) per configuration
+//! and run for several parameter sets on the interpreter's seeded inputs; a run the
+//! interpreter rejects (out-of-bounds access, division by zero) must fail in C too.
+//!
+//! * `compiled_kernels_match_the_interpreter`: every example kernel (`examples/*.pk`) x every
+//!   scheduler of `scheduler::registry::all_schedulers()` x {untiled; tiled by 4 (so that most
+//!   extents are not multiples of the tile size) with parallel marks and register tiling by
+//!   blocks of 2 rows and 24 bytes (so that most blocks are partial too)}, every parameter 1,
+//!   5, then 13: outputs bit-identical (no reduction is reordered).
+//! * `reordered_reductions_match_within_tolerance`: the examples with reductions x the
+//!   schedulers other than identity, tiled as above, scheduled with `--reorder-reductions` and built with FMA contraction
+//!   (`FloatMode::Fma`): outputs within `runner::Comparison::Tolerant` (a normwise relative
+//!   tolerance per element type, `runner::tolerance`), since both round differently.
+//! * `polybench_default_pipeline_matches_bit_for_bit`: the 30 PolyBench kernels
+//!   (`examples/polybench/*.pk`) through the default pipeline of `polyc compile`/`bench`
+//!   (Pluto, isl when it fails; the cache model's tiles; parallel; register tiling 4 x 256
+//!   bytes with accumulators), their parameters set to distinct primes that no tile or
+//!   block size divides (from 37..53 down to 3..11, the largest sets within an instance
+//!   budget): outputs bit-identical.
 
 use codegen::register_tile::RegisterBlock;
-use codegen::toolchain::CCompiler;
+use codegen::runner::Comparison;
+use codegen::toolchain::{CCompiler, FloatMode};
 use codegen::{runner, CodegenOptions};
 use frontend::ir::Kernel;
 use poly::deps::Dependences;
 use poly::interp::{Interpreter, Memory, ParamValues};
 use poly::isl::Ctx;
 use poly::model::Program;
-use scheduler::registry::all_schedulers;
+use scheduler::registry::{all_schedulers, scheduler_named};
 use scheduler::transform::TransformOptions;
+use scheduler::Options;
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-const PARAM_VALUES: [i64; 3] = [1, 5, 13];
 const SEED: u64 = 3;
 
-fn examples() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+/// The kernel files of `examples/DIR` (`""`: `examples/` itself).
+fn examples(dir: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(dir);
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -43,34 +58,93 @@ fn kernels(path: &Path) -> Vec<Kernel> {
     frontend::compile(&file).unwrap_or_else(|_| panic!("{} has errors", path.display()))
 }
 
-/// Parameter sets whose runs execute more statement instances than this are skipped (the
-/// interpreter runs unoptimised in debug builds).
-const MAX_INSTANCES: u64 = 300_000;
+/// One way of compiling every kernel of a suite.
+#[derive(Clone)]
+struct Setup {
+    /// Shown in failures.
+    label: String,
+    /// Schedulers tried in this order: the first whose pipeline succeeds is used.
+    schedulers: Vec<&'static str>,
+    options: Options,
+    transforms: TransformOptions,
+    register: Option<RegisterBlock>,
+    float: FloatMode,
+    comparison: Comparison,
+}
+
+/// Kernels, the setups each is compiled in, and the parameter sets each binary runs.
+struct Suite {
+    files: Vec<PathBuf>,
+    setups: Vec<Setup>,
+    /// Parameter sets, in order; sets violating the kernel's constraints or executing more
+    /// than `max_instances` statement instances are skipped.
+    params: fn(&Kernel) -> Vec<BTreeMap<String, i64>>,
+    max_instances: u64,
+    /// Only kernels with reduction dependences (the others cannot be reordered).
+    only_reductions: bool,
+}
+
+/// Every parameter equal to 1, 5, then 13.
+fn equal_small_values(kernel: &Kernel) -> Vec<BTreeMap<String, i64>> {
+    [1, 5, 13]
+        .iter()
+        .map(|&v| kernel.params.iter().map(|p| (p.name.clone(), v)).collect())
+        .collect()
+}
+
+/// Distinct primes per parameter (declaration order), from large to small sets: no tile
+/// or register block size divides them, and swapped extents give different shapes.
+fn distinct_primes(kernel: &Kernel) -> Vec<BTreeMap<String, i64>> {
+    const SETS: [[i64; 5]; 3] = [[37, 41, 43, 47, 53], [11, 13, 17, 19, 23], [5, 7, 3, 11, 2]];
+    SETS.iter()
+        .map(|set| {
+            (kernel.params.iter().zip(set.iter().cycle()))
+                .map(|(p, &v)| (p.name.clone(), v))
+                .collect()
+        })
+        .collect()
+}
+
+/// Tiled by 4 (most extents are not multiples of it), parallel, register blocks of 2 rows
+/// and 24 bytes (3 `f64`, 6 `f32`: partial blocks at every size).
+fn small_tiles() -> (TransformOptions, Option<RegisterBlock>) {
+    let transforms = TransformOptions {
+        tile: Some(vec![NonZeroU32::new(4).unwrap()]),
+        parallel: true,
+        ..TransformOptions::default()
+    };
+    (transforms, Some(RegisterBlock { rows: 2, bytes: 24 }))
+}
 
 /// The interpreter's outputs (`None` when it rejects the run), or no run at all when the
 /// parameters make it too long.
-fn interpret(kernel: &Kernel, params: &ParamValues) -> Option<Option<Memory>> {
+fn interpret(kernel: &Kernel, params: &ParamValues, max: u64) -> Option<Option<Memory>> {
     let mut memory = Memory::random(kernel, params, SEED).unwrap();
     let Ok(interp) = Interpreter::new(kernel, params) else {
         return Some(None);
     };
-    if interp.instance_count() > MAX_INSTANCES {
+    if interp.instance_count() > max {
         return None;
     }
     Some(interp.run_original(&mut memory).ok().map(|_| memory))
 }
 
-/// Compares one compiled kernel with the interpreter for every parameter set; returns the
-/// failures and how many runs were compared.
-fn check_binary(exe: &Path, kernel: &Kernel, label: &str, failures: &mut Vec<String>) -> usize {
+/// Compares one compiled kernel with the interpreter for every parameter set of `suite`;
+/// pushes the failures and returns how many runs were compared.
+fn check_binary(
+    exe: &Path,
+    kernel: &Kernel,
+    suite: &Suite,
+    setup: &Setup,
+    label: &str,
+    failures: &mut Vec<String>,
+) -> usize {
     let mut runs = 0;
-    for v in PARAM_VALUES {
-        let defines: BTreeMap<String, i64> =
-            kernel.params.iter().map(|p| (p.name.clone(), v)).collect();
+    for defines in (suite.params)(kernel) {
         let Ok(params) = ParamValues::resolve(kernel, &defines, &Default::default()) else {
             continue;
         };
-        let Some(expected) = interpret(kernel, &params) else {
+        let Some(expected) = interpret(kernel, &params, suite.max_instances) else {
             continue;
         };
         runs += 1;
@@ -85,40 +159,28 @@ fn check_binary(exe: &Path, kernel: &Kernel, label: &str, failures: &mut Vec<Str
             (Some(_), false) => failures.push(format!("{case}: C fails: {}", out.stderr)),
             (Some(memory), true) => {
                 let got = runner::read_outputs(kernel, &params, &out_dir).unwrap();
-                let diffs = memory.compare(&got).unwrap();
-                for d in diffs.iter().filter(|d| {
-                    !d.is_identical()
-                        && kernel
-                            .array_by_name(&d.name)
-                            .is_some_and(|a| kernel.array(a).role.is_output())
-                }) {
-                    failures.push(format!(
-                        "{case}: `{}` differs in {} elements (max abs {:e})",
-                        d.name, d.mismatches, d.max_abs
-                    ));
-                }
+                let wrong = runner::disagreements(kernel, &memory, &got, setup.comparison).unwrap();
+                failures.extend(wrong.iter().map(|d| format!("{case}: {d}")));
             }
         }
     }
     runs
 }
 
-#[test]
-fn compiled_kernels_match_the_interpreter() {
+/// Runs a suite on two workers (the machine has two cores), each with its own isl
+/// contexts, and asserts that nothing failed and at least `min_binaries` were built.
+fn assert_suite(name: &str, suite: Suite, min_binaries: usize) {
     let compiler = CCompiler::system("-O1");
     if !compiler.is_available() {
         eprintln!("no C compiler (`cc`): skipped");
         return;
     }
     let start = Instant::now();
-    let files = examples();
-    // Two workers, each with its own isl context: the machine has two cores.
     let results: Vec<(Vec<String>, usize, usize)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..2)
             .map(|w| {
-                let mine: Vec<PathBuf> = files.iter().skip(w).step_by(2).cloned().collect();
-                let compiler = compiler.clone();
-                scope.spawn(move || check_files(&mine, &compiler))
+                let (suite, compiler) = (&suite, &compiler);
+                scope.spawn(move || check_files(suite, w, compiler))
             })
             .collect();
         workers.into_iter().map(|h| h.join().unwrap()).collect()
@@ -127,7 +189,7 @@ fn compiled_kernels_match_the_interpreter() {
     let binaries: usize = results.iter().map(|r| r.1).sum();
     let runs: usize = results.iter().map(|r| r.2).sum();
     eprintln!(
-        "codegen differential: {binaries} binaries, {runs} runs in {:.1} s",
+        "{name}: {binaries} binaries, {runs} runs in {:.1} s",
         start.elapsed().as_secs_f64()
     );
     assert!(
@@ -136,75 +198,160 @@ fn compiled_kernels_match_the_interpreter() {
         failures.len(),
         failures.join("\n")
     );
-    assert!(binaries >= 100, "only {binaries} kernels compiled");
+    assert!(binaries >= min_binaries, "only {binaries} kernels compiled");
 }
 
-/// Checks every kernel of `files`: the failures, the binaries built and the runs compared.
-fn check_files(files: &[PathBuf], compiler: &CCompiler) -> (Vec<String>, usize, usize) {
+#[test]
+fn compiled_kernels_match_the_interpreter() {
+    let (tiled, register) = small_tiles();
+    let mut setups = Vec::new();
+    for scheduler in all_schedulers() {
+        let name = scheduler.name();
+        let exact = |label: &str, transforms: TransformOptions, register| Setup {
+            label: format!("{name} / {label}"),
+            schedulers: vec![name],
+            options: Options::default(),
+            transforms,
+            register,
+            float: FloatMode::Exact,
+            comparison: Comparison::Exact,
+        };
+        setups.push(exact("untiled", TransformOptions::default(), None));
+        setups.push(exact(
+            "tiled 4, parallel, register-tiled 2 x 24 bytes",
+            tiled.clone(),
+            register,
+        ));
+    }
+    let suite = Suite {
+        files: examples(""),
+        setups,
+        params: equal_small_values,
+        // The interpreter runs unoptimised in debug builds.
+        max_instances: 300_000,
+        only_reductions: false,
+    };
+    assert_suite("codegen differential", suite, 100);
+}
+
+#[test]
+fn reordered_reductions_match_within_tolerance() {
+    let (transforms, register) = small_tiles();
+    // The identity scheduler keeps the original order, reductions or not.
+    let setups = all_schedulers()
+        .iter()
+        .filter(|s| s.name() != "identity")
+        .map(|s| Setup {
+            label: format!(
+                "{} / --reorder-reductions, FMA, tiled 4, parallel, register-tiled 2 x 24 bytes",
+                s.name()
+            ),
+            schedulers: vec![s.name()],
+            options: Options {
+                reorder_reductions: true,
+                ..Options::default()
+            },
+            transforms: transforms.clone(),
+            register,
+            float: FloatMode::Fma,
+            comparison: Comparison::Tolerant,
+        })
+        .collect();
+    let suite = Suite {
+        files: examples(""),
+        setups,
+        params: equal_small_values,
+        max_instances: 300_000,
+        only_reductions: true,
+    };
+    assert_suite("reordered reductions", suite, 15);
+}
+
+#[test]
+fn polybench_default_pipeline_matches_bit_for_bit() {
+    let setup = Setup {
+        label: "default pipeline".into(),
+        schedulers: vec!["pluto", "isl"],
+        options: Options::default(),
+        transforms: TransformOptions {
+            tile: Some(Vec::new()),
+            parallel: true,
+            ..TransformOptions::default()
+        },
+        register: Some(RegisterBlock::default()),
+        float: FloatMode::Exact,
+        comparison: Comparison::Exact,
+    };
+    let suite = Suite {
+        files: examples("polybench"),
+        setups: vec![setup],
+        params: distinct_primes,
+        max_instances: 1_000_000,
+        only_reductions: false,
+    };
+    assert_suite("polybench default pipeline", suite, 30);
+}
+
+/// Checks the kernels of every other file of `suite` from the `worker`-th: the failures,
+/// the binaries built and the runs compared.
+fn check_files(suite: &Suite, worker: usize, compiler: &CCompiler) -> (Vec<String>, usize, usize) {
     let work = tempfile::tempdir().unwrap();
-    let tilings: [Option<Vec<NonZeroU32>>; 2] = [None, Some(vec![NonZeroU32::new(4).unwrap()])];
     let mut failures = Vec::new();
     let (mut binaries, mut runs) = (0, 0);
-    for path in files {
+    for path in suite.files.iter().skip(worker).step_by(2) {
         for kernel in kernels(path) {
             let ctx = Ctx::default();
             let program = Program::build(&ctx, &kernel, &BTreeMap::new()).unwrap();
             let deps = Dependences::compute(&program).unwrap();
-            for scheduler in all_schedulers() {
-                for tile in &tilings {
-                    let label = format!(
-                        "{} / {} / {}",
-                        kernel.name,
-                        scheduler.name(),
-                        if tile.is_some() {
-                            "tiled 4, parallel, register-tiled 2 x 24 bytes"
-                        } else {
-                            "untiled"
-                        }
-                    );
-                    let transforms = TransformOptions {
-                        tile: tile.clone(),
-                        parallel: tile.is_some(),
-                        ..TransformOptions::default()
-                    };
-                    // Blocks of 2 rows and 3 f64 (6 f32) leave partial blocks at every size.
-                    let register = tile.as_ref().map(|_| RegisterBlock { rows: 2, bytes: 24 });
-                    let scheduled = match codegen::pipeline::schedule(
+            if suite.only_reductions && deps.reduction.is_empty().unwrap() {
+                continue;
+            }
+            for setup in &suite.setups {
+                let label = format!("{} / {}", kernel.name, setup.label);
+                let mut scheduled = Err(String::from("no scheduler"));
+                for name in &setup.schedulers {
+                    ctx.reset_budget();
+                    scheduled = codegen::pipeline::schedule(
                         &program,
                         &deps,
-                        scheduler.as_ref(),
-                        Default::default(),
-                        &transforms,
-                        register,
-                    ) {
-                        Ok(s) => s,
-                        Err(e) => {
-                            failures.push(format!("{label}: scheduling: {e}"));
-                            continue;
-                        }
-                    };
-                    let options = CodegenOptions {
-                        harness: true,
-                        ..CodegenOptions::default()
-                    };
-                    let code = match codegen::generate(&program, &scheduled.schedule, &options) {
-                        Ok(c) => c,
-                        Err(e) => {
-                            failures.push(format!("{label}: codegen: {e}"));
-                            continue;
-                        }
-                    };
-                    let name = format!("k{binaries}");
-                    let exe = match compiler.build(&code, work.path(), &name) {
-                        Ok(exe) => exe,
-                        Err(e) => {
-                            failures.push(format!("{label}: {e}"));
-                            continue;
-                        }
-                    };
-                    binaries += 1;
-                    runs += check_binary(&exe, &kernel, &label, &mut failures);
+                        scheduler_named(name).unwrap().as_ref(),
+                        setup.options.clone(),
+                        &setup.transforms,
+                        setup.register,
+                    )
+                    .map_err(|e| format!("{name}: {e}"));
+                    if scheduled.is_ok() {
+                        break;
+                    }
                 }
+                let scheduled = match scheduled {
+                    Ok(s) => s,
+                    Err(e) => {
+                        failures.push(format!("{label}: scheduling: {e}"));
+                        continue;
+                    }
+                };
+                let options = CodegenOptions {
+                    harness: true,
+                    ..CodegenOptions::default()
+                };
+                let code = match codegen::generate(&program, &scheduled.schedule, &options) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        failures.push(format!("{label}: codegen: {e}"));
+                        continue;
+                    }
+                };
+                let compiler = compiler.clone().with_float(setup.float);
+                let exe = match compiler.build(&code, work.path(), &format!("k{binaries}")) {
+                    Ok(exe) => exe,
+                    Err(e) => {
+                        failures.push(format!("{label}: {e}"));
+                        continue;
+                    }
+                };
+                binaries += 1;
+                runs += check_binary(&exe, &kernel, suite, setup, &label, &mut failures);
             }
         }
     }

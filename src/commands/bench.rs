@@ -1,16 +1,21 @@
 //! `polyc bench`: time a kernel three ways, alternating runs: (a) the original loop order as
 //! C with `gcc -O3 -march=native`, (b) the same C through Polly (`clang-16`), (c) polyc's
 //! schedule with `gcc -O3 -march=native -fopenmp`; with `--openblas`, gemm also through
-//! OpenBLAS's `cblas_dgemm` (d). Every build keeps the exact-arithmetic flags of
-//! [`toolchain::EXACT_FLAGS`] (no FMA contraction), so checksums of (b) and (c) are checked
-//! against (a) before anything is timed; a variant that fails to build or run is reported
-//! and left out. Threads wait passively (`OMP_WAIT_POLICY=passive`) unless the environment
-//! says otherwise.
+//! OpenBLAS's `cblas_dgemm` (d). Before anything is timed, every variant's outputs are
+//! compared with (a)'s: bit for bit by default, where every build keeps the exact-arithmetic
+//! flags of [`toolchain::EXACT_FLAGS`] (no FMA contraction), and within the tolerance of
+//! [`Comparison::Tolerant`] for OpenBLAS and, with `--fma`, for every variant, all built
+//! with FMA contraction ([`FloatMode::Fma`]) alike. A variant that fails to build or run is
+//! reported and left out; one whose outputs disagree stops the benchmark. Threads wait
+//! passively (`OMP_WAIT_POLICY=passive`) unless the environment says otherwise.
 
 use super::compile::{self, CodegenArgs};
+use super::input::parse_define;
 use super::schedule::{lift_file, ScheduleOptions};
 use crate::error::CliError;
-use codegen::toolchain::{self, CCompiler, RunOutput};
+use codegen::runner::{self, Comparison};
+use codegen::toolchain::{self, CCompiler, FloatMode, RunOutput};
+use poly::interp::ParamValues;
 use poly::model::Program;
 use std::path::{Path, PathBuf};
 
@@ -21,8 +26,8 @@ pub struct BenchArgs {
     #[arg(required = true)]
     pub files: Vec<String>,
     /// Parameter values passed to every run, e.g. `-D N=2000`.
-    #[arg(short = 'D', value_name = "NAME=VALUE")]
-    pub define: Vec<String>,
+    #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
+    pub define: Vec<(String, i64)>,
     /// polyc's scheduler for variant (c) (`pluto` falls back to `isl` when it fails).
     #[arg(long, default_value = "pluto")]
     pub scheduler: String,
@@ -35,6 +40,11 @@ pub struct BenchArgs {
     /// Also time gemm kernels through OpenBLAS's `cblas_dgemm` (`-lopenblas`).
     #[arg(long)]
     pub openblas: bool,
+    /// Build every variant with FMA contraction (`-ffp-contract=fast`, as optimised
+    /// libraries compute) and compare outputs with the original's within a normwise relative
+    /// tolerance (f64: 1e-9) instead of bit for bit.
+    #[arg(long)]
+    pub fma: bool,
     #[command(flatten)]
     pub codegen: CodegenArgs,
 }
@@ -43,8 +53,8 @@ pub struct BenchArgs {
 struct Variant {
     name: &'static str,
     compiler: CCompiler,
-    /// Whether its checksums must equal the original's.
-    exact: bool,
+    /// How its outputs must agree with the original's.
+    comparison: Comparison,
     exe: PathBuf,
     times: Vec<f64>,
 }
@@ -143,9 +153,16 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
         &options(Some(args.tile.clone())),
         &args.codegen.options(true),
     )?;
-    let gcc = CCompiler::new("gcc", &["-O3", "-march=native"]);
-    let gcc_omp = CCompiler::new("gcc", &["-O3", "-march=native", "-fopenmp"]);
-    let polly = CCompiler::new(
+    let program = compile::choose(lift_file(file, &[])?, None, file)?.program;
+    let (float, comparison) = if args.fma {
+        (FloatMode::Fma, Comparison::Tolerant)
+    } else {
+        (FloatMode::Exact, Comparison::Exact)
+    };
+    let compiler = |program: &str, flags: &[&str]| CCompiler::new(program, flags).with_float(float);
+    let gcc = compiler("gcc", &["-O3", "-march=native"]);
+    let gcc_omp = compiler("gcc", &["-O3", "-march=native", "-fopenmp"]);
+    let polly = compiler(
         "clang-16",
         &[
             "-O3",
@@ -161,26 +178,49 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
         .file_stem()
         .map_or("kernel".into(), |s| s.to_string_lossy().into_owned());
     let mut candidates = vec![
-        ("original (gcc -O3)", gcc, true, original.clone(), "a"),
+        (
+            "original (gcc -O3)",
+            gcc.clone(),
+            comparison,
+            original.clone(),
+            "a",
+        ),
         // Missing clang-16, Polly or libomp: `scripts/setup.sh clang-16 libpolly-16-dev
         // libomp-16-dev` installs them.
-        ("original (clang-16 Polly)", polly, true, original, "b"),
-        ("polyc (gcc -O3 -fopenmp)", gcc_omp, true, optimized, "c"),
+        (
+            "original (clang-16 Polly)",
+            polly,
+            comparison,
+            original,
+            "b",
+        ),
+        (
+            "polyc (gcc -O3 -fopenmp)",
+            gcc_omp,
+            comparison,
+            optimized,
+            "c",
+        ),
     ];
     if args.openblas {
-        let program = compile::choose(lift_file(file, &[])?, None, file)?.program;
         if let Some(code) = openblas_gemm(&program)? {
-            let blas = CCompiler::new("gcc", &["-O3", "-march=native"]).with_libs(&["-lopenblas"]);
-            candidates.push(("OpenBLAS cblas_dgemm", blas, false, code, "d"));
+            let blas = gcc.with_libs(&["-lopenblas"]);
+            candidates.push((
+                "OpenBLAS cblas_dgemm",
+                blas,
+                Comparison::Tolerant,
+                code,
+                "d",
+            ));
         }
     }
     let mut variants = Vec::new();
-    for (name, compiler, exact, code, tag) in candidates {
+    for (name, compiler, comparison, code, tag) in candidates {
         match compiler.build(&code, dir, &format!("{stem}-{tag}")) {
             Ok(exe) => variants.push(Variant {
                 name,
                 compiler,
-                exact,
+                comparison,
                 exe,
                 times: Vec::new(),
             }),
@@ -188,30 +228,26 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
             Err(e) => eprintln!("note: {file}: `{name}` is skipped: {e}"),
         }
     }
-    let reference = run_once(&variants[0].exe, &args.define)
-        .map_err(CliError::User)?
-        .stdout;
-    let mut checked = vec![variants.remove(0)];
-    for v in variants {
-        match run_once(&v.exe, &args.define) {
-            Ok(out) if !v.exact || out.stdout == reference => checked.push(v),
-            Ok(out) => {
-                return Err(CliError::Internal(format!(
-                    "checksums of `{}` differ from the original's:\n{reference}{}",
-                    v.name, out.stdout
-                )))
-            }
-            Err(e) => eprintln!("note: {file}: `{}` is left out: {e}", v.name),
-        }
-    }
-    let mut variants = checked;
+    let defines = args.define.iter().cloned().collect();
+    let params = ParamValues::resolve(&program.kernel, &defines, &Default::default())
+        .map_err(|e| CliError::User(e.to_string()))?;
+    let harness_args = runner::harness_args(&params, None, None);
+    let (mut variants, reference) = checked(&program, &params, variants, dir)?;
     for _ in 0..args.rounds.max(1) {
         for v in &mut variants {
-            let out = run_once(&v.exe, &args.define).map_err(CliError::User)?;
+            let out = run_once(&v.exe, &harness_args).map_err(CliError::User)?;
             v.times.extend(out.times());
         }
     }
-    println!("{file} ({}):", args.define.join(" "));
+    let mut shown: Vec<String> = args
+        .define
+        .iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect();
+    if args.fma {
+        shown.push("FMA contraction".into());
+    }
+    println!("{file} ({}):", shown.join(" "));
     for line in reference.lines() {
         println!("  {line}");
     }
@@ -227,4 +263,56 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
         );
     }
     Ok(())
+}
+
+/// Runs every variant once, writing its outputs, and keeps those that ran, with the
+/// checksums the first (the original, the reference) printed. Outputs that disagree with
+/// the reference under a variant's comparison are an error; a variant that fails to run is
+/// left out with a note.
+fn checked(
+    program: &Program,
+    params: &ParamValues,
+    variants: Vec<Variant>,
+    dir: &Path,
+) -> Result<(Vec<Variant>, String), CliError> {
+    let kernel = &program.kernel;
+    let mut reference: Option<(String, poly::interp::Memory)> = None;
+    let mut kept = Vec::new();
+    for (k, v) in variants.into_iter().enumerate() {
+        let out_dir = dir.join(format!("out{k}"));
+        let run =
+            run_once(&v.exe, &runner::harness_args(params, None, Some(&out_dir))).and_then(|out| {
+                let values = runner::read_outputs(kernel, params, &out_dir)
+                    .map_err(|e| format!("its outputs cannot be read: {e}"))?;
+                Ok((out, values))
+            });
+        let (out, values) = match run {
+            Ok(run) => run,
+            // The original must run: it is the reference.
+            Err(e) if reference.is_none() => return Err(CliError::User(e)),
+            Err(e) => {
+                eprintln!("note: `{}` is left out: {e}", v.name);
+                continue;
+            }
+        };
+        match &reference {
+            None => reference = Some((out.stdout, values)),
+            Some((_, expected)) => {
+                let wrong = runner::disagreements(kernel, expected, &values, v.comparison)
+                    .map_err(internal)?;
+                if !wrong.is_empty() {
+                    let wrong: Vec<String> = wrong.iter().map(ToString::to_string).collect();
+                    return Err(CliError::Internal(format!(
+                        "the outputs of `{}` disagree with the original's ({:?}): {}",
+                        v.name,
+                        v.comparison,
+                        wrong.join("; ")
+                    )));
+                }
+            }
+        }
+        kept.push(v);
+    }
+    let (checksums, _) = reference.ok_or_else(|| internal("no variant to compare with"))?;
+    Ok((kept, checksums))
 }

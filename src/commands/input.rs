@@ -21,7 +21,7 @@ pub struct KernelArgs {
     pub define: Vec<(String, i64)>,
 }
 
-fn parse_define(text: &str) -> Result<(String, i64), String> {
+pub(crate) fn parse_define(text: &str) -> Result<(String, i64), String> {
     let (name, value) = text
         .split_once('=')
         .ok_or_else(|| format!("expected NAME=VALUE, found `{text}`"))?;
