@@ -51,15 +51,6 @@ pub enum ScheduleError {
     /// isl failed (including running out of its operation budget).
     #[error(transparent)]
     Isl(#[from] IslError),
-    /// The problem is larger than the algorithm can solve in reasonable time (a limit of the
-    /// input, like isl's operation budget, not a bug).
-    #[error("{scheduler} gives up: {reason}")]
-    TooLarge {
-        /// The scheduler.
-        scheduler: &'static str,
-        /// Which limit was exceeded.
-        reason: String,
-    },
     /// The algorithm found no legal schedule (a bug: the original order always is one).
     #[error("{scheduler} found no legal schedule: {reason}")]
     NoSchedule {

@@ -162,8 +162,7 @@ pub fn isl_error(e: IslError) -> CliError {
 
 fn schedule_error(e: ScheduleError) -> CliError {
     match e {
-        ScheduleError::Isl(poly::isl::IslError::OperationLimit(_))
-        | ScheduleError::TooLarge { .. } => CliError::User(e.to_string()),
+        ScheduleError::Isl(poly::isl::IslError::OperationLimit(_)) => CliError::User(e.to_string()),
         other => CliError::Internal(other.to_string()),
     }
 }

@@ -1,25 +1,26 @@
 //! Feautrier's multi-dimensional scheduler (Feautrier 1992, part II).
 //!
-//! Dimension by dimension: every piece `e` of the dependences still live (not strictly
-//! ordered by the rows so far) gets a variable `x_e` in `{0, 1}` and the Farkas-linearised
-//! constraint `phi_T - phi_S >= x_e`; the row maximises the number of pieces strongly
-//! satisfied, then minimises the sum of absolute coefficients (iterators, then parameters,
-//! then constants). The ILP is solved exactly by isl's lexicographic minimum. The pairs a
-//! row orders strictly are removed; when none is left, rows are added so that every
-//! statement's schedule is one-to-one (those loops carry nothing). Each loop row is its own
-//! band; [`crate::transform::merge_bands`] later groups permutable rows.
+//! Dimension by dimension: every basic piece of the dependences still live (not strictly
+//! ordered by the rows so far) must be weakly satisfied by the row (`phi_T - phi_S >= 0`,
+//! Farkas-linearised), and the row strongly satisfies (`>= 1`) as many pieces as possible,
+//! then minimises the sum of absolute coefficients (iterators, then parameters, then
+//! constants). [`row`] finds the maximum exactly with integer programs solved by isl's
+//! lexicographic minimum, without 0/1 unknowns. The pairs a row orders strictly are
+//! removed; when none is left, rows are added so that every statement's schedule is
+//! one-to-one (those loops carry nothing). Each loop row is its own band;
+//! [`crate::transform::merge_bands`] later groups permutable rows.
 
-mod farkas;
 mod rank;
+mod row;
 mod unknowns;
 
 use crate::affine::{AffineSchedule, Band, Row, RowKind, StmtRow};
+use crate::farkas::FarkasDual;
 use crate::transform::analysis::same_value;
 use crate::{Problem, ScheduleError, Scheduler};
-use farkas::Edge;
 use poly::isl::{IslResult, Obj, Schedule, UnionMap};
 use poly::model::Program;
-use unknowns::Unknowns;
+use row::{solve_row, Edge, Shape};
 
 /// Feautrier's scheduler.
 pub struct Feautrier;
@@ -36,12 +37,6 @@ impl Scheduler for Feautrier {
     }
 }
 
-/// The most dependence pieces (each a 0/1 unknown of a row's integer program) a row may
-/// weigh: isl's lexmin over more binaries can run for minutes without exhausting its
-/// operation budget (PolyBench's adi, ludcmp and deriche have 120 to 244), while every other
-/// example has at most 46.
-const MAX_EDGES: usize = 64;
-
 /// Feautrier's schedule of a problem as rows.
 pub fn affine_schedule(problem: &Problem) -> Result<AffineSchedule, ScheduleError> {
     let program = problem.program;
@@ -49,6 +44,14 @@ pub fn affine_schedule(problem: &Problem) -> Result<AffineSchedule, ScheduleErro
     let mut live = problem.validity()?;
     let mut live_all = problem.deps.validity(false)?;
     let mut schedule = AffineSchedule::default();
+    let shape = Shape {
+        iterators: program
+            .statements
+            .iter()
+            .map(|s| s.iterators.len())
+            .collect(),
+        n_params: program.kernel.params.len(),
+    };
     // Every row strictly orders at least one more pair of some dependence piece; a bound on
     // rows guards against a bug looping forever.
     let max_rows = 4
@@ -62,18 +65,7 @@ pub fn affine_schedule(problem: &Problem) -> Result<AffineSchedule, ScheduleErro
         if schedule.rows.len() >= max_rows {
             return Err(no_schedule(format!("no progress after {max_rows} rows")));
         }
-        let edges = edges(program, &live)?;
-        if edges.len() > MAX_EDGES {
-            return Err(ScheduleError::TooLarge {
-                scheduler: NAME,
-                reason: format!(
-                    "{} dependence pieces exceed the {MAX_EDGES} 0/1 unknowns one row's integer \
-                     program can take in reasonable time (use pluto or isl)",
-                    edges.len()
-                ),
-            });
-        }
-        let stmts = solve_row(program, &edges)?.ok_or_else(|| {
+        let stmts = best_row(program, &shape, &live)?.ok_or_else(|| {
             no_schedule(format!(
                 "no row satisfies any of the remaining dependences: {live}"
             ))
@@ -91,6 +83,18 @@ pub fn affine_schedule(problem: &Problem) -> Result<AffineSchedule, ScheduleErro
     }
     complete(program, &mut schedule);
     Ok(schedule)
+}
+
+/// The best row for the live dependences: over whole statement pairs if that orders some
+/// pair strictly, else over basic pieces.
+fn best_row(program: &Program, shape: &Shape, live: &UnionMap) -> IslResult<Option<Vec<StmtRow>>> {
+    for granularity in [Granularity::Pairs, Granularity::BasicPieces] {
+        let edges = edges(program, live, granularity)?;
+        if let Some(row) = solve_row(&program.ctx, shape, &edges)? {
+            return Ok(Some(row));
+        }
+    }
+    Ok(None)
 }
 
 fn no_schedule(reason: String) -> ScheduleError {
@@ -113,11 +117,22 @@ fn push_row(schedule: &mut AffineSchedule, stmts: Vec<StmtRow>, coincident: bool
     schedule.rows.push(Row { kind, stmts });
 }
 
-/// The basic pieces of the live dependences.
-fn edges(program: &Program, live: &UnionMap) -> IslResult<Vec<Edge>> {
-    let space = program.context.query(|c| c.get_space())?;
+/// How finely a row's integer program splits the live dependences into pieces that it
+/// satisfies strongly or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Granularity {
+    /// One piece per pair of statements (Feautrier's dependence edges): few unknowns and
+    /// constraints.
+    Pairs,
+    /// One piece per basic relation: a row may order some pieces of a pair strictly and
+    /// not others, which is needed when no row orders any whole pair.
+    BasicPieces,
+}
+
+/// The live dependences as pieces of the given granularity.
+fn edges(program: &Program, live: &UnionMap, granularity: Granularity) -> IslResult<Vec<Edge>> {
     let mut out = Vec::new();
-    for map in live.maps()? {
+    for map in live.coalesce()?.maps()? {
         let index = |name: Option<String>| {
             name.and_then(|n| program.statements.iter().position(|s| s.tuple == n))
         };
@@ -129,56 +144,29 @@ fn edges(program: &Program, live: &UnionMap) -> IslResult<Vec<Edge>> {
                 "a dependence between unknown statements: {map}"
             )));
         };
-        let aligned = map.apply(|m| m.align_params(space.copy().expect("space copy")))?;
-        let pieces = aligned.query(|m| m.get_basic_map_list())?;
-        for k in 0..aligned.ctx().check(pieces.size())? {
-            let piece = aligned.ctx().check(pieces.get_at(k))?;
+        if granularity == Granularity::Pairs {
+            out.push(Edge {
+                source,
+                sink,
+                dual: FarkasDual::of(&map, &program.context)?,
+            });
+            continue;
+        }
+        let pieces = map.query(|m| m.get_basic_map_list())?;
+        for k in 0..map.ctx().check(pieces.size())? {
+            let piece = map.ctx().check(pieces.get_at(k))?;
             let relation = Obj::from_raw(
-                aligned.ctx(),
-                aligned.ctx().check(isl_rs::Map::from_basic_map(piece))?,
+                map.ctx(),
+                map.ctx().check(isl_rs::Map::from_basic_map(piece))?,
             );
             out.push(Edge {
                 source,
                 sink,
-                relation,
+                dual: FarkasDual::of(&relation, &program.context)?,
             });
         }
     }
     Ok(out)
-}
-
-/// The best row for these edges, `None` if it satisfies none of them.
-fn solve_row(program: &Program, edges: &[Edge]) -> IslResult<Option<Vec<StmtRow>>> {
-    let iterators: Vec<usize> = program
-        .statements
-        .iter()
-        .map(|s| s.iterators.len())
-        .collect();
-    let n_params = program.kernel.params.len();
-    let unknowns = Unknowns::new(iterators.clone(), n_params, edges.len());
-    let mut feasible = program.ctx.set(&unknowns.bounds())?;
-    for (k, e) in edges.iter().enumerate() {
-        feasible = feasible.intersect(&farkas::constraint(&unknowns, k, e)?)?;
-    }
-    let best = feasible.lexmin()?.points()?;
-    let Some(point) = best.first() else {
-        return Ok(None);
-    };
-    if point[unknowns.position("obj0")] == 0 {
-        return Ok(None);
-    }
-    let value = |name: String| point[unknowns.position(&name)];
-    Ok(Some(
-        (0..iterators.len())
-            .map(|s| StmtRow {
-                iterators: (0..iterators[s])
-                    .map(|k| value(unknowns.iterator(s, k)))
-                    .collect(),
-                params: (0..n_params).map(|p| value(unknowns.param(s, p))).collect(),
-                constant: value(unknowns.constant(s)),
-            })
-            .collect(),
-    ))
 }
 
 /// One row as a union map `S[i] -> [phi_S(i)]`.

@@ -1,8 +1,12 @@
 //! Small integer linear programs over named-less unknowns `x0, x1, ...`, solved exactly by
 //! isl's lexicographic minimum (parametric integer programming, no floating point).
 
-use isl_rs::{DimType, LibISLError, Mat, PwMultiAff, Space, Val};
+mod eliminate;
+
+use eliminate::Eliminated;
+use isl_rs::{Aff, DimType, LibISLError, Mat, PwMultiAff, Space, Val};
 use libc::uintptr_t;
+use num_rational::Rational64;
 use poly::isl::{BasicSet, Ctx, IslError, IslResult, RawIsl};
 use std::collections::HashMap;
 
@@ -80,6 +84,14 @@ impl LinExpr {
         }
     }
 
+    /// The coefficient of `x_var` (0 if absent).
+    fn coefficient(&self, var: usize) -> i128 {
+        self.terms
+            .iter()
+            .find(|&&(v, _)| v == var)
+            .map_or(0, |&(_, k)| k)
+    }
+
     /// The value at a point.
     pub fn eval(&self, x: &[i64]) -> i128 {
         self.terms
@@ -126,14 +138,82 @@ impl Ilp {
     /// none. Every unknown must be bounded below on the solutions (else isl reports an
     /// error).
     pub fn lexmin(&self, ctx: &Ctx) -> IslResult<Option<Vec<i64>>> {
-        let Some(constraints) = presolve(&self.constraints) else {
+        let Some((reduced, eliminated)) = self.presolved(Numbers::Integer) else {
             return Ok(None);
         };
-        let reduced = Ilp {
-            n_vars: self.n_vars,
-            constraints,
+        let Some(values) = partial_lexmin(&reduced.to_basic_set(ctx)?)? else {
+            return Ok(None);
         };
-        partial_lexmin(&reduced.to_basic_set(ctx)?)
+        values
+            .into_iter()
+            .map(|v| {
+                if v.is_integer() {
+                    Ok(*v.numer())
+                } else {
+                    Err(IslError::Isl(format!(
+                        "the integer lexicographic minimum has a fractional value {v}"
+                    )))
+                }
+            })
+            .collect::<IslResult<Vec<i64>>>()
+            .map(|kept| Some(eliminated.expand(&kept)))
+    }
+
+    /// The maxima of `objectives` over the rational solutions (linear programming, exact
+    /// arithmetic), `None` if there is no solution; an error if one is unbounded.
+    pub fn rational_maxima(
+        &self,
+        ctx: &Ctx,
+        objectives: &[LinExpr],
+    ) -> IslResult<Option<Vec<Rational64>>> {
+        let Some((reduced, eliminated)) = self.presolved(Numbers::Rational) else {
+            return Ok(None);
+        };
+        let set = reduced.to_basic_set(ctx)?;
+        let raw = ctx.raw();
+        let int = |k: i128| -> IslResult<Val> {
+            let k = i64::try_from(k)
+                .map_err(|_| IslError::Isl(format!("objective coefficient {k} overflows")))?;
+            ctx.check(Val::int_from_si(raw, k))
+        };
+        let mut out = Vec::with_capacity(objectives.len());
+        for objective in objectives {
+            let objective = eliminated.substitute(objective);
+            let space = ctx.check(Space::set_alloc(raw, 0, reduced.n_vars as u32))?;
+            let mut aff = ctx.check(Aff::zero_on_domain_space(space))?;
+            aff = ctx.check(aff.set_constant_val(int(objective.constant)?))?;
+            for &(var, k) in &objective.terms {
+                aff = ctx.check(aff.set_coefficient_val(DimType::In, var as i32, int(k)?))?;
+            }
+            let max = set.query(|b| b.max_lp_val(&aff))?;
+            if ctx.check(max.is_nan())? {
+                return Ok(None);
+            }
+            if !ctx.check(max.is_rat())? {
+                return Err(IslError::Isl("the linear program is unbounded".into()));
+            }
+            out.push(Rational64::new(
+                ctx.check(max.get_num_si())?,
+                ctx.check(max.get_den_si())?,
+            ));
+        }
+        Ok(Some(out))
+    }
+
+    /// The system with its constraints presolved (see [`presolve`]) and its unit equalities
+    /// solved (see [`eliminate`]), with what it takes to map solutions back; `None` if it
+    /// plainly has no solution.
+    fn presolved(&self, numbers: Numbers) -> Option<(Ilp, Eliminated)> {
+        let canonical = Ilp {
+            n_vars: self.n_vars,
+            constraints: presolve(&self.constraints, numbers)?,
+        };
+        let eliminated = Eliminated::of(&canonical);
+        let reduced = Ilp {
+            n_vars: eliminated.system.n_vars,
+            constraints: presolve(&eliminated.system.constraints, numbers)?,
+        };
+        Some((reduced, eliminated))
     }
 
     /// The system as an isl basic set, built from its constraint matrices (no text: isl's
@@ -173,18 +253,25 @@ impl Ilp {
     }
 }
 
-/// The constraints in canonical form (terms sorted, coefficients coprime, inequalities
-/// tightened to integer solutions), without duplicates and without inequalities that the
-/// unknowns' constant bounds (the one-unknown constraints) already imply; the integer
-/// solutions are the same. `None` if some constraint has no integer solution on its own.
+/// Over which numbers the unknowns range.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Numbers {
+    Integer,
+    Rational,
+}
+
+/// The constraints in canonical form (terms sorted, coefficients coprime; over the integers,
+/// inequalities tightened to integer solutions), without duplicates and without
+/// inequalities that the unknowns' constant bounds (the one-unknown constraints) already
+/// imply; the solutions are the same. `None` if some constraint has no solution on its own.
 ///
 /// isl simplifies a basic set as it builds it, at a cost that grows with the number of
 /// constraints; the Farkas rows of a fused search repeat a lot (about half are duplicates
 /// on deriche) and many only restate `x >= 0`.
-fn presolve(constraints: &[Constraint]) -> Option<Vec<Constraint>> {
+fn presolve(constraints: &[Constraint], numbers: Numbers) -> Option<Vec<Constraint>> {
     let mut canonical = Vec::with_capacity(constraints.len());
     for c in constraints {
-        if let Some(c) = canonical_form(c)? {
+        if let Some(c) = canonical_form(c, numbers)? {
             canonical.push(c);
         }
     }
@@ -196,11 +283,21 @@ fn presolve(constraints: &[Constraint]) -> Option<Vec<Constraint>> {
         ))
     });
     canonical.dedup();
+    let mut canonical = merge_opposite(canonical)?;
+    canonical.sort_by(|a, b| {
+        (&a.expr.terms, a.expr.constant, a.equality).cmp(&(
+            &b.expr.terms,
+            b.expr.constant,
+            b.equality,
+        ))
+    });
+    canonical.dedup();
     let mut lower: HashMap<usize, i128> = HashMap::new();
     let mut upper: HashMap<usize, i128> = HashMap::new();
     for c in &canonical {
-        if let [(v, k)] = c.expr.terms[..] {
-            // k is +1 or -1 after normalisation: x >= -c, or x <= c.
+        // Over the integers k is +1 or -1 after normalisation: x >= -c, or x <= c; over the
+        // rationals a bound `k x + c >= 0` with another k is not a whole number, and unused.
+        if let [(v, k @ (1 | -1))] = c.expr.terms[..] {
             let bound = -k * c.expr.constant;
             if k > 0 || c.equality {
                 let lb = lower.entry(v).or_insert(bound);
@@ -230,13 +327,48 @@ fn presolve(constraints: &[Constraint]) -> Option<Vec<Constraint>> {
     Some(canonical)
 }
 
-/// `c` with sorted terms and coprime coefficients; `Ok(None)` if it always holds, `None`
-/// if it never does (over the integers).
-fn canonical_form(c: &Constraint) -> Option<Option<Constraint>> {
+/// The inequalities `f >= 0` and `-f >= 0` as one equality `f = 0` (isl finds one such pair
+/// per round of simplification as it builds a set, and each round costs as much as all of
+/// them here); `None` if a pair `f + a >= 0`, `-f + b >= 0` with `a + b < 0` has no solution.
+fn merge_opposite(constraints: Vec<Constraint>) -> Option<Vec<Constraint>> {
+    let mut constants: HashMap<Vec<(usize, i128)>, i128> = HashMap::new();
+    for c in constraints.iter().filter(|c| !c.equality) {
+        let k = constants
+            .entry(c.expr.terms.clone())
+            .or_insert(c.expr.constant);
+        *k = (*k).min(c.expr.constant);
+    }
+    let mut out = Vec::with_capacity(constraints.len());
+    for c in constraints {
+        if c.equality {
+            out.push(c);
+            continue;
+        }
+        let negated: Vec<(usize, i128)> = c.expr.terms.iter().map(|&(v, k)| (v, -k)).collect();
+        match constants.get(&negated).map(|&b| c.expr.constant + b) {
+            Some(sum) if sum < 0 => return None,
+            // Keep one equality per pair: the one whose first coefficient is positive.
+            Some(0) if c.expr.terms.first().is_some_and(|&(_, k)| k > 0) => out.push(Constraint {
+                expr: c.expr,
+                equality: true,
+            }),
+            Some(0) => {}
+            _ => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+/// `c` with sorted terms and coprime coefficients (over the rationals, coprime with the
+/// constant too); `Ok(None)` if it always holds, `None` if it never does.
+fn canonical_form(c: &Constraint, numbers: Numbers) -> Option<Option<Constraint>> {
     let mut terms = c.expr.terms.clone();
     terms.sort_unstable();
-    let g = terms.iter().fold(0i128, |g, &(_, k)| gcd(g, k.abs()));
+    let mut g = terms.iter().fold(0i128, |g, &(_, k)| gcd(g, k.abs()));
     let constant = c.expr.constant;
+    if numbers == Numbers::Rational && g != 0 {
+        g = gcd(g, constant.abs());
+    }
     if g == 0 {
         let holds = if c.equality {
             constant == 0
@@ -281,14 +413,15 @@ unsafe extern "C" {
     ) -> uintptr_t;
 }
 
-/// The lexicographic minimum of `set` (which has no parameters), `None` if it is empty.
+/// The lexicographic minimum of `set` (which has no parameters, integer or rational),
+/// `None` if it is empty.
 ///
 /// `isl_basic_set_lexmin` would first compute the set's parameter domain by eliminating
 /// every unknown (Fourier-Motzkin), which explodes on the hundreds of constraints of a
 /// fused hyperplane search; given that domain (the universe), isl goes straight to its
 /// parametric integer programming. The minimum is read from isl's piecewise affine answer
 /// (constants), not by scanning a set for its points. isl-rs does not bind the function.
-fn partial_lexmin(set: &BasicSet) -> IslResult<Option<Vec<i64>>> {
+fn partial_lexmin(set: &BasicSet) -> IslResult<Option<Vec<Rational64>>> {
     let ctx = set.ctx();
     let raw = ctx.raw();
     let params = ctx.check(Space::params_alloc(raw, 0))?;
@@ -324,14 +457,17 @@ fn partial_lexmin(set: &BasicSet) -> IslResult<Option<Vec<i64>>> {
     (0..ctx.check(values.size())?)
         .map(|k| {
             let v = ctx.check(values.get_at(k))?;
-            if !ctx.check(v.is_int())? {
+            if !ctx.check(v.is_rat())? {
                 return Err(IslError::Isl(
                     "the lexicographic minimum is unbounded (an unknown has no lower bound)".into(),
                 ));
             }
-            ctx.check(v.get_num_si())
+            Ok(Rational64::new(
+                ctx.check(v.get_num_si())?,
+                ctx.check(v.get_den_si())?,
+            ))
         })
-        .collect::<IslResult<Vec<i64>>>()
+        .collect::<IslResult<Vec<Rational64>>>()
         .map(Some)
 }
 
@@ -396,13 +532,16 @@ mod tests {
             kept.clone(),
             kept.clone(),
         ];
-        let out = presolve(&system).unwrap();
+        let out = presolve(&system, Numbers::Integer).unwrap();
         assert_eq!(out.len(), 4, "{out:?}");
         assert!(out.contains(&x(0).plus(&c(-2)).ge0()));
         assert!(out.contains(&kept));
         // An equality with no integer solution, and a false constant.
-        assert!(presolve(&[x(0).plus(&x(0)).plus(&c(-1)).eq0()]).is_none());
-        assert!(presolve(&[c(-1).ge0()]).is_none());
+        assert!(presolve(&[x(0).plus(&x(0)).plus(&c(-1)).eq0()], Numbers::Integer).is_none());
+        assert!(presolve(&[c(-1).ge0()], Numbers::Integer).is_none());
+        // Over the rationals `2x - 1 = 0` has a solution and `2x - 1 >= 0` stays as it is.
+        let half = [x(0).plus(&x(0)).plus(&c(-1)).ge0()];
+        assert_eq!(presolve(&half, Numbers::Rational).unwrap(), half.to_vec());
     }
 
     #[test]
