@@ -139,17 +139,17 @@ fn original_order(problem: &Problem) -> Result<Schedule, CodegenError> {
 }
 
 /// Why `tree` is worse than the original order for vectorisation and cache lines, if it is:
-/// one of the statements with the most loops has more strided accesses in its innermost
-/// loop than in the original's ([`strided_accesses`]); tiles and parallel loops do not make
-/// up for it (bicg's fused, transposed `q[i] += A[i, j] * p[j]` ran 3x slower than the
-/// original).
+/// the statements with the most loops have, together, more strided accesses in their
+/// innermost loops than in the original ([`strided_accesses`]); tiles and parallel loops do
+/// not make up for it (bicg's fused, transposed `q[i] += A[i, j] * p[j]` ran 3x slower than
+/// the original). A trade between statements (mvt's two products, each transposed) is kept.
 fn ruined_strides(problem: &Problem, tree: &Tree) -> IslResult<Option<String>> {
     let program = problem.program;
     let now = strided_accesses(tree, program)?;
     let before = strided_accesses(&Tree::from_schedule(&program.schedule)?, program)?;
-    Ok(now.iter().find_map(|(s, &n)| {
-        let b = before.get(s).copied().unwrap_or(0);
-        (n > b).then(|| format!("{s} has {n} strided access(es) in its innermost loop, not {b}"))
+    let (n, b): (usize, usize) = (now.values().sum(), before.values().sum());
+    Ok((n > b).then(|| {
+        format!("{n} strided access(es) in the innermost loops of the heaviest statements, not {b}")
     }))
 }
 
@@ -166,4 +166,38 @@ fn needs_skew(node: &Node) -> bool {
 fn has_parallel(node: &Node) -> bool {
     matches!(node, Node::Band(b) if b.coincident.contains(&true))
         || node.children().iter().any(|(_, c)| has_parallel(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use poly::isl::Ctx;
+    use std::collections::BTreeMap;
+
+    /// The notes of the default pipeline (Pluto, tiles, parallel) on `examples/NAME.pk`.
+    fn notes(name: &str) -> Vec<String> {
+        let path = format!("{}/../examples/{name}.pk", env!("CARGO_MANIFEST_DIR"));
+        let kernels = frontend::compile(&frontend::read_source(&path).unwrap()).unwrap();
+        let program = Program::build(&Ctx::default(), &kernels[0], &BTreeMap::new()).unwrap();
+        let deps = Dependences::compute(&program).unwrap();
+        let pluto = scheduler::registry::scheduler_named("pluto").unwrap();
+        let transforms = TransformOptions {
+            tile: Some(Vec::new()),
+            parallel: true,
+            ..TransformOptions::default()
+        };
+        let options = Options::default();
+        schedule(&program, &deps, pluto.as_ref(), options, &transforms, None)
+            .unwrap()
+            .notes
+    }
+
+    #[test]
+    fn a_schedule_that_walks_columns_the_original_walks_in_rows_is_refused() {
+        let kept = |n: &Vec<String>| n.iter().any(|n| n.contains("original order kept"));
+        // bicg: Pluto fuses `q[i] += A[i, j] * p[j]` transposed, down the columns of `A`.
+        assert!(kept(&notes("bicg")), "{:?}", notes("bicg"));
+        // gemm: Pluto's order makes `B[k, j]` contiguous where the original strides it.
+        assert!(!kept(&notes("gemm")), "{:?}", notes("gemm"));
+    }
 }
