@@ -14,8 +14,10 @@
 
 mod ffi;
 mod objects;
+mod pairs;
 
 pub use objects::{BasicSet, Map, Obj, Point, RawIsl, Schedule, Set, UnionMap, UnionSet, Val};
+pub use pairs::PairOrder;
 
 use isl_rs::{Context, LibISLError, Options};
 use std::fmt;

@@ -6,7 +6,7 @@ use super::witness::image;
 use super::{CheckError, Facts, Pair};
 use isl_rs::{ScheduleNode, ScheduleNodeType};
 use poly::deps::DepKind;
-use poly::isl::{Ctx, IslError, IslResult, Obj, Schedule, UnionMap, UnionSet};
+use poly::isl::{Ctx, IslError, IslResult, Obj, PairOrder, Schedule, UnionMap, UnionSet};
 
 /// The violations of the band rules in `tree`: coincident members against `all` the
 /// dependences, permutable bands against `validity` (both by kind).
@@ -45,8 +45,8 @@ struct Band {
     members: Vec<UnionMap>,
     coincident: Vec<bool>,
     permutable: bool,
-    /// Pairs of the band's instances with equal times at the outer bands.
-    same_prefix: UnionMap,
+    /// The schedule of the outer bands (the prefix), on the band's instances.
+    prefix: UnionMap,
 }
 
 impl Band {
@@ -71,8 +71,19 @@ impl Band {
             members,
             coincident,
             permutable: ctx.check(node.band_get_permutable())?,
-            same_prefix: prefix.apply_range(&prefix.reverse()?)?,
+            prefix,
         })
+    }
+
+    /// The pairs of `deps` between instances of the band with the same outer loop values.
+    fn at_band(&self, deps: &UnionMap) -> IslResult<UnionMap> {
+        let outer = self.prefix.range()?.sets()?;
+        if outer.iter().all(|s| s.n_dims().is_ok_and(|n| n == 0)) {
+            // No outer loop: every pair of the band's instances shares the empty prefix.
+            let domain = self.prefix.domain()?;
+            return deps.intersect_domain(&domain)?.intersect_range(&domain);
+        }
+        deps.pairs_where(&self.prefix, PairOrder::Equal)
     }
 
     /// Coincident members carrying one of `all` (by kind) not ordered by outer dimensions.
@@ -86,19 +97,17 @@ impl Band {
             return Ok(out);
         }
         for (kind, deps) in all {
-            let mut live = deps.intersect(&self.same_prefix)?;
+            let mut live = self.at_band(deps)?;
             for (m, member) in self.members.iter().enumerate() {
                 if self.coincident[m] {
-                    let different = member
-                        .lex_lt_union_map(member)?
-                        .union(&member.apply2(member, |a, b| a.lex_gt_union_map(b))?)?;
-                    out.extend(facts.dependence_violations(
-                        *kind,
-                        &live.intersect(&different)?,
-                        &|pair| Ok(Rule::Parallel(self.member(facts, m, pair)?)),
-                    )?);
+                    let different = live
+                        .pairs_where(member, PairOrder::Before)?
+                        .union(&live.pairs_where(member, PairOrder::After)?)?;
+                    out.extend(facts.dependence_violations(*kind, &different, &|pair| {
+                        Ok(Rule::Parallel(self.member(facts, m, pair)?))
+                    })?);
                 }
-                live = live.intersect(&member.apply_range(&member.reverse()?)?)?;
+                live = live.pairs_where(member, PairOrder::Equal)?;
             }
         }
         Ok(out)
@@ -116,12 +125,11 @@ impl Band {
             return Ok(out);
         }
         for (kind, deps) in validity {
-            let at_band = deps.intersect(&self.same_prefix)?;
+            let at_band = self.at_band(deps)?;
             for (m, member) in self.members.iter().enumerate() {
-                let backwards = member.apply2(member, |a, b| a.lex_gt_union_map(b))?;
                 out.extend(facts.dependence_violations(
                     *kind,
-                    &at_band.intersect(&backwards)?,
+                    &at_band.pairs_where(member, PairOrder::After)?,
                     &|pair| Ok(Rule::Permutable(self.member(facts, m, pair)?)),
                 )?);
             }

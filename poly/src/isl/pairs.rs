@@ -1,0 +1,73 @@
+//! Pairs of instances compared by an affine function of the instances, statement pair by
+//! statement pair.
+//!
+//! Building the order between every two instances of a program (`lex_lt_union_map` of a
+//! schedule with itself) grows with the square of the statements; restricting a relation
+//! of pairs by how a function compares its two ends
+//! (`isl_union_map_*_at_multi_union_pw_aff`) only looks at the statement pairs the relation
+//! holds.
+
+use super::{IslResult, UnionMap};
+use isl_rs::MultiUnionPwAff;
+
+/// How the two ends of a pair compare under a function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PairOrder {
+    /// Equal values.
+    Equal,
+    /// The source's value lexicographically before the sink's.
+    Before,
+    /// The source's value lexicographically after the sink's.
+    After,
+    /// The source's value after or equal to the sink's.
+    NotBefore,
+}
+
+impl UnionMap {
+    /// The pairs of `self` whose ends compare as `order` under `function` (a union map from
+    /// instances to values, single-valued, with the same value space for every statement).
+    /// Pairs with an end outside `function`'s domain are dropped.
+    pub fn pairs_where(&self, function: &UnionMap, order: PairOrder) -> IslResult<UnionMap> {
+        if function.is_empty()? {
+            // isl cannot make a function of an empty map (no range space): no pair compares.
+            return self.intersect_domain(&function.domain()?);
+        }
+        let function = self
+            .ctx()
+            .check(MultiUnionPwAff::from_union_map(function.to_raw()))?;
+        self.apply(|pairs| match order {
+            PairOrder::Equal => pairs.eq_at_multi_union_pw_aff(function),
+            PairOrder::Before => pairs.lex_lt_at_multi_union_pw_aff(function),
+            PairOrder::After => pairs.lex_gt_at_multi_union_pw_aff(function),
+            PairOrder::NotBefore => pairs.lex_ge_at_multi_union_pw_aff(function),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isl::Ctx;
+
+    #[test]
+    fn pairs_are_kept_by_how_their_ends_compare() {
+        let ctx = Ctx::default();
+        let pairs = ctx
+            .union_map("{ S[i] -> T[j] : 0 <= i < 3 and 0 <= j < 3 }")
+            .unwrap();
+        let f = ctx.union_map("{ S[i] -> [i]; T[j] -> [2 - j] }").unwrap();
+        let count = |order| {
+            let kept = pairs.pairs_where(&f, order).unwrap();
+            let wrapped = kept.wrap().unwrap().sets().unwrap();
+            wrapped
+                .iter()
+                .map(|s| s.points().unwrap().len())
+                .sum::<usize>()
+        };
+        // Values 0..3 on both sides: 3 equal, 3 before, 3 after, 6 not before.
+        assert_eq!(count(PairOrder::Equal), 3);
+        assert_eq!(count(PairOrder::Before), 3);
+        assert_eq!(count(PairOrder::After), 3);
+        assert_eq!(count(PairOrder::NotBefore), 6);
+    }
+}
