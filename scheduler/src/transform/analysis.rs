@@ -8,8 +8,7 @@
 
 use super::tree::{BandNode, Node, Tree};
 use crate::Problem;
-use isl_rs::MultiUnionPwAff;
-use poly::isl::{Ctx, IslResult, UnionMap, UnionSet};
+use poly::isl::{Ctx, IslResult, PairOrder, UnionMap, UnionSet};
 
 /// The dependences transformations respect.
 #[derive(Clone, Debug)]
@@ -40,41 +39,9 @@ pub fn same_value(member: &UnionMap) -> IslResult<UnionMap> {
     member.apply_range(&member.reverse()?)
 }
 
-/// How the values of a band member at the two ends of a pair compare.
-#[derive(Clone, Copy, Debug)]
-enum Compare {
-    /// `t(x) = t(y)`.
-    Equal,
-    /// `t(x) < t(y)`.
-    Before,
-    /// `t(x) > t(y)`.
-    After,
-}
-
-/// The pairs of `pairs` whose ends `member` compares as `compare` (pairs with an end outside
-/// the member's domain are dropped).
-///
-/// isl compares the member's values pair of statements by pair of statements
-/// (`isl_union_map_*_at_multi_union_pw_aff`) instead of building the relation between every
-/// two instances with comparable values, which grows with the square of the statements.
-fn compared(pairs: &UnionMap, member: &UnionMap, compare: Compare) -> IslResult<UnionMap> {
-    if member.is_empty()? {
-        // isl cannot make a function of an empty map (no range space); no pair compares.
-        return pairs.intersect_domain(&member.domain()?);
-    }
-    let function = pairs
-        .ctx()
-        .check(MultiUnionPwAff::from_union_map(member.to_raw()))?;
-    pairs.apply(|p| match compare {
-        Compare::Equal => p.eq_at_multi_union_pw_aff(function),
-        Compare::Before => p.lex_lt_at_multi_union_pw_aff(function),
-        Compare::After => p.lex_gt_at_multi_union_pw_aff(function),
-    })
-}
-
-/// Whether some pair of `pairs` has ends that `member` compares as `compare`.
-fn any_compared(pairs: &UnionMap, member: &UnionMap, compare: Compare) -> IslResult<bool> {
-    Ok(!compared(pairs, member, compare)?.is_empty()?)
+/// Whether some pair of `pairs` has ends that `member` compares as `order`.
+fn any_compared(pairs: &UnionMap, member: &UnionMap, order: PairOrder) -> IslResult<bool> {
+    Ok(!pairs.pairs_where(member, order)?.is_empty()?)
 }
 
 /// The live pairs whose both ends are in `filter`.
@@ -86,7 +53,7 @@ pub fn live_in(live: &UnionMap, filter: &UnionSet) -> IslResult<UnionMap> {
 pub fn live_below(live: &UnionMap, members: &[UnionMap]) -> IslResult<UnionMap> {
     let mut live = live.clone();
     for m in members {
-        live = compared(&live, m, Compare::Equal)?;
+        live = live.pairs_where(m, PairOrder::Equal)?;
     }
     Ok(live)
 }
@@ -96,7 +63,7 @@ pub fn live_below(live: &UnionMap, members: &[UnionMap]) -> IslResult<UnionMap> 
 /// schedules every instance below it, which [`violation`] checks).
 pub fn permutable(live: &UnionMap, members: &[UnionMap]) -> IslResult<bool> {
     for m in members {
-        if any_compared(live, m, Compare::After)? {
+        if any_compared(&live, m, PairOrder::After)? {
             return Ok(false);
         }
     }
@@ -125,10 +92,10 @@ fn annotate_node(
             b.coincident.clear();
             for m in &b.members {
                 let parallel = covered
-                    && !any_compared(&all, m, Compare::Before)?
-                    && !any_compared(&all, m, Compare::After)?;
+                    && !any_compared(&all, m, PairOrder::Before)?
+                    && !any_compared(&all, m, PairOrder::After)?;
                 b.coincident.push(parallel);
-                all = compared(&all, m, Compare::Equal)?;
+                all = all.pairs_where(m, PairOrder::Equal)?;
             }
             annotate_node(
                 &mut b.child,
@@ -210,8 +177,8 @@ fn unordered(
             let mut live = live.clone();
             for m in &b.members {
                 unscheduled(&live, reaching, &m.domain()?, wrong)?;
-                push_nonempty(wrong, compared(&live, m, Compare::After)?)?;
-                live = compared(&live, m, Compare::Equal)?;
+                push_nonempty(wrong, live.pairs_where(m, PairOrder::After)?)?;
+                live = live.pairs_where(m, PairOrder::Equal)?;
             }
             unordered(&b.child, &live, reaching, wrong)?;
         }
