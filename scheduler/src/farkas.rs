@@ -81,6 +81,21 @@ impl FarkasDual {
         })
     }
 
+    /// The dual of `dep` as the intersection of the duals of its basic pieces: the same
+    /// non-negative forms as [`FarkasDual::of`], without the convex hull isl computes for a
+    /// non-convex relation (seconds on a time-stepped stencil's dependences).
+    pub fn of_pieces(dep: &Map, params: &Set) -> IslResult<FarkasDual> {
+        let mut pieces = dep.basic_maps()?.into_iter();
+        let first = pieces
+            .next()
+            .ok_or_else(|| IslError::Isl(format!("the dependence {dep} is empty")))?;
+        let mut dual = FarkasDual::of(&first, params)?;
+        for piece in pieces {
+            dual.rows.extend(FarkasDual::of(&piece, params)?.rows);
+        }
+        Ok(dual)
+    }
+
     /// The constraints on the unknowns saying that `form` is non-negative on the
     /// dependence.
     pub fn constraints(&self, form: &Form) -> IslResult<Vec<Constraint>> {

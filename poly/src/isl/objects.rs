@@ -304,6 +304,23 @@ impl UnionMap {
     }
 }
 
+impl Map {
+    /// The basic relations whose union the map is, each as a map.
+    pub fn basic_maps(&self) -> IslResult<Vec<Map>> {
+        let ctx = self.ctx();
+        let list = self.query(|m| m.get_basic_map_list())?;
+        (0..ctx.check(list.size())?)
+            .map(|k| {
+                let piece = ctx.check(list.get_at(k))?;
+                Ok(Obj::from_raw(
+                    ctx,
+                    ctx.check(isl_rs::Map::from_basic_map(piece))?,
+                ))
+            })
+            .collect()
+    }
+}
+
 impl UnionSet {
     /// The sets of the union, one per space.
     pub fn sets(&self) -> IslResult<Vec<Set>> {

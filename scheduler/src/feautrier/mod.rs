@@ -18,7 +18,7 @@ use crate::affine::{AffineSchedule, Band, Row, RowKind, StmtRow};
 use crate::farkas::FarkasDual;
 use crate::transform::analysis::same_value;
 use crate::{Problem, ScheduleError, Scheduler};
-use poly::isl::{IslResult, Obj, Schedule, UnionMap};
+use poly::isl::{IslResult, Schedule, UnionMap};
 use poly::model::Program;
 use row::{solve_row, Edge, Shape};
 
@@ -42,6 +42,7 @@ pub fn affine_schedule(problem: &Problem) -> Result<AffineSchedule, ScheduleErro
     let program = problem.program;
     program.ctx.reset_budget();
     let mut live = problem.validity()?;
+    let conflicts = problem.conflicts()?;
     let mut live_all = problem.deps.validity(false)?;
     let mut schedule = AffineSchedule::default();
     let shape = Shape {
@@ -65,7 +66,7 @@ pub fn affine_schedule(problem: &Problem) -> Result<AffineSchedule, ScheduleErro
         if schedule.rows.len() >= max_rows {
             return Err(no_schedule(format!("no progress after {max_rows} rows")));
         }
-        let stmts = best_row(program, &shape, &live)?.ok_or_else(|| {
+        let stmts = best_row(program, &shape, &live, &conflicts)?.ok_or_else(|| {
             no_schedule(format!(
                 "no row satisfies any of the remaining dependences: {live}"
             ))
@@ -87,9 +88,14 @@ pub fn affine_schedule(problem: &Problem) -> Result<AffineSchedule, ScheduleErro
 
 /// The best row for the live dependences: over whole statement pairs if that orders some
 /// pair strictly, else over basic pieces.
-fn best_row(program: &Program, shape: &Shape, live: &UnionMap) -> IslResult<Option<Vec<StmtRow>>> {
+fn best_row(
+    program: &Program,
+    shape: &Shape,
+    live: &UnionMap,
+    conflicts: &UnionMap,
+) -> IslResult<Option<Vec<StmtRow>>> {
     for granularity in [Granularity::Pairs, Granularity::BasicPieces] {
-        let edges = edges(program, live, granularity)?;
+        let edges = edges(program, live, conflicts, granularity)?;
         if let Some(row) = solve_row(&program.ctx, shape, &edges)? {
             return Ok(Some(row));
         }
@@ -130,9 +136,14 @@ enum Granularity {
 }
 
 /// The live dependences as pieces of the given granularity.
-fn edges(program: &Program, live: &UnionMap, granularity: Granularity) -> IslResult<Vec<Edge>> {
+fn edges(
+    program: &Program,
+    live: &UnionMap,
+    conflicts: &UnionMap,
+    granularity: Granularity,
+) -> IslResult<Vec<Edge>> {
     let mut out = Vec::new();
-    for map in live.coalesce()?.maps()? {
+    for map in live.intersect(conflicts)?.maps()? {
         let index = |name: Option<String>| {
             name.and_then(|n| program.statements.iter().position(|s| s.tuple == n))
         };
@@ -148,17 +159,11 @@ fn edges(program: &Program, live: &UnionMap, granularity: Granularity) -> IslRes
             out.push(Edge {
                 source,
                 sink,
-                dual: FarkasDual::of(&map, &program.context)?,
+                dual: FarkasDual::of_pieces(&map, &program.context)?,
             });
             continue;
         }
-        let pieces = map.query(|m| m.get_basic_map_list())?;
-        for k in 0..map.ctx().check(pieces.size())? {
-            let piece = map.ctx().check(pieces.get_at(k))?;
-            let relation = Obj::from_raw(
-                map.ctx(),
-                map.ctx().check(isl_rs::Map::from_basic_map(piece))?,
-            );
+        for relation in map.basic_maps()? {
             out.push(Edge {
                 source,
                 sink,

@@ -42,7 +42,6 @@ impl<'a> Search<'a> {
     pub fn new(pluto: &'a Pluto, problem: &'a Problem<'_>) -> Result<Self, ScheduleError> {
         let program = problem.program;
         program.ctx.reset_budget();
-        let accesses = program.reads()?.union(&program.writes()?)?;
         Ok(Search {
             pluto,
             program,
@@ -51,7 +50,7 @@ impl<'a> Search<'a> {
             schedule: AffineSchedule::default(),
             found: vec![Vec::new(); program.statements.len()],
             live: problem.validity()?.coalesce()?,
-            conflicts: accesses.apply_range(&accesses.reverse()?)?,
+            conflicts: problem.conflicts()?,
             duals: HashMap::new(),
             solved: RefCell::new(HashMap::new()),
         })
@@ -313,11 +312,8 @@ impl<'a> Search<'a> {
     /// The live dependences, one per pair of statements, with their Farkas duals.
     ///
     /// Each is first split by the pair of accesses through which its instances conflict
-    /// (every dependence relates two accesses to one element, so the pieces cover it). The
-    /// dual of a union is the intersection of the pieces' duals, and a piece has the
-    /// equalities of its access pair and few constraints, whereas a coalesced dependence
-    /// (heat-3d's 7-point stencil: an octahedron of about 30 constraints) makes isl's
-    /// elimination of the Farkas multipliers explode.
+    /// ([`Problem::conflicts`]; every dependence relates two accesses to one element, so the
+    /// pieces cover it). The dual of a union is the intersection of the pieces' duals.
     ///
     /// Duals are cached by the dependence's text: a scalar cut leaves the dependences
     /// inside each group unchanged, and they would otherwise be recomputed at every band.
