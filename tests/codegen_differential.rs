@@ -65,8 +65,6 @@ struct Setup {
     label: String,
     /// Schedulers tried in this order: the first whose pipeline succeeds is used.
     schedulers: Vec<&'static str>,
-    /// Kernels left out of this setup (known bugs elsewhere, each with its reason).
-    skip: Vec<&'static str>,
     options: Options,
     transforms: TransformOptions,
     register: Option<RegisterBlock>,
@@ -212,7 +210,6 @@ fn compiled_kernels_match_the_interpreter() {
         let exact = |label: &str, transforms: TransformOptions, register| Setup {
             label: format!("{name} / {label}"),
             schedulers: vec![name],
-            skip: Vec::new(),
             options: Options::default(),
             transforms,
             register,
@@ -237,12 +234,6 @@ fn compiled_kernels_match_the_interpreter() {
     assert_suite("codegen differential", suite, 100);
 }
 
-/// (kernel, scheduler) pairs left out of `reordered_reductions_match_within_tolerance`
-/// because of a known bug outside the back end: Pluto's schedule of attention with
-/// `--reorder-reductions` computes different values (`O`'s sum -14.9 instead of -4.8 at
-/// H=L=D=5, already untiled and with exact arithmetic, so not a rounding difference).
-const KNOWN_WRONG_REORDERINGS: &[(&str, &str)] = &[("attention", "pluto")];
-
 #[test]
 fn reordered_reductions_match_within_tolerance() {
     let (transforms, register) = small_tiles();
@@ -256,11 +247,6 @@ fn reordered_reductions_match_within_tolerance() {
                 s.name()
             ),
             schedulers: vec![s.name()],
-            skip: KNOWN_WRONG_REORDERINGS
-                .iter()
-                .filter(|(_, scheduler)| *scheduler == s.name())
-                .map(|(kernel, _)| *kernel)
-                .collect(),
             options: Options {
                 reorder_reductions: true,
                 ..Options::default()
@@ -286,7 +272,6 @@ fn polybench_default_pipeline_matches_bit_for_bit() {
     let setup = Setup {
         label: "default pipeline".into(),
         schedulers: vec!["pluto", "isl"],
-        skip: Vec::new(),
         options: Options::default(),
         transforms: TransformOptions {
             tile: Some(Vec::new()),
@@ -322,10 +307,6 @@ fn check_files(suite: &Suite, worker: usize, compiler: &CCompiler) -> (Vec<Strin
                 continue;
             }
             for setup in &suite.setups {
-                if setup.skip.contains(&kernel.name.as_str()) {
-                    eprintln!("{} / {}: skipped (known bug)", kernel.name, setup.label);
-                    continue;
-                }
                 let label = format!("{} / {}", kernel.name, setup.label);
                 let mut scheduled = Err(String::from("no scheduler"));
                 for name in &setup.schedulers {

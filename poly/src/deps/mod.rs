@@ -54,6 +54,12 @@ pub struct Dependences {
     /// The subset of the above between instances of one reduction update statement through
     /// the element it updates.
     pub reduction: UnionMap,
+    /// Read-after-write, memory-based, from every instance of a reduction update to the
+    /// later reads of its element by other statements. The value-based flow starts only at
+    /// the last update in the original order; once the updates may be reordered any of them
+    /// may come last, so every one must precede the reads (attention's softmax read a partial
+    /// row sum without these).
+    pub reduction_flow: UnionMap,
 }
 
 impl Dependences {
@@ -68,16 +74,20 @@ impl Dependences {
         let output = dataflow(program, &writes, &writes, Sources::May)?;
         let all = flow.union(&anti)?.union(&output)?;
         let mut reduction = ctx.empty_union_map()?;
+        let mut reduction_flow = ctx.empty_union_map()?;
         for s in program.statements.iter().filter(|s| s.reduction.is_some()) {
             let target = s.write.relation.apply(isl_rs::UnionMap::from_map)?;
             let same_element = target.apply_range(&target.reverse()?)?;
             reduction = reduction.union(&all.intersect(&same_element)?)?;
+            let every_update = dataflow(program, &reads, &target, Sources::May)?;
+            reduction_flow = reduction_flow.union(&every_update.subtract(&same_element)?)?;
         }
         Ok(Dependences {
             flow: flow.coalesce()?,
             anti: anti.coalesce()?,
             output: output.coalesce()?,
             reduction: reduction.coalesce()?,
+            reduction_flow: reduction_flow.coalesce()?,
         })
     }
 
@@ -90,14 +100,24 @@ impl Dependences {
         }
     }
 
-    /// Every dependence a schedule must respect: all of them, or all but the reduction ones
-    /// when reductions may be reordered.
+    /// Every dependence a schedule must respect: all of them, or, when reductions may be
+    /// reordered, all but the reduction ones and with every update before the reads of its
+    /// result ([`Dependences::reduction_flow`]).
     pub fn validity(&self, reorder_reductions: bool) -> IslResult<UnionMap> {
         let all = self.flow.union(&self.anti)?.union(&self.output)?;
         if reorder_reductions {
-            all.subtract(&self.reduction)
+            all.union(&self.reduction_flow)?.subtract(&self.reduction)
         } else {
             Ok(all)
+        }
+    }
+
+    /// The dependences of one kind that constrain a schedule, the flow from every reduction
+    /// update included (see [`Dependences::validity`]).
+    pub fn constraining(&self, kind: DepKind) -> IslResult<UnionMap> {
+        match kind {
+            DepKind::Flow => self.flow.union(&self.reduction_flow),
+            _ => Ok(self.of_kind(kind).clone()),
         }
     }
 }

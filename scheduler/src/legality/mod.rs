@@ -70,7 +70,7 @@ pub fn check(
         let validity = deps.validity(options.reorder_reductions)?;
         let by_kind = DepKind::ALL
             .iter()
-            .map(|&k| Ok((k, deps.of_kind(k).intersect(&validity)?)))
+            .map(|&k| Ok((k, deps.constraining(k)?.intersect(&validity)?)))
             .collect::<IslResult<Vec<_>>>()?;
         let all_by_kind: Vec<_> = DepKind::ALL
             .iter()
