@@ -337,14 +337,7 @@ fn stmt_tuple(s: &Statement) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use poly::isl::Ctx;
-    use std::collections::BTreeMap;
-
-    fn program(example: &str) -> Program {
-        let path = format!("{}/../examples/{example}", env!("CARGO_MANIFEST_DIR"));
-        let kernels = frontend::compile(&frontend::read_source(&path).unwrap()).unwrap();
-        Program::build(&Ctx::default(), &kernels[0], &BTreeMap::new()).unwrap()
-    }
+    use crate::test_support::program;
 
     /// A row of gemm's two statements `S0[i, j]`, `S1[i, k, j]` (parameters NI, NJ, NK).
     fn row(kind: RowKind, s0: [i64; 3], s1: [i64; 4]) -> Row {

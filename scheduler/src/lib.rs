@@ -20,6 +20,8 @@ pub mod legality;
 pub mod pluto;
 pub mod problem;
 pub mod registry;
+#[cfg(test)]
+mod test_support;
 pub mod transform;
 
 pub use affine::{AffineSchedule, Band, Row, RowKind};

@@ -275,23 +275,18 @@ fn presolve(constraints: &[Constraint], numbers: Numbers) -> Option<Vec<Constrai
             canonical.push(c);
         }
     }
-    canonical.sort_by(|a, b| {
-        (&a.expr.terms, a.expr.constant, a.equality).cmp(&(
-            &b.expr.terms,
-            b.expr.constant,
-            b.equality,
-        ))
-    });
-    canonical.dedup();
-    let mut canonical = merge_opposite(canonical)?;
-    canonical.sort_by(|a, b| {
-        (&a.expr.terms, a.expr.constant, a.equality).cmp(&(
-            &b.expr.terms,
-            b.expr.constant,
-            b.equality,
-        ))
-    });
-    canonical.dedup();
+    let sort_dedup = |mut cs: Vec<Constraint>| {
+        cs.sort_by(|a, b| {
+            (&a.expr.terms, a.expr.constant, a.equality).cmp(&(
+                &b.expr.terms,
+                b.expr.constant,
+                b.equality,
+            ))
+        });
+        cs.dedup();
+        cs
+    };
+    let mut canonical = sort_dedup(merge_opposite(sort_dedup(canonical))?);
     let mut lower: HashMap<usize, i128> = HashMap::new();
     let mut upper: HashMap<usize, i128> = HashMap::new();
     for c in &canonical {

@@ -197,14 +197,7 @@ fn tile_band(band: BandNode, sizes: Vec<NonZeroU32>) -> IslResult<BandNode> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use poly::isl::Ctx;
-    use std::collections::BTreeMap;
-
-    fn program(example: &str) -> Program {
-        let path = format!("{}/../examples/{example}", env!("CARGO_MANIFEST_DIR"));
-        let kernels = frontend::compile(&frontend::read_source(&path).unwrap()).unwrap();
-        Program::build(&Ctx::default(), &kernels[0], &BTreeMap::new()).unwrap()
-    }
+    use crate::test_support::program;
 
     #[test]
     fn reuse_is_carried_by_time_loops_and_reductions_only() {
