@@ -32,6 +32,21 @@ impl UnionMap {
             // isl cannot make a function of an empty map (no range space): no pair compares.
             return self.intersect_domain(&function.domain()?);
         }
+        if function
+            .range()?
+            .sets()?
+            .iter()
+            .all(|s| s.n_dims().is_ok_and(|n| n == 0))
+        {
+            // Every end has the empty value: all pairs are equal (isl's `lex_ge_at` of a
+            // zero-dimensional function answers no pair at all).
+            let domain = function.domain()?;
+            let equal = self.intersect_domain(&domain)?.intersect_range(&domain)?;
+            return match order {
+                PairOrder::Equal | PairOrder::NotBefore => Ok(equal),
+                PairOrder::Before | PairOrder::After => equal.subtract(&equal),
+            };
+        }
         let function = self
             .ctx()
             .check(MultiUnionPwAff::from_union_map(function.to_raw()))?;
@@ -69,5 +84,28 @@ mod tests {
         assert_eq!(count(PairOrder::Before), 3);
         assert_eq!(count(PairOrder::After), 3);
         assert_eq!(count(PairOrder::NotBefore), 6);
+    }
+
+    #[test]
+    fn a_zero_dimensional_function_makes_every_pair_in_its_domain_equal() {
+        let ctx = Ctx::default();
+        let pairs = ctx
+            .union_map("{ S[i] -> T[j] : 0 <= i < 3 and 0 <= j < 3 }")
+            .unwrap();
+        let f = ctx
+            .union_map("{ S[i] -> [] : 0 <= i < 2; T[j] -> [] }")
+            .unwrap();
+        let within = ctx
+            .union_map("{ S[i] -> T[j] : 0 <= i < 2 and 0 <= j < 3 }")
+            .unwrap();
+        for (order, expected) in [
+            (PairOrder::Equal, &within),
+            (PairOrder::NotBefore, &within),
+            (PairOrder::Before, &within.subtract(&within).unwrap()),
+            (PairOrder::After, &within.subtract(&within).unwrap()),
+        ] {
+            let kept = pairs.pairs_where(&f, order).unwrap();
+            assert!(kept.is_equal(expected).unwrap(), "{order:?}: {kept}");
+        }
     }
 }

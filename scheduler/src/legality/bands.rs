@@ -77,12 +77,6 @@ impl Band {
 
     /// The pairs of `deps` between instances of the band with the same outer loop values.
     fn at_band(&self, deps: &UnionMap) -> IslResult<UnionMap> {
-        let outer = self.prefix.range()?.sets()?;
-        if outer.iter().all(|s| s.n_dims().is_ok_and(|n| n == 0)) {
-            // No outer loop: every pair of the band's instances shares the empty prefix.
-            let domain = self.prefix.domain()?;
-            return deps.intersect_domain(&domain)?.intersect_range(&domain);
-        }
         deps.pairs_where(&self.prefix, PairOrder::Equal)
     }
 
