@@ -2,13 +2,12 @@
 //! trace.
 
 use std::path::Path;
-use std::process::Command;
 
+mod common;
+
+/// `polyc args`: exit code, standard output and standard error.
 fn polyc(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_polyc"))
-        .args(args)
-        .output()
-        .expect("polyc runs");
+    let out = common::polyc(args);
     let s = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
     (
         out.status.code().unwrap_or(-1),

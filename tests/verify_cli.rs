@@ -1,15 +1,9 @@
 //! `polyc verify`: legal schedules exit 0, violations exit 1 with every violation printed,
 //! malformed or foreign schedules exit 1 with a reason, never a panic.
 
-use std::process::{Command, Output};
+mod common;
 
-fn polyc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_polyc"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .unwrap()
-}
+use common::polyc;
 
 /// `polyc verify` with a schedule written to a temporary file.
 fn verify(kernel: &str, schedule: &str, extra: &[&str]) -> (Option<i32>, String, String) {

@@ -59,19 +59,14 @@ impl Eliminated {
             }
             solved.push((v, value));
         }
-        let mut position = vec![None; ilp.n_vars];
+        let mut is_solved = vec![false; ilp.n_vars];
         for (v, _) in &solved {
-            position[*v] = Some(usize::MAX);
+            is_solved[*v] = true;
         }
-        let mut kept = Vec::new();
-        for (v, p) in position.iter_mut().enumerate() {
-            *p = match p {
-                Some(_) => None,
-                None => {
-                    kept.push(v);
-                    Some(kept.len() - 1)
-                }
-            };
+        let kept: Vec<usize> = (0..ilp.n_vars).filter(|&v| !is_solved[v]).collect();
+        let mut position = vec![None; ilp.n_vars];
+        for (k, &v) in kept.iter().enumerate() {
+            position[v] = Some(k);
         }
         let mut eliminated = Eliminated {
             system: Ilp::new(kept.len()),
