@@ -10,7 +10,7 @@ use poly::isl::{IslResult, Schedule};
 use poly::model::Program;
 use scheduler::transform::analysis::{annotate, violation};
 use scheduler::transform::reorder::strided_accesses;
-use scheduler::transform::{optimize, BandKind, Node, TransformOptions, Tree, TreeDeps};
+use scheduler::transform::{BandKind, Node, Staged, TransformOptions, Tree, TreeDeps};
 use scheduler::{Options, Problem, Scheduler};
 
 /// A schedule ready for code generation, with what the transformations did.
@@ -39,20 +39,15 @@ pub fn schedule(
     let schedule = scheduler
         .schedule(&problem)
         .map_err(|e| CodegenError::Schedule(e.to_string()))?;
-    let schedule = if transforms.parallel {
-        avoid_skewing(&problem, schedule, transforms)?
-    } else {
-        schedule
+    let mut original = Original {
+        problem: &problem,
+        transforms,
+        merged: None,
     };
-    let mut optimized = optimize(&problem, &schedule, transforms)?;
+    let mut optimized = avoid_skewing(&problem, &schedule, transforms, &mut original)?.finish()?;
     if transforms.parallel {
         // A profitability check: if isl fails on it, the schedule stays. The original order
         // is kept as written, with its parallel loops (and no tiles, which it did not need).
-        let untiled = TransformOptions {
-            tile: None,
-            tile2: None,
-            ..transforms.clone()
-        };
         program.ctx.reset_budget();
         let verdict = match gains_nothing(&optimized.tree) {
             Some(why) => Ok(Some(why)),
@@ -60,7 +55,7 @@ pub fn schedule(
         };
         program.ctx.reset_budget();
         match verdict {
-            Ok(Some(why)) => match optimize(&problem, &original_order(&problem)?, &untiled) {
+            Ok(Some(why)) => match original.merged().and_then(|o| Ok(o.clone().finish()?)) {
                 Ok(mut original) => {
                     original
                         .notes
@@ -107,29 +102,51 @@ pub fn schedule(
     })
 }
 
-/// The original loop order instead of `schedule` when the wavefront would have to skew
-/// `schedule` to find parallelism (a permutable band has no parallel member) while the
-/// original order has a parallel loop: a skewed wavefront forks and joins threads at every
-/// step of a sequential outer loop and loses the original's contiguous inner loops
-/// (jacobi-2d ran 3x slower than the original that way), whereas the original's parallel
-/// loops need neither.
-fn avoid_skewing(
-    problem: &Problem,
-    schedule: Schedule,
-    transforms: &TransformOptions,
-) -> Result<Schedule, CodegenError> {
-    let plain = TransformOptions {
-        parallel: false,
-        ..transforms.clone()
-    };
-    if !needs_skew(&optimize(problem, &schedule, &plain)?.tree.root) {
-        return Ok(schedule);
+/// `schedule` fused, merged and tiled, or the original loop order instead when the
+/// wavefront would have to skew `schedule` to find parallelism (a permutable band has no
+/// parallel member) while the original order has a parallel loop: a skewed wavefront forks
+/// and joins threads at every step of a sequential outer loop and loses the original's
+/// contiguous inner loops (jacobi-2d ran 3x slower than the original that way), whereas
+/// the original's parallel loops need neither.
+fn avoid_skewing<'a>(
+    problem: &'a Problem<'a>,
+    schedule: &Schedule,
+    transforms: &'a TransformOptions,
+    original: &mut Original<'a>,
+) -> Result<Staged<'a>, CodegenError> {
+    let mut staged = Staged::merged(problem, schedule, transforms)?;
+    staged.tile()?;
+    if !transforms.parallel || !needs_skew(&staged.tree().root) {
+        return Ok(staged);
     }
-    let identity = original_order(problem)?;
-    if has_parallel(&optimize(problem, &identity, &plain)?.tree.root) {
-        Ok(identity)
+    let mut identity = original.merged()?.clone();
+    identity.tile()?;
+    Ok(if has_parallel(&identity.tree().root) {
+        identity
     } else {
-        Ok(schedule)
+        staged
+    })
+}
+
+/// The original loop order, fused and merged as the schedule is, analysed at most once
+/// (both the skewing and the profitability checks may fall back on it).
+struct Original<'a> {
+    problem: &'a Problem<'a>,
+    transforms: &'a TransformOptions,
+    merged: Option<Staged<'a>>,
+}
+
+impl<'a> Original<'a> {
+    fn merged(&mut self) -> Result<&Staged<'a>, CodegenError> {
+        let merged = match self.merged.take() {
+            Some(merged) => merged,
+            None => Staged::merged(
+                self.problem,
+                &original_order(self.problem)?,
+                self.transforms,
+            )?,
+        };
+        Ok(self.merged.insert(merged))
     }
 }
 

@@ -15,9 +15,11 @@
 mod ffi;
 mod objects;
 mod pairs;
+mod split;
 
 pub use objects::{BasicSet, Map, Obj, Point, RawIsl, Schedule, Set, UnionMap, UnionSet, Val};
 pub use pairs::PairOrder;
+pub use split::SplitPairs;
 
 use isl_rs::{Context, LibISLError, Options};
 use std::fmt;

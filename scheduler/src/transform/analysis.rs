@@ -6,7 +6,7 @@
 //! pairs with equal `t` for the dimensions below; a sequence or set child keeps the pairs
 //! whose both ends it selects.
 
-use super::tree::{BandNode, Node, Tree};
+use super::tree::{BandNode, Filtered, Node, Tree};
 use crate::Problem;
 use poly::isl::{Ctx, IslResult, PairOrder, UnionMap, UnionSet};
 
@@ -47,6 +47,19 @@ fn any_compared(pairs: &UnionMap, member: &UnionMap, order: PairOrder) -> IslRes
 /// The live pairs whose both ends are in `filter`.
 pub fn live_in(live: &UnionMap, filter: &UnionSet) -> IslResult<UnionMap> {
     live.intersect_domain(filter)?.intersect_range(filter)
+}
+
+/// The live pairs within each child of a sequence or set, in the children's order (one
+/// pass over `live`, not one per child).
+pub fn live_in_children(live: &UnionMap, children: &[Filtered]) -> IslResult<Vec<UnionMap>> {
+    let split = live.split_by_ends(&filters(children))?;
+    (0..children.len())
+        .map(|k| split.select(|d, r| d == k && r == k))
+        .collect()
+}
+
+fn filters(children: &[Filtered]) -> Vec<&UnionSet> {
+    children.iter().map(|c| &c.filter).collect()
 }
 
 /// The live pairs left after the members of a band.
@@ -105,13 +118,15 @@ fn annotate_node(
             )
         }
         Node::Sequence(cs) | Node::Set(cs) => {
-            for c in cs {
-                annotate_node(
-                    &mut c.child,
-                    &live_in(valid, &c.filter)?,
-                    &live_in(all, &c.filter)?,
-                    &reaching.intersect(&c.filter)?,
-                )?;
+            let valid_in = live_in_children(valid, cs)?;
+            // Without reordered reductions both are the same relation: split it once.
+            let all_in = if all.ptr() == valid.ptr() {
+                valid_in.clone()
+            } else {
+                live_in_children(all, cs)?
+            };
+            for ((c, valid), all) in cs.iter_mut().zip(&valid_in).zip(&all_in) {
+                annotate_node(&mut c.child, valid, all, &reaching.intersect(&c.filter)?)?;
             }
             Ok(())
         }
@@ -184,26 +199,18 @@ fn unordered(
         }
         Node::Sequence(cs) | Node::Set(cs) => {
             let ordered = matches!(node, Node::Sequence(_));
-            let filters: Vec<&UnionSet> = cs.iter().map(|c| &c.filter).collect();
+            let filters = filters(cs);
             unscheduled(live, reaching, &union_of(live.ctx(), &filters)?, wrong)?;
+            let split = live.split_by_ends(&filters)?;
             for (k, c) in cs.iter().enumerate() {
-                let from = live.intersect_domain(&c.filter)?;
-                let inside = from.intersect_range(&c.filter)?;
+                let inside = split.select(|d, r| d == k && r == k)?;
                 unordered(&c.child, &inside, &reaching.intersect(&c.filter)?, wrong)?;
-                // Earlier children of a sequence run first; any other child of a set may.
-                let others: Vec<&UnionSet> = if ordered {
-                    filters[..k].to_vec()
-                } else {
-                    (filters.iter().enumerate())
-                        .filter(|&(j, _)| j != k)
-                        .map(|(_, f)| *f)
-                        .collect()
-                };
-                push_nonempty(
-                    wrong,
-                    from.intersect_range(&union_of(live.ctx(), &others)?)?,
-                )?;
             }
+            // Earlier children of a sequence run first; any other child of a set may.
+            push_nonempty(
+                wrong,
+                split.select(|d, r| if ordered { r < d } else { r != d })?,
+            )?;
         }
     }
     Ok(())

@@ -54,51 +54,126 @@ pub fn optimize(
     schedule: &poly::isl::Schedule,
     options: &TransformOptions,
 ) -> IslResult<Optimized> {
-    // An independent analysis: it gets a fresh isl operation budget.
-    problem.program.ctx.reset_budget();
-    let deps = TreeDeps::of(problem)?;
-    let mut tree = Tree::from_schedule(schedule)?;
-    analysis::annotate(&mut tree, &deps)?;
-    let mut notes = Vec::new();
-    if let Some(policy) = options.fuse {
-        let (fused, report) = fusion::apply_policy(&tree, &deps, policy)?;
-        notes.push(format!("fusion ({policy:?}): {} change(s)", report.applied));
-        notes.extend(report.refused);
-        tree = fused;
+    let mut staged = Staged::merged(problem, schedule, options)?;
+    staged.tile()?;
+    staged.finish()
+}
+
+/// A tree part-way through [`optimize`], whose steps it takes in order: [`Staged::merged`]
+/// (fusion policy, band merging), [`Staged::tile`], [`Staged::finish`] (wavefront,
+/// intra-tile reordering). A caller that weighs the tree between steps (the back end's
+/// pipeline asks whether the wavefront would have to skew it) goes on from there instead
+/// of starting over.
+#[derive(Clone)]
+pub struct Staged<'a> {
+    problem: &'a Problem<'a>,
+    options: &'a TransformOptions,
+    deps: TreeDeps,
+    sizer: Option<tile_size::TileSizer<'a>>,
+    tree: Tree,
+    notes: Vec<String>,
+}
+
+impl<'a> Staged<'a> {
+    /// Applies the fusion policy of `options` to `schedule`, then merges bands.
+    pub fn merged(
+        problem: &'a Problem<'a>,
+        schedule: &poly::isl::Schedule,
+        options: &'a TransformOptions,
+    ) -> IslResult<Staged<'a>> {
+        // An independent analysis: it gets a fresh isl operation budget.
+        problem.program.ctx.reset_budget();
+        let deps = TreeDeps::of(problem)?;
+        let mut tree = Tree::from_schedule(schedule)?;
+        analysis::annotate(&mut tree, &deps)?;
+        let mut notes = Vec::new();
+        if let Some(policy) = options.fuse {
+            let (fused, report) = fusion::apply_policy(&tree, &deps, policy)?;
+            notes.push(format!("fusion ({policy:?}): {} change(s)", report.applied));
+            notes.extend(report.refused);
+            tree = fused;
+        }
+        let sizer = (options.tile.as_deref())
+            .map(|sizes| tile_size::TileSizer::new(problem.program, options.machine, sizes));
+        let mut staged = Staged {
+            problem,
+            options,
+            deps,
+            sizer,
+            tree,
+            notes,
+        };
+        staged.step("merge permutable bands", &|t, deps| {
+            merge_bands(t, &deps.validity)
+        })?;
+        Ok(staged)
     }
-    let mut step = |name: &str, f: &dyn Fn(&Tree) -> IslResult<Tree>| -> IslResult<()> {
-        let mut next = f(&tree)?;
-        analysis::annotate(&mut next, &deps)?;
-        match analysis::violation(&next, &deps.validity)? {
-            None => {
-                notes.push(format!("{name}: applied"));
-                tree = next;
+
+    /// Tiles with the sizes of the options (and again with the second-level sizes), if they
+    /// ask for tiles.
+    pub fn tile(&mut self) -> IslResult<()> {
+        let program = self.problem.program;
+        if let Some(sizer) = &self.sizer {
+            self.problem.program.ctx.reset_budget();
+            let tiled = tile::tile_by(&self.tree, program, &|b, at| Ok(sizer.sizes(b, at)))?;
+            self.accept("tiling", tiled)?;
+            if let Some(sizes2) = &self.options.tile2 {
+                self.step("second-level tiling", &|t, _| tile::tile_tiles(t, sizes2))?;
             }
-            Some(why) => notes.push(format!("{name} refused: {why}")),
         }
         Ok(())
-    };
-    step("merge permutable bands", &|t| {
-        merge_bands(t, &deps.validity)
-    })?;
-    let sizer = (options.tile.as_deref())
-        .map(|sizes| tile_size::TileSizer::new(problem.program, options.machine, sizes));
-    if let Some(sizer) = &sizer {
-        step("tiling", &|t| {
-            tile::tile_by(t, problem.program, &|b, at| Ok(sizer.sizes(b, at)))
-        })?;
-        if let Some(sizes2) = &options.tile2 {
-            step("second-level tiling", &|t| tile::tile_tiles(t, sizes2))?;
+    }
+
+    /// The tree so far, annotated.
+    pub fn tree(&self) -> &Tree {
+        &self.tree
+    }
+
+    /// Exposes parallelism if the options ask for it (wavefront, then intra-tile
+    /// reordering) and hands over the result.
+    pub fn finish(mut self) -> IslResult<Optimized> {
+        if self.options.parallel {
+            self.problem.program.ctx.reset_budget();
+            self.step("wavefront", &|t, _| wavefront::wavefront(t))?;
+            let program = self.problem.program;
+            self.step("intra-tile reordering", &|t, _| {
+                reorder::reorder_for_stride(t, program)
+            })?;
         }
+        let mut notes = self.notes;
+        notes.extend(self.sizer.iter().flat_map(|s| s.notes()));
+        Ok(Optimized {
+            tree: self.tree,
+            notes,
+        })
     }
-    if options.parallel {
-        step("wavefront", &wavefront::wavefront)?;
-        step("intra-tile reordering", &|t| {
-            reorder::reorder_for_stride(t, problem.program)
-        })?;
+
+    /// Applies `f` to the tree and keeps the result if it is legal.
+    fn step(
+        &mut self,
+        name: &str,
+        f: &dyn Fn(&Tree, &TreeDeps) -> IslResult<Tree>,
+    ) -> IslResult<()> {
+        let next = f(&self.tree, &self.deps)?;
+        self.accept(name, next)
     }
-    notes.extend(sizer.iter().flat_map(|s| s.notes()));
-    Ok(Optimized { tree, notes })
+
+    /// Keeps `next` in place of the tree if it is legal, with a note either way; a tree
+    /// that is the current one unchanged is neither analysed again nor noted.
+    fn accept(&mut self, name: &str, mut next: Tree) -> IslResult<()> {
+        if next.root.is_same(&self.tree.root) {
+            return Ok(());
+        }
+        analysis::annotate(&mut next, &self.deps)?;
+        match analysis::violation(&next, &self.deps.validity)? {
+            None => {
+                self.notes.push(format!("{name}: applied"));
+                self.tree = next;
+            }
+            Some(why) => self.notes.push(format!("{name} refused: {why}")),
+        }
+        Ok(())
+    }
 }
 
 /// Merges each band with a band child when all their members together are permutable
@@ -148,9 +223,15 @@ fn map_children_live(
     live: &UnionMap,
     mut f: impl FnMut(&Node, &UnionMap) -> IslResult<Node>,
 ) -> IslResult<Vec<Filtered>> {
-    map_children_filtered(children, |filter, c| {
-        f(c, &analysis::live_in(live, filter)?)
-    })
+    let inside = analysis::live_in_children(live, children)?;
+    (children.iter().zip(&inside))
+        .map(|(c, live)| {
+            Ok(Filtered {
+                filter: c.filter.clone(),
+                child: f(&c.child, live)?,
+            })
+        })
+        .collect()
 }
 
 /// The same children with `f` applied to each subtree.

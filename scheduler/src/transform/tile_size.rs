@@ -71,6 +71,7 @@ pub struct Choice {
 }
 
 /// Chooses tile sizes for the bands of one program, remembering what it chose.
+#[derive(Clone)]
 pub struct TileSizer<'a> {
     program: &'a Program,
     machine: Machine,

@@ -108,6 +108,34 @@ impl Node {
         matches!(self, Node::Band(_)) || self.children().iter().any(|(_, c)| c.has_band())
     }
 
+    /// Whether `other` is this very subtree: the same shape over the same isl objects
+    /// (shared, not merely equal), as a transformation that changed nothing hands it back.
+    /// Cheap, and conservative: equal subtrees built anew are not the same.
+    pub fn is_same(&self, other: &Node) -> bool {
+        let same_children = |a: &[Filtered], b: &[Filtered]| {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(x, y)| x.filter.ptr() == y.filter.ptr() && x.child.is_same(&y.child))
+        };
+        match (self, other) {
+            (Node::Leaf, Node::Leaf) => true,
+            (Node::Band(a), Node::Band(b)) => {
+                a.kind == b.kind
+                    && a.members.len() == b.members.len()
+                    && a.members
+                        .iter()
+                        .zip(&b.members)
+                        .all(|(x, y)| x.ptr() == y.ptr())
+                    && a.child.is_same(&b.child)
+            }
+            (Node::Sequence(a), Node::Sequence(b)) | (Node::Set(a), Node::Set(b)) => {
+                same_children(a, b)
+            }
+            _ => false,
+        }
+    }
+
     /// The same subtree restricted to the instances in `filter` (empty children dropped).
     pub fn restrict(&self, filter: &UnionSet) -> IslResult<Node> {
         Ok(match self {
