@@ -23,6 +23,11 @@ pub trait Instances {
     fn accumulable(&self, tuple: &str) -> Option<&Accumulable>;
 }
 
+/// A parallel loop whose iterations run no inner loop forks threads only from this many
+/// iterations on (an OpenMP `if` clause): below it, waking the team costs more than the
+/// work it shares.
+const MIN_FLAT_PARALLEL_TRIPS: i64 = 32768;
+
 /// How loops are printed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LoopOptions {
@@ -143,9 +148,17 @@ impl<'a> LoopPrinter<'a> {
         {
             return self.team(f, depth);
         }
-        let header = self.header(f, depth);
+        let (header, trips) = self.header(f, depth);
         if omp_parallel {
-            self.line(depth, "#pragma omp parallel for");
+            // Waking the team costs more than a short loop of loop-free iterations does
+            // (atax's initialisations of 2,000 elements ran 6% slower in parallel).
+            let clause = match trips {
+                Some(trips) if !f.body.has_loop() => {
+                    format!(" if({trips} >= {MIN_FLAT_PARALLEL_TRIPS})")
+                }
+                _ => String::new(),
+            };
+            self.line(depth, &format!("#pragma omp parallel for{clause}"));
         } else if self.options.openmp && f.parallel && f.step == 1 && !f.body.has_loop() {
             self.line(depth, "#pragma omp simd");
         }
@@ -158,15 +171,26 @@ impl<'a> LoopPrinter<'a> {
         Ok(())
     }
 
-    /// Prints the hoisted upper bound of `f` (if any) and returns its `for (...) {` line.
-    pub(super) fn header(&mut self, f: &For, depth: usize) -> String {
+    /// Prints the hoisted upper bound of `f` (if any) and returns its `for (...) {` line,
+    /// with its trip count as a C expression when the bound is hoisted and the step is 1.
+    pub(super) fn header(&mut self, f: &For, depth: usize) -> (String, Option<String>) {
         let it = &f.iterator;
         let init = self.expr(&f.init);
+        let mut trips = None;
         let cond = match hoistable(f) {
             Some((op, bound)) => {
                 let name = self.fresh("pc_ub");
                 let bound = self.expr(bound);
                 self.line(depth, &format!("const long {name} = {bound};"));
+                if f.step == 1 {
+                    let extra = if op == "<" { "" } else { " + 1" };
+                    let from = if init == "0" {
+                        String::new()
+                    } else {
+                        format!(" - ({init})")
+                    };
+                    trips = Some(format!("{name}{from}{extra}"));
+                }
                 format!("{it} {op} {name}")
             }
             None => self.expr(&f.cond),
@@ -176,7 +200,10 @@ impl<'a> LoopPrinter<'a> {
         } else {
             format!("{it} += {}", f.step)
         };
-        format!("for (long {it} = {init}; {cond}; {step}) {{")
+        (
+            format!("for (long {it} = {init}; {cond}; {step}) {{"),
+            trips,
+        )
     }
 
     /// A new name: `prefix` and a number.

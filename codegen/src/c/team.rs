@@ -94,7 +94,7 @@ impl LoopPrinter<'_> {
     /// A loop that shares work: a parallel one becomes `omp for`, a sequential one runs in
     /// every thread around its body.
     fn team_for(&mut self, f: &For, depth: usize) -> Result<(), CodegenError> {
-        let header = self.header(f, depth);
+        let (header, _) = self.header(f, depth);
         if f.parallel {
             self.line(depth, "#pragma omp for");
             self.line(depth, &header);
@@ -224,6 +224,31 @@ mod tests {
                 #pragma omp simd
                 for (long i = 0; i < pc_ub1; i++) {
                     S0(t, i);
+                }
+            }
+        "#]]
+        .assert_eq(&print(&ast));
+    }
+
+    #[test]
+    fn a_parallel_loop_of_loop_free_iterations_forks_only_when_long() {
+        // for i parallel { S0(i) }; for i parallel { for j { S1(i, j) } }
+        let ast = Node::Block(vec![
+            up_to_n("i", true, call("S0", &["i"])),
+            up_to_n("i", true, up_to_n("j", false, call("S1", &["i", "j"]))),
+        ]);
+        expect_test::expect![[r#"
+            const long pc_ub0 = N;
+            #pragma omp parallel for if(pc_ub0 >= 32768)
+            for (long i = 0; i < pc_ub0; i++) {
+                S0(i);
+            }
+            const long pc_ub1 = N;
+            #pragma omp parallel for
+            for (long i = 0; i < pc_ub1; i++) {
+                const long pc_ub2 = N;
+                for (long j = 0; j < pc_ub2; j++) {
+                    S1(i, j);
                 }
             }
         "#]]
