@@ -224,14 +224,10 @@ fn map_children_live(
     mut f: impl FnMut(&Node, &UnionMap) -> IslResult<Node>,
 ) -> IslResult<Vec<Filtered>> {
     let inside = analysis::live_in_children(live, children)?;
-    (children.iter().zip(&inside))
-        .map(|(c, live)| {
-            Ok(Filtered {
-                filter: c.filter.clone(),
-                child: f(&c.child, live)?,
-            })
-        })
-        .collect()
+    let mut inside = inside.iter();
+    map_children_filtered(children, |_, c| {
+        f(c, inside.next().expect("one live relation per child"))
+    })
 }
 
 /// The same children with `f` applied to each subtree.
