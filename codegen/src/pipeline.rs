@@ -10,7 +10,7 @@ use poly::isl::{IslResult, Schedule};
 use poly::model::Program;
 use scheduler::transform::analysis::{annotate, violation};
 use scheduler::transform::reorder::strided_accesses;
-use scheduler::transform::{BandKind, Node, Staged, TransformOptions, Tree, TreeDeps};
+use scheduler::transform::{BandKind, Node, Staged, TransformOptions, Tree};
 use scheduler::{Options, Problem, Scheduler};
 
 /// A schedule ready for code generation, with what the transformations did.
@@ -75,10 +75,10 @@ pub fn schedule(
     }
     let mut tree = optimized.tree;
     let mut notes = optimized.notes;
+    let deps = optimized.deps;
     if let Some(block) = register {
         // Register tiling is an optimisation: if isl fails on it, the kernel goes without.
         let checked = (|| -> IslResult<(Tree, Option<String>)> {
-            let deps = TreeDeps::of(&problem)?;
             let mut blocked = register_tile(&tree, program, block)?;
             annotate(&mut blocked, &deps)?;
             let why = violation(&blocked, &deps.validity)?;

@@ -66,6 +66,9 @@ impl UnionMap {
         for map in self.maps()? {
             let sources = by_tuple.get(&map.tuple(DimType::In)?).unwrap_or(&none);
             let sinks = by_tuple.get(&map.tuple(DimType::Out)?).unwrap_or(&none);
+            if sinks.is_empty() {
+                continue;
+            }
             for d in sources {
                 let from = if d.whole {
                     map.clone()

@@ -101,6 +101,8 @@ fn annotate_node(
         Node::Band(b) => {
             let covered = schedules_all(&b.members, reaching)?;
             b.permutable = covered && permutable(valid, &b.members)?;
+            // Without reordered reductions both are the same relation all the way down.
+            let same = all.ptr() == valid.ptr();
             let mut all = all.clone();
             b.coincident.clear();
             for m in &b.members {
@@ -110,16 +112,15 @@ fn annotate_node(
                 b.coincident.push(parallel);
                 all = all.pairs_where(m, PairOrder::Equal)?;
             }
-            annotate_node(
-                &mut b.child,
-                &live_below(valid, &b.members)?,
-                &all,
-                reaching,
-            )
+            let valid = if same {
+                all.clone()
+            } else {
+                live_below(valid, &b.members)?
+            };
+            annotate_node(&mut b.child, &valid, &all, reaching)
         }
         Node::Sequence(cs) | Node::Set(cs) => {
             let valid_in = live_in_children(valid, cs)?;
-            // Without reordered reductions both are the same relation: split it once.
             let all_in = if all.ptr() == valid.ptr() {
                 valid_in.clone()
             } else {

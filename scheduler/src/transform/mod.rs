@@ -46,6 +46,8 @@ pub struct Optimized {
     pub tree: Tree,
     /// What was done and what was refused, one line each.
     pub notes: Vec<String>,
+    /// The dependences the tree was checked against, for steps that follow.
+    pub deps: TreeDeps,
 }
 
 /// Applies the selected transformations to a schedule.
@@ -145,6 +147,7 @@ impl<'a> Staged<'a> {
         Ok(Optimized {
             tree: self.tree,
             notes,
+            deps: self.deps,
         })
     }
 
