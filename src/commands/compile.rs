@@ -39,6 +39,9 @@ pub struct CodegenArgs {
     /// Emit no OpenMP pragmas.
     #[arg(long)]
     pub no_openmp: bool,
+    /// Do not copy strided input reads of register tiles into packed local panels.
+    #[arg(long)]
+    pub no_pack: bool,
     /// Register tiling of innermost reduction bands: `ROWS,BYTES` (rows of the outer
     /// parallel loop, bytes of the stride-1 loop per block), or `off`.
     #[arg(long, default_value = "4,256", value_parser = parse_register_block)]
@@ -82,6 +85,7 @@ impl CodegenArgs {
             loops: LoopOptions {
                 unroll_limit: self.unroll,
                 openmp: !self.no_openmp,
+                pack: !self.no_pack,
             },
             harness,
             register: self.register_tile.0,

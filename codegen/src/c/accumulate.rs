@@ -26,12 +26,12 @@ pub const MAX_ACCUMULATORS: i64 = 128;
 /// A loop whose statement's targets can be accumulated across it.
 pub(super) struct Block<'n> {
     /// The loop the accumulators live across.
-    outer: &'n For,
+    pub(super) outer: &'n For,
     /// The loops inside it, outermost first, with their largest trip count.
-    inner: Vec<(&'n For, i64)>,
+    pub(super) inner: Vec<(&'n For, i64)>,
     /// The statement's tuple name and iteration vector.
-    tuple: &'n str,
-    args: &'n [Expr],
+    pub(super) tuple: &'n str,
+    pub(super) args: &'n [Expr],
     acc: &'n Accumulable,
 }
 
@@ -91,7 +91,7 @@ impl<'n> Block<'n> {
 
 /// The largest trip count of `g` when its bound is `init + c` (possibly within a `min`), or
 /// both its bounds are constants.
-fn max_trip(g: &For) -> Option<i64> {
+pub(super) fn max_trip(g: &For) -> Option<i64> {
     if g.step != 1 {
         return None;
     }
@@ -205,7 +205,13 @@ impl LoopPrinter<'_> {
             &format!("for (long {it} = {init}; {runs}; {it}++) {{"),
         );
         let args: Vec<String> = block.args.iter().map(|a| self.expr(a)).collect();
-        let update = (self.statements).instance(block.tuple, &args, Some(&element))?;
+        let mut replaced = vec![(0, element.as_str())];
+        replaced.extend(
+            (self.panels.iter())
+                .filter(|p| std::ptr::eq(p.block, f))
+                .map(|p| (p.position, p.lvalue.as_str())),
+        );
+        let update = (self.statements).instance(block.tuple, &args, &replaced)?;
         self.nest(block, counts, &offsets, depth + 1, &update);
         self.line(depth, "}");
         let store = format!(

@@ -1,7 +1,7 @@
 //! The loop AST as C: `for` loops with hoisted upper bounds and OpenMP pragmas, guards,
 //! unrolled small constant loops, and statement instances.
 
-use super::stmt::Accumulable;
+use super::stmt::{Accumulable, Packable, Replacement};
 use crate::ast::{Expr, For, Node, Op};
 use crate::CodegenError;
 use std::collections::BTreeMap;
@@ -10,17 +10,20 @@ use std::fmt::Write;
 /// The statements the loops execute, as the printer needs them.
 pub trait Instances {
     /// A statement instance as C: the statement's tuple name and its iteration vector (C
-    /// expressions) to one C statement or block; `target`, when given, is the C lvalue that
-    /// replaces the statement's target element.
+    /// expressions) to one C statement or block, with the accesses of `replaced` spelled as
+    /// the C lvalues given there (an accumulator for the target, a panel for a read).
     fn instance(
         &self,
         tuple: &str,
         args: &[String],
-        target: Option<&str>,
+        replaced: &[Replacement<'_>],
     ) -> Result<String, CodegenError>;
 
     /// How the statement's target can be held in a local accumulator (`None`: it cannot).
     fn accumulable(&self, tuple: &str) -> Option<&Accumulable>;
+
+    /// The statement's reads that can be copied into a packed panel.
+    fn packable(&self, tuple: &str) -> &[Packable];
 }
 
 /// A parallel loop whose iterations run no inner loop forks threads only from this many
@@ -35,6 +38,9 @@ pub struct LoopOptions {
     pub unroll_limit: u32,
     /// Whether to emit OpenMP pragmas (`parallel for`, `simd`).
     pub openmp: bool,
+    /// Whether to copy strided input reads of accumulator blocks into packed panels
+    /// (`c::pack`).
+    pub pack: bool,
 }
 
 impl Default for LoopOptions {
@@ -42,6 +48,7 @@ impl Default for LoopOptions {
         LoopOptions {
             unroll_limit: 4,
             openmp: true,
+            pack: true,
         }
     }
 }
@@ -59,6 +66,8 @@ pub struct LoopPrinter<'a> {
     pub(super) names: usize,
     /// How many sequential loops (outside any parallel region) enclose the current node.
     sequential_depth: usize,
+    /// The packed panels in scope, which replace reads of their blocks.
+    pub(super) panels: Vec<super::pack::ActivePanel>,
 }
 
 impl<'a> LoopPrinter<'a> {
@@ -75,6 +84,7 @@ impl<'a> LoopPrinter<'a> {
             out: String::new(),
             names: 0,
             sequential_depth: 0,
+            panels: Vec::new(),
         }
     }
 
@@ -112,7 +122,7 @@ impl<'a> LoopPrinter<'a> {
             }
             Node::User(name, args) => {
                 let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-                let text = self.statements.instance(name, &args, None)?;
+                let text = self.statements.instance(name, &args, &[])?;
                 for l in text.lines() {
                     self.line(depth, l);
                 }
@@ -136,10 +146,6 @@ impl<'a> LoopPrinter<'a> {
         if let Some(block) = super::accumulate::Block::of(f, self.statements) {
             return self.accumulated(&block, depth);
         }
-        // A parallel loop inside a sequential one forks and joins threads at every outer
-        // iteration: only worth it when each of its iterations runs a loop itself.
-        let worth_threads = self.sequential_depth == 0 || f.body.has_loop();
-        let omp_parallel = self.options.openmp && f.parallel && !in_parallel && worth_threads;
         if self.options.openmp
             && !f.parallel
             && !in_parallel
@@ -148,6 +154,27 @@ impl<'a> LoopPrinter<'a> {
         {
             return self.team(f, depth);
         }
+        let panels = match self.options.pack {
+            true => super::pack::Panel::all(f, self.statements),
+            false => Vec::new(),
+        };
+        if !panels.is_empty() {
+            return self.packed(f, &panels, depth, in_parallel);
+        }
+        self.plain_loop(f, depth, in_parallel)
+    }
+
+    /// Prints `f` as a `for` loop with its OpenMP pragma, if any.
+    pub(super) fn plain_loop(
+        &mut self,
+        f: &For,
+        depth: usize,
+        in_parallel: bool,
+    ) -> Result<(), CodegenError> {
+        // A parallel loop inside a sequential one forks and joins threads at every outer
+        // iteration: only worth it when each of its iterations runs a loop itself.
+        let worth_threads = self.sequential_depth == 0 || f.body.has_loop();
+        let omp_parallel = self.options.openmp && f.parallel && !in_parallel && worth_threads;
         let (header, trips) = self.header(f, depth);
         if omp_parallel {
             // Waking the team costs more than a short loop of loop-free iterations does

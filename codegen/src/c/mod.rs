@@ -4,6 +4,7 @@
 mod accumulate;
 mod loops;
 pub mod names;
+mod pack;
 pub mod stmt;
 mod team;
 pub mod types;
@@ -81,6 +82,13 @@ pub fn kernel_function(
         by_tuple.insert(s.tuple.clone(), (s, sc.stmt));
     }
     let statements = Statements {
+        packable: by_tuple
+            .iter()
+            .map(|(tuple, (s, stmt))| {
+                let reads = stmt::packable_reads(&arrays, stmt, &s.iterators);
+                (tuple.clone(), reads)
+            })
+            .collect(),
         accumulable: by_tuple
             .iter()
             .filter_map(|(tuple, (s, stmt))| {
@@ -153,6 +161,8 @@ struct Statements<'a, 'k> {
     arrays: &'a Arrays<'k>,
     /// The statements whose targets can be accumulators, by tuple name.
     accumulable: BTreeMap<String, stmt::Accumulable>,
+    /// Each statement's reads that can be packed, by tuple name.
+    packable: BTreeMap<String, Vec<stmt::Packable>>,
 }
 
 impl Instances for Statements<'_, '_> {
@@ -160,13 +170,13 @@ impl Instances for Statements<'_, '_> {
         &self,
         tuple: &str,
         args: &[String],
-        target: Option<&str>,
+        replaced: &[stmt::Replacement<'_>],
     ) -> Result<String, CodegenError> {
         let (s, stmt) = self
             .by_tuple
             .get(tuple)
             .ok_or_else(|| CodegenError::Internal(format!("unknown statement {tuple}")))?;
-        let body = stmt::statement(self.arrays, stmt, target)?;
+        let body = stmt::statement(self.arrays, stmt, replaced)?;
         if s.iterators.is_empty() {
             return Ok(format!("{body} /* {} */", s.name));
         }
@@ -185,6 +195,10 @@ impl Instances for Statements<'_, '_> {
 
     fn accumulable(&self, tuple: &str) -> Option<&stmt::Accumulable> {
         self.accumulable.get(tuple)
+    }
+
+    fn packable(&self, tuple: &str) -> &[stmt::Packable] {
+        self.packable.get(tuple).map_or(&[], Vec::as_slice)
     }
 }
 

@@ -47,20 +47,25 @@ pub fn affine(e: &AffExpr) -> String {
     }
 }
 
-/// The C statement `target = value;` of `stmt`; `target`, when given, is the C lvalue that
-/// stands for the statement's target element (an accumulator held in a local).
+/// A C lvalue that stands for one access of a statement: `(position, lvalue)`, where the
+/// position numbers the target 0 and the right-hand side's reads from 1, left to right (an
+/// accumulator held in a local for the target, a packed panel for a read).
+pub type Replacement<'s> = (usize, &'s str);
+
+/// The C statement `target = value;` of `stmt`, with the accesses of `replaced` spelled as
+/// the lvalues given there instead of the array elements.
 pub fn statement(
     arrays: &Arrays<'_>,
     stmt: &Stmt,
-    target: Option<&str>,
+    replaced: &[Replacement<'_>],
 ) -> Result<String, CodegenError> {
     let mut e = Emitter {
         arrays,
         stmt,
         next_access: 0,
+        replaced,
     };
-    let element = e.lvalue(&stmt.target);
-    let target = target.map_or(element, str::to_owned);
+    let target = e.lvalue(&stmt.target);
     let elem = arrays.kernel.array(stmt.target.array).elem;
     let rhs = e.expr(&stmt.rhs)?;
     let current = || load(elem, &target);
@@ -120,6 +125,7 @@ pub fn accumulable(arrays: &Arrays<'_>, stmt: &Stmt, iterators: &[String]) -> Op
         arrays,
         stmt,
         next_access: 0,
+        replaced: &[],
     };
     Some(Accumulable {
         storage: super::types::storage(arrays.kernel.array(target.array).elem),
@@ -132,10 +138,99 @@ pub fn accumulable(arrays: &Arrays<'_>, stmt: &Stmt, iterators: &[String]) -> Op
     })
 }
 
+/// A read of a statement that a loop nest may copy into a packed local panel: an element of
+/// a read-only input array, proven within the array's extents.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Packable {
+    /// The read's access position (see [`Replacement`]).
+    pub position: usize,
+    /// The C storage type of the array's elements.
+    pub storage: &'static str,
+    /// The size of one element in bytes.
+    pub bytes: usize,
+    /// The positions of the statement iterators its indices mention, in order.
+    pub iterators: Vec<usize>,
+    /// The C names of those iterators, in the same order.
+    pub iterator_names: Vec<String>,
+    /// The positions of the statement iterators its last (contiguous) index mentions.
+    pub last_index_iterators: Vec<usize>,
+    /// The element as a C lvalue in the C names of the statement's iterators.
+    pub lvalue: String,
+}
+
+/// The reads of `stmt` that can be packed (see [`Packable`]); `iterators` are the names of
+/// the statement's enclosing loop variables, outermost first.
+pub fn packable_reads(arrays: &Arrays<'_>, stmt: &Stmt, iterators: &[String]) -> Vec<Packable> {
+    let kernel = arrays.kernel;
+    let mut out = Vec::new();
+    for (k, read) in poly::model::rhs_reads(stmt).into_iter().enumerate() {
+        let position = k + 1;
+        let array = kernel.array(read.array);
+        if array.role != Role::In
+            || read.indices.is_empty()
+            || !(arrays.in_bounds)(&stmt.name, position)
+        {
+            continue;
+        }
+        let positions_of = |indices: &[AffExpr]| {
+            let mut names = Vec::new();
+            indices.iter().for_each(|i| loop_vars(i, &mut names));
+            (names.iter())
+                .map(|n| iterators.iter().position(|it| it == n))
+                .collect::<Option<Vec<usize>>>()
+        };
+        let (Some(positions), Some(last_index_iterators)) = (
+            positions_of(&read.indices),
+            positions_of(&read.indices[read.indices.len() - 1..]),
+        ) else {
+            continue;
+        };
+        let mut e = Emitter {
+            arrays,
+            stmt,
+            next_access: position,
+            replaced: &[],
+        };
+        out.push(Packable {
+            position,
+            storage: super::types::storage(array.elem),
+            bytes: array.elem.size_bytes(),
+            iterator_names: positions.iter().map(|&p| c_name(&iterators[p])).collect(),
+            iterators: positions,
+            last_index_iterators,
+            lvalue: e.lvalue(read),
+        });
+    }
+    out
+}
+
+/// The loop variables `e` mentions, each once, added to `out` in order of appearance.
+fn loop_vars(e: &AffExpr, out: &mut Vec<String>) {
+    match e {
+        AffExpr::Const(_) | AffExpr::Var(frontend::ir::Var::Param(_)) => {}
+        AffExpr::Var(frontend::ir::Var::Loop(v)) => {
+            if !out.contains(v) {
+                out.push(v.clone());
+            }
+        }
+        AffExpr::Neg(a)
+        | AffExpr::Mul(_, a)
+        | AffExpr::FloorDiv(a, _)
+        | AffExpr::CeilDiv(a, _)
+        | AffExpr::Mod(a, _) => loop_vars(a, out),
+        AffExpr::Add(a, b) | AffExpr::Sub(a, b) | AffExpr::Min(a, b) | AffExpr::Max(a, b) => {
+            loop_vars(a, out);
+            loop_vars(b, out);
+        }
+    }
+}
+
 struct Emitter<'a, 'k> {
     arrays: &'a Arrays<'k>,
     stmt: &'a Stmt,
     next_access: usize,
+    /// Accesses spelled otherwise, by position.
+    replaced: &'a [Replacement<'a>],
 }
 
 impl Emitter<'_, '_> {
@@ -148,8 +243,12 @@ impl Emitter<'_, '_> {
         let kernel = self.arrays.kernel;
         let k = access.array.0;
         let name = c_name(&kernel.arrays[k].name);
-        let checked = !(self.arrays.in_bounds)(&self.stmt.name, self.next_access);
+        let position = self.next_access;
+        let checked = !(self.arrays.in_bounds)(&self.stmt.name, position);
         self.next_access += 1;
+        if let Some((_, lvalue)) = self.replaced.iter().find(|(p, _)| *p == position) {
+            return (*lvalue).to_owned();
+        }
         if access.indices.is_empty() {
             return if by_value(kernel, k) {
                 name

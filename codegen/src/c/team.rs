@@ -122,7 +122,7 @@ impl LoopPrinter<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::loops::{Instances, LoopOptions, LoopPrinter};
-    use super::super::stmt::Accumulable;
+    use super::super::stmt::{Accumulable, Packable, Replacement};
     use crate::ast::{Expr, For, Node, Op};
     use crate::CodegenError;
     use std::collections::BTreeMap;
@@ -135,13 +135,17 @@ mod tests {
             &self,
             tuple: &str,
             args: &[String],
-            _: Option<&str>,
+            _: &[Replacement<'_>],
         ) -> Result<String, CodegenError> {
             Ok(format!("{tuple}({});", args.join(", ")))
         }
 
         fn accumulable(&self, _: &str) -> Option<&Accumulable> {
             None
+        }
+
+        fn packable(&self, _: &str) -> &[Packable] {
+            &[]
         }
     }
 

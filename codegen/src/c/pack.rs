@@ -1,0 +1,415 @@
+//! Panel packing: a read of a read-only input array inside an accumulator block (gemm's
+//! `B[k, j]` under a register tile) is copied, once before a loop whose iterator it does not
+//! depend on (the loop over blocks of rows `i`), into a small local array laid out in the
+//! order the block reads it; the block then reads the copy. Every iteration of that loop
+//! reads the same elements, so the copy is paid once and the block streams through
+//! contiguous memory instead of one cache line and one page per step of `k` (gemm's `B` rows
+//! are 8,800 bytes apart at PolyBench's LARGE size): what BLIS and Polly's matrix-multiply
+//! optimisation call packing.
+//!
+//! Exactness is kept: the array is an input the kernel never writes, so the copy holds the
+//! values every read would have seen, and the arithmetic is unchanged. The copy reads
+//! exactly the elements the block reads: it runs the block's own loops (the ones the read
+//! depends on) with the block's bounds, which mention no loop it skips, and only when the
+//! reused loop runs at least once. The read is proven within the array's extents.
+//!
+//! The panel is indexed by the iterators of those loops, each less its lower bound, and
+//! sized by their largest trip counts.
+
+use super::accumulate::{max_trip, Block};
+use super::loops::{hoistable, LoopPrinter};
+use super::stmt::Packable;
+use crate::ast::{Expr, For, Node};
+use crate::CodegenError;
+
+/// At most this many bytes per panel: a local array on the thread's stack, meant to stay
+/// in the first two cache levels.
+pub const MAX_PANEL_BYTES: i64 = 64 * 1024;
+
+/// A read copied into a panel before the loop `over`, whose iterations all read the same
+/// elements.
+pub(super) struct Panel<'n> {
+    /// The accumulator loop of the block that reads the panel.
+    block: &'n For,
+    /// The read.
+    read: &'n Packable,
+    /// The statement's iteration vector in the block (AST expressions).
+    args: &'n [Expr],
+    /// The loops the read depends on, outermost first.
+    dims: Vec<Dim<'n>>,
+}
+
+/// One dimension of a panel: a loop the read depends on.
+struct Dim<'n> {
+    /// The loop.
+    lp: &'n For,
+    /// Its largest trip count.
+    trips: i64,
+    /// Whether it is one of the block's inner loops (their trip counts are clipped to the
+    /// largest one, as the block itself does).
+    inner: bool,
+}
+
+/// Which panel stands for which read while the loop it is reused across is printed.
+pub(super) struct ActivePanel {
+    /// The accumulator loop of the block that reads it (compared by address only).
+    pub(super) block: *const For,
+    /// The read's access position.
+    pub(super) position: usize,
+    /// The panel element as a C lvalue in the block's iterators.
+    pub(super) lvalue: String,
+}
+
+impl<'n> Panel<'n> {
+    /// The panels worth packing before `over`: `over` runs a chain of loops ending in an
+    /// accumulator block, and a packable read of the block's statement depends neither on
+    /// `over` nor on any loop whose bounds do.
+    pub(super) fn all(over: &'n For, statements: &'n dyn super::Instances) -> Vec<Panel<'n>> {
+        if hoistable(over).is_none() {
+            return Vec::new();
+        }
+        let mut middle: Vec<&For> = Vec::new();
+        let mut node: &Node = &over.body;
+        let block = loop {
+            match node {
+                Node::Block(cs) if cs.len() == 1 => node = &cs[0],
+                Node::For(g) => match Block::of(g, statements) {
+                    Some(block) => break block,
+                    None => {
+                        middle.push(g);
+                        node = &g.body;
+                    }
+                },
+                _ => return Vec::new(),
+            }
+        };
+        statements
+            .packable(block.tuple)
+            .iter()
+            .filter_map(|read| Panel::of(over, &middle, &block, read))
+            .collect()
+    }
+
+    /// The panel of `read`, when it qualifies.
+    fn of(
+        over: &'n For,
+        middle: &[&'n For],
+        block: &Block<'n>,
+        read: &'n Packable,
+    ) -> Option<Panel<'n>> {
+        // A read that is one value across the vector loop (the innermost) and contiguous
+        // along the accumulator loop (gemm's `A[i, k]`) streams well as it is; one strided
+        // along either (`B[k, j]`, syrk's `A[j, k]`) is worth a copy.
+        let innermost = &block.inner.last()?.0.iterator;
+        let mentions = |ps: &[usize], it: &str| ps.iter().any(|&p| block.args[p].mentions(it));
+        if mentions(&read.last_index_iterators, &block.outer.iterator)
+            && !mentions(&read.iterators, innermost)
+        {
+            return None;
+        }
+        // The AST iterators the read depends on, through the block's inner loops' bounds.
+        let mut needed: Vec<String> = Vec::new();
+        let mention = |e: &Expr, needed: &mut Vec<String>| {
+            for l in middle
+                .iter()
+                .copied()
+                .chain([block.outer])
+                .chain(block.inner.iter().map(|(g, _)| *g))
+                .chain([over])
+            {
+                if e.mentions(&l.iterator) && !needed.contains(&l.iterator) {
+                    needed.push(l.iterator.clone());
+                }
+            }
+        };
+        for &p in &read.iterators {
+            mention(&block.args[p], &mut needed);
+        }
+        for (g, _) in block.inner.iter().rev() {
+            if needed.contains(&g.iterator) {
+                mention(&g.init, &mut needed);
+                mention(hoistable(g)?.1, &mut needed);
+            }
+        }
+        if needed.contains(&over.iterator) {
+            return None;
+        }
+        let is_needed = |g: &For| needed.contains(&g.iterator);
+        let chain: Vec<&'n For> = middle.iter().copied().chain([block.outer]).collect();
+        let mut dims = Vec::new();
+        for &g in &chain {
+            if !is_needed(g) {
+                continue;
+            }
+            // Its range must not move with any loop of the chain.
+            let bound = hoistable(g)?.1;
+            if (chain.iter().chain([&over]))
+                .any(|l| g.init.mentions(&l.iterator) || bound.mentions(&l.iterator))
+            {
+                return None;
+            }
+            dims.push(Dim {
+                lp: g,
+                trips: max_trip(g)?,
+                inner: false,
+            });
+        }
+        for &(g, trips) in &block.inner {
+            if is_needed(g) {
+                dims.push(Dim {
+                    lp: g,
+                    trips,
+                    inner: true,
+                });
+            }
+        }
+        let elements: i64 = dims.iter().map(|d| d.trips).product();
+        (!dims.is_empty() && elements * read.bytes as i64 <= MAX_PANEL_BYTES).then_some(Panel {
+            block: block.outer,
+            read,
+            args: block.args,
+            dims,
+        })
+    }
+}
+
+impl LoopPrinter<'_> {
+    /// Prints `panels` packed before the loop `f`, then `f` reading them.
+    pub(super) fn packed(
+        &mut self,
+        f: &For,
+        panels: &[Panel],
+        depth: usize,
+        in_parallel: bool,
+    ) -> Result<(), CodegenError> {
+        self.line(
+            depth,
+            &format!("{{ /* packed panels, reused across {} */", f.iterator),
+        );
+        let d = depth + 1;
+        let (op, bound) = hoistable(f).expect("checked by Panel::all");
+        let runs = format!("{} {op} {}", self.expr(&f.init), self.expr(bound));
+        let mut active = Vec::new();
+        for panel in panels {
+            // The storage, and a `restrict` pointer to it through which it is used: with
+            // the local array itself, gcc kept the block's accumulators in memory.
+            let name = self.fresh("pc_pk");
+            let sizes: Vec<String> = panel
+                .dims
+                .iter()
+                .map(|d| format!("[{}]", d.trips))
+                .collect();
+            let ty = panel.read.storage;
+            self.line(d, &format!("{ty} {name}_s{};", sizes.concat()));
+            self.line(
+                d,
+                &format!("{ty} (*restrict {name}){} = {name}_s;", sizes[1..].concat()),
+            );
+            self.line(d, &format!("if ({runs}) {{"));
+            let mut element = name;
+            for (k, dim) in panel.dims.iter().enumerate() {
+                let g = dim.lp;
+                let init = self.expr(&g.init);
+                if dim.inner {
+                    let (gop, gbound) = hoistable(g).expect("checked by Panel::of");
+                    let n = self.fresh("pc_n");
+                    let extra = if gop == "<" { "" } else { " + 1" };
+                    let span = format!("{} - {init}{extra}", self.expr(gbound));
+                    self.line(
+                        d + 1 + k,
+                        &format!("const long {n} = pc_min({}, {span});", dim.trips),
+                    );
+                    let o = self.fresh("pc_o");
+                    self.line(
+                        d + 1 + k,
+                        &format!("for (long {o} = 0; {o} < {n}; {o}++) {{"),
+                    );
+                    self.line(
+                        d + 2 + k,
+                        &format!("const long {} = {init} + {o};", g.iterator),
+                    );
+                } else {
+                    let (header, _) = self.header(g, d + 1 + k);
+                    self.line(d + 1 + k, &header);
+                }
+                element.push_str(&format!("[{} - {init}]", g.iterator));
+            }
+            let binds: Vec<String> = (panel.read.iterators.iter())
+                .zip(&panel.read.iterator_names)
+                .map(|(&p, name)| format!("{name} = {}", self.expr(&panel.args[p])))
+                .collect();
+            let inner = d + 1 + panel.dims.len();
+            self.line(
+                inner,
+                &format!(
+                    "{{ const long {}; {element} = {}; }}",
+                    binds.join(", "),
+                    panel.read.lvalue
+                ),
+            );
+            for k in (0..panel.dims.len()).rev() {
+                self.line(d + 1 + k, "}");
+            }
+            self.line(d, "}");
+            active.push(ActivePanel {
+                block: panel.block,
+                position: panel.read.position,
+                lvalue: element,
+            });
+        }
+        let before = self.panels.len();
+        self.panels.extend(active);
+        let printed = self.plain_loop(f, d, in_parallel);
+        self.panels.truncate(before);
+        printed?;
+        self.line(depth, "}");
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::loops::{Instances, LoopOptions, LoopPrinter};
+    use super::super::stmt::{Accumulable, Packable, Replacement};
+    use crate::ast::{Expr, For, Node, Op};
+    use crate::CodegenError;
+    use std::collections::BTreeMap;
+
+    /// `S(i, k, j)`: `C[i][j] += A[i][k] * B[k][j]` with `A` and `B` inputs.
+    struct Product {
+        acc: Accumulable,
+        reads: Vec<Packable>,
+    }
+
+    impl Product {
+        fn new() -> Product {
+            let read = |position, iterators: Vec<usize>, names: [&str; 2], lvalue: &str| Packable {
+                position,
+                storage: "double",
+                bytes: 8,
+                last_index_iterators: vec![iterators[1]],
+                iterators,
+                iterator_names: names.map(str::to_owned).to_vec(),
+                lvalue: lvalue.into(),
+            };
+            Product {
+                acc: Accumulable {
+                    storage: "double",
+                    index_iterators: vec![0, 2],
+                    index_names: vec!["i".into(), "j".into()],
+                    lvalue: "C[i][j]".into(),
+                },
+                reads: vec![
+                    read(1, vec![0, 1], ["i", "k"], "A[i][k]"),
+                    read(2, vec![1, 2], ["k", "j"], "B[k][j]"),
+                ],
+            }
+        }
+    }
+
+    impl Instances for Product {
+        fn instance(
+            &self,
+            _: &str,
+            args: &[String],
+            replaced: &[Replacement<'_>],
+        ) -> Result<String, CodegenError> {
+            let spelled = |p: usize, own: &str| {
+                (replaced.iter().find(|(q, _)| *q == p)).map_or(own.to_owned(), |r| r.1.into())
+            };
+            Ok(format!(
+                "{{ const long i = {}, k = {}, j = {}; {} += {} * {}; }}",
+                args[0],
+                args[1],
+                args[2],
+                spelled(0, "C[i][j]"),
+                spelled(1, "A[i][k]"),
+                spelled(2, "B[k][j]")
+            ))
+        }
+
+        fn accumulable(&self, _: &str) -> Option<&Accumulable> {
+            Some(&self.acc)
+        }
+
+        fn packable(&self, _: &str) -> &[Packable] {
+            &self.reads
+        }
+    }
+
+    fn id(n: &str) -> Expr {
+        Expr::Id(n.into())
+    }
+
+    /// `for (it = scale * outer; it <= min(scale * outer + scale - 1, N - 1); it++) body`.
+    fn block_of(it: &str, outer: &str, scale: i64, parallel: bool, body: Node) -> Node {
+        let lo = Expr::Op(Op::Mul, vec![Expr::Int(scale), id(outer)]);
+        let hi = Expr::Op(Op::Add, vec![lo.clone(), Expr::Int(scale - 1)]);
+        let n = Expr::Op(Op::Sub, vec![id("N"), Expr::Int(1)]);
+        Node::For(For {
+            iterator: it.into(),
+            init: lo,
+            cond: Expr::Op(Op::Le, vec![id(it), Expr::Op(Op::Min, vec![hi, n])]),
+            step: 1,
+            parallel,
+            body: Box::new(body),
+        })
+    }
+
+    /// gemm's register tile: rows `c3` (blocks of 4), columns `c4` (blocks of 8) within a
+    /// tile `(t1, t2)`, `k` as `c5` within a tile `t3`, then a point band `(c6, c7)`.
+    fn register_tile() -> Node {
+        let user = Node::User("S".into(), vec![id("c6"), id("c5"), id("c7")]);
+        let point = block_of("c6", "c3", 4, true, block_of("c7", "c4", 8, true, user));
+        let k = block_of("c5", "t3", 32, false, point);
+        block_of("c3", "t1", 16, true, block_of("c4", "t2", 4, true, k))
+    }
+
+    fn print_with(ast: &Node, pack: bool, statements: &Product) -> String {
+        let params = BTreeMap::from([("N".to_owned(), "N".to_owned())]);
+        let options = LoopOptions {
+            pack,
+            ..LoopOptions::default()
+        };
+        LoopPrinter::new(&params, statements, options)
+            .print(ast, 0)
+            .unwrap()
+    }
+
+    fn print(ast: &Node, pack: bool) -> String {
+        print_with(ast, pack, &Product::new())
+    }
+
+    #[test]
+    fn the_strided_read_is_packed_once_for_every_row_block() {
+        let c = print(&register_tile(), true);
+        // `B[k][j]` is copied before the row blocks `c3`, whose iterator it does not
+        // mention, over the column blocks, the `k` tile and a block's columns.
+        let copy = "pc_pk0[c4 - (4 * t2)][c5 - (32 * t3)][c7 - (8 * c4)] = B[k][j];";
+        assert!(c.contains("double pc_pk0_s[4][32][8];"), "{c}");
+        assert!(c.contains(copy), "{c}");
+        assert!(c.find(copy) < c.find("for (long c3 = "), "{c}");
+        // The block reads the copy; `A[i][k]`, one value across a block's row and
+        // contiguous along `k`, is read where it is.
+        let update = "pc_acc10[pc_o11][pc_o12] += A[i][k] * pc_pk0[c4 - (4 * t2)]";
+        assert!(c.contains(update), "{c}");
+        assert!(!c.contains("* B[k][j]"), "{c}");
+        assert!(!print(&register_tile(), false).contains("pc_pk"));
+    }
+
+    #[test]
+    fn a_read_that_moves_with_every_loop_is_not_packed() {
+        // `B[i][k][j]` depends on the row blocks and the column blocks: no loop of the
+        // chain reads the same elements at every iteration.
+        let mut product = Product::new();
+        product.reads[1] = Packable {
+            iterators: vec![0, 1, 2],
+            iterator_names: vec!["i".into(), "k".into(), "j".into()],
+            lvalue: "B[i][k][j]".into(),
+            ..product.reads[1].clone()
+        };
+        let c = print_with(&register_tile(), true, &product);
+        assert!(!c.contains("pc_pk"), "{c}");
+        assert!(c.contains("* B[k][j]; }"), "{c}");
+    }
+}
