@@ -33,12 +33,12 @@
 mod footprint;
 mod machine;
 
-pub use footprint::{union_volume, BandFootprint};
+pub use footprint::{bounds, single_set, union_volume, BandFootprint};
 pub use machine::{Machine, SYSFS_CACHE_DIR};
 
 use super::tile::{Position, DEFAULT_TILE_SIZE};
 use super::tree::BandNode;
-use footprint::{bounds, middle_iteration, single_set};
+use footprint::middle_iteration;
 use poly::isl::{IslResult, Set};
 use poly::model::isl_text::isl_name;
 use poly::model::Program;
