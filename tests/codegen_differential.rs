@@ -223,6 +223,21 @@ fn compiled_kernels_match_the_interpreter() {
             register,
         ));
     }
+    // Register blocks within tiles: rectangular blocks, so accumulators and packed panels
+    // (gemm, 2mm, 3mm, batched-matmul), partial at the sizes 5 and 13.
+    setups.push(Setup {
+        label: "pluto / tiled 8, parallel, register-tiled 2 x 32 bytes, packed panels".into(),
+        schedulers: vec!["pluto"],
+        options: Options::default(),
+        transforms: TransformOptions {
+            tile: Some(vec![NonZeroU32::new(8).unwrap(); 8]),
+            parallel: true,
+            ..TransformOptions::default()
+        },
+        register: Some(RegisterBlock { rows: 2, bytes: 32 }),
+        float: FloatMode::Exact,
+        comparison: Comparison::Exact,
+    });
     let suite = Suite {
         files: examples(""),
         setups,

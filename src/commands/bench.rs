@@ -8,6 +8,11 @@
 //! with FMA contraction ([`FloatMode::Fma`]) alike. A variant that fails to build or run is
 //! reported and left out; one whose outputs disagree stops the benchmark. Threads wait
 //! passively (`OMP_WAIT_POLICY=passive`) unless the environment says otherwise.
+//!
+//! A kernel whose original runs for less than [`MIN_TIMED_SECONDS`] is timed over several
+//! repetitions in each run (the harness's `--repeat`, every repetition from the same inputs),
+//! the same number for every variant, so that the median of a millisecond kernel does not
+//! rest on a handful of samples that the machine's noise alone moves by 10%.
 
 use super::compile::{self, CodegenArgs};
 use super::input::parse_define;
@@ -47,6 +52,20 @@ pub struct BenchArgs {
     pub fma: bool,
     #[command(flatten)]
     pub codegen: CodegenArgs,
+}
+
+/// Each variant runs for at least about this long a round (see the module documentation).
+pub const MIN_TIMED_SECONDS: f64 = 0.25;
+
+/// At most this many repetitions a run.
+const MAX_REPEATS: usize = 64;
+
+/// How many repetitions a run gives a kernel whose original took `seconds` once.
+fn repeats_for(seconds: f64) -> usize {
+    if seconds <= 0.0 || !seconds.is_finite() {
+        return MAX_REPEATS;
+    }
+    ((MIN_TIMED_SECONDS / seconds).ceil() as usize).clamp(1, MAX_REPEATS)
 }
 
 /// One way of running the kernel.
@@ -231,8 +250,12 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
     let defines = args.define.iter().cloned().collect();
     let params = ParamValues::resolve(&program.kernel, &defines, &Default::default())
         .map_err(|e| CliError::User(e.to_string()))?;
-    let harness_args = runner::harness_args(&params, None, None);
-    let (mut variants, reference) = checked(&program, &params, variants, dir)?;
+    let (mut variants, reference, seconds) = checked(&program, &params, variants, dir)?;
+    let repeats = repeats_for(seconds);
+    let mut harness_args = runner::harness_args(&params, None, None);
+    if repeats > 1 {
+        harness_args.extend(["--repeat".to_string(), repeats.to_string()]);
+    }
     for _ in 0..args.rounds.max(1) {
         for v in &mut variants {
             let out = run_once(&v.exe, &harness_args).map_err(CliError::User)?;
@@ -246,6 +269,9 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
         .collect();
     if args.fma {
         shown.push("FMA contraction".into());
+    }
+    if repeats > 1 {
+        shown.push(format!("{repeats} repetitions a run"));
     }
     println!("{file} ({}):", shown.join(" "));
     for line in reference.lines() {
@@ -266,7 +292,8 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
 }
 
 /// Runs every variant once, writing its outputs, and keeps those that ran, with the
-/// checksums the first (the original, the reference) printed. Outputs that disagree with
+/// checksums the first (the original, the reference) printed and the kernel time of its
+/// run. Outputs that disagree with
 /// the reference under a variant's comparison are an error; a variant that fails to run is
 /// left out with a note.
 fn checked(
@@ -274,9 +301,9 @@ fn checked(
     params: &ParamValues,
     variants: Vec<Variant>,
     dir: &Path,
-) -> Result<(Vec<Variant>, String), CliError> {
+) -> Result<(Vec<Variant>, String, f64), CliError> {
     let kernel = &program.kernel;
-    let mut reference: Option<(String, poly::interp::Memory)> = None;
+    let mut reference: Option<(String, poly::interp::Memory, f64)> = None;
     let mut kept = Vec::new();
     for (k, v) in variants.into_iter().enumerate() {
         let out_dir = dir.join(format!("out{k}"));
@@ -296,8 +323,11 @@ fn checked(
             }
         };
         match &reference {
-            None => reference = Some((out.stdout, values)),
-            Some((_, expected)) => {
+            None => {
+                let seconds = out.times().first().copied().unwrap_or(0.0);
+                reference = Some((out.stdout, values, seconds));
+            }
+            Some((_, expected, _)) => {
                 let wrong = runner::disagreements(kernel, expected, &values, v.comparison)
                     .map_err(internal)?;
                 if !wrong.is_empty() {
@@ -313,6 +343,21 @@ fn checked(
         }
         kept.push(v);
     }
-    let (checksums, _) = reference.ok_or_else(|| internal("no variant to compare with"))?;
-    Ok((kept, checksums))
+    let (checksums, _, seconds) =
+        reference.ok_or_else(|| internal("no variant to compare with"))?;
+    Ok((kept, checksums, seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_kernels_are_repeated_up_to_the_minimum_time() {
+        assert_eq!(repeats_for(1.0), 1);
+        assert_eq!(repeats_for(MIN_TIMED_SECONDS), 1);
+        assert_eq!(repeats_for(0.004), 63);
+        assert_eq!(repeats_for(0.0001), MAX_REPEATS);
+        assert_eq!(repeats_for(0.0), MAX_REPEATS);
+    }
 }
