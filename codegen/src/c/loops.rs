@@ -1,7 +1,7 @@
 //! The loop AST as C: `for` loops with hoisted upper bounds and OpenMP pragmas, guards,
 //! unrolled small constant loops, and statement instances.
 
-use super::stmt::{Accumulable, Packable, Replacement};
+use super::stmt::{Accumulable, ElementAccess, Packable, Replacement};
 use crate::ast::{Expr, For, Node, Op};
 use crate::CodegenError;
 use std::collections::BTreeMap;
@@ -24,6 +24,10 @@ pub trait Instances {
 
     /// The statement's reads that can be copied into a packed panel.
     fn packable(&self, tuple: &str) -> &[Packable];
+
+    /// Every access of a statement instance (its tuple name and iteration vector), each
+    /// element spelled in the C expressions of `args` (`None`: an unknown statement).
+    fn element_accesses(&self, tuple: &str, args: &[String]) -> Option<Vec<ElementAccess>>;
 }
 
 /// A parallel loop whose iterations run no inner loop forks threads only from this many
@@ -160,6 +164,9 @@ impl<'a> LoopPrinter<'a> {
         };
         if !panels.is_empty() {
             return self.packed(f, &panels, depth, in_parallel);
+        }
+        if let Some(promoted) = self.promotion(f) {
+            return self.promoted(f, &promoted, depth);
         }
         self.plain_loop(f, depth, in_parallel)
     }

@@ -5,6 +5,7 @@ mod accumulate;
 mod loops;
 pub mod names;
 mod pack;
+mod promote;
 pub mod stmt;
 mod team;
 pub mod types;
@@ -199,6 +200,16 @@ impl Instances for Statements<'_, '_> {
 
     fn packable(&self, tuple: &str) -> &[stmt::Packable] {
         self.packable.get(tuple).map_or(&[], Vec::as_slice)
+    }
+
+    fn element_accesses(&self, tuple: &str, args: &[String]) -> Option<Vec<stmt::ElementAccess>> {
+        let (s, stmt) = self.by_tuple.get(tuple)?;
+        Some(stmt::element_accesses(
+            self.arrays,
+            stmt,
+            &s.iterators,
+            args,
+        ))
     }
 }
 

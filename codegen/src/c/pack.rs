@@ -270,7 +270,7 @@ impl LoopPrinter<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::loops::{Instances, LoopOptions, LoopPrinter};
-    use super::super::stmt::{Accumulable, Packable, Replacement};
+    use super::super::stmt::{Accumulable, ElementAccess, Packable, Replacement};
     use crate::ast::{Expr, For, Node, Op};
     use crate::CodegenError;
     use std::collections::BTreeMap;
@@ -334,6 +334,10 @@ mod tests {
 
         fn packable(&self, _: &str) -> &[Packable] {
             &self.reads
+        }
+
+        fn element_accesses(&self, _: &str, _: &[String]) -> Option<Vec<ElementAccess>> {
+            None
         }
     }
 

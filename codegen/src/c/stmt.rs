@@ -32,19 +32,108 @@ pub fn extent_name(k: usize, d: usize) -> String {
 /// An affine expression as a C `long` expression (loop variables and parameters by their C
 /// names).
 pub fn affine(e: &AffExpr) -> String {
+    affine_with(e, &|_| None)
+}
+
+/// An affine expression as a C `long` expression, with the loop variables that `loop_var`
+/// spells (by their IR names) spelled so, the others and the parameters by their C names.
+fn affine_with(e: &AffExpr, loop_var: &dyn Fn(&str) -> Option<String>) -> String {
+    let f = |a: &AffExpr| affine_with(a, loop_var);
     match e {
         AffExpr::Const(c) => format!("({c}L)"),
+        AffExpr::Var(frontend::ir::Var::Loop(v)) => {
+            loop_var(v).map_or_else(|| c_name(v), |s| format!("({s})"))
+        }
         AffExpr::Var(v) => c_name(v.name()),
-        AffExpr::Add(a, b) => format!("({} + {})", affine(a), affine(b)),
-        AffExpr::Sub(a, b) => format!("({} - {})", affine(a), affine(b)),
-        AffExpr::Neg(a) => format!("(-({}))", affine(a)),
-        AffExpr::Mul(c, a) => format!("({c}L * {})", affine(a)),
-        AffExpr::FloorDiv(a, c) => format!("pc_floord({}, {c}L)", affine(a)),
-        AffExpr::CeilDiv(a, c) => format!("pc_ceild({}, {c}L)", affine(a)),
-        AffExpr::Mod(a, c) => format!("pc_mod({}, {c}L)", affine(a)),
-        AffExpr::Min(a, b) => format!("pc_min({}, {})", affine(a), affine(b)),
-        AffExpr::Max(a, b) => format!("pc_max({}, {})", affine(a), affine(b)),
+        AffExpr::Add(a, b) => format!("({} + {})", f(a), f(b)),
+        AffExpr::Sub(a, b) => format!("({} - {})", f(a), f(b)),
+        AffExpr::Neg(a) => format!("(-({}))", f(a)),
+        AffExpr::Mul(c, a) => format!("({c}L * {})", f(a)),
+        AffExpr::FloorDiv(a, c) => format!("pc_floord({}, {c}L)", f(a)),
+        AffExpr::CeilDiv(a, c) => format!("pc_ceild({}, {c}L)", f(a)),
+        AffExpr::Mod(a, c) => format!("pc_mod({}, {c}L)", f(a)),
+        AffExpr::Min(a, b) => format!("pc_min({}, {})", f(a), f(b)),
+        AffExpr::Max(a, b) => format!("pc_max({}, {})", f(a), f(b)),
     }
+}
+
+/// One access of a statement instance, its element spelled in the enclosing loops' terms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ElementAccess {
+    /// The access position (see [`Replacement`]).
+    pub position: usize,
+    /// The array.
+    pub array: usize,
+    /// Whether it is the statement's target.
+    pub write: bool,
+    /// Whether its indices are proven within the array's extents.
+    pub in_bounds: bool,
+    /// The positions of the statement iterators its indices mention.
+    pub iterators: Vec<usize>,
+    /// The element as a C lvalue with each statement iterator replaced by its argument.
+    pub element: String,
+    /// The C storage type of the array's elements.
+    pub storage: &'static str,
+}
+
+/// Every access of an instance of `stmt` (target first, then the reads left to right), where
+/// `iterators` are the statement's loop variables and `args` the C expressions they take.
+pub fn element_accesses(
+    arrays: &Arrays<'_>,
+    stmt: &Stmt,
+    iterators: &[String],
+    args: &[String],
+) -> Vec<ElementAccess> {
+    let kernel = arrays.kernel;
+    let reads = poly::model::rhs_reads(stmt);
+    let arg = |v: &str| {
+        let p = iterators.iter().position(|it| it == v)?;
+        args.get(p).cloned()
+    };
+    std::iter::once(&stmt.target)
+        .chain(reads)
+        .enumerate()
+        .map(|(position, access)| {
+            let k = access.array.0;
+            let mut names = Vec::new();
+            access.indices.iter().for_each(|i| loop_vars(i, &mut names));
+            let indices: Vec<String> = (access.indices.iter())
+                .map(|i| affine_with(i, &arg))
+                .collect();
+            ElementAccess {
+                position,
+                array: k,
+                write: position == 0,
+                in_bounds: (arrays.in_bounds)(&stmt.name, position),
+                iterators: (names.iter())
+                    .filter_map(|n| iterators.iter().position(|it| it == n))
+                    .collect(),
+                element: flat_element(kernel, k, indices),
+                storage: super::types::storage(kernel.arrays[k].elem),
+            }
+        })
+        .collect()
+}
+
+/// Array `k`'s element at `indices` (C expressions) as a C lvalue, flattened in C order.
+fn flat_element(kernel: &Kernel, k: usize, indices: Vec<String>) -> String {
+    let name = c_name(&kernel.arrays[k].name);
+    if indices.is_empty() {
+        return if by_value(kernel, k) {
+            name
+        } else {
+            format!("{name}[0]")
+        };
+    }
+    let mut flat = String::new();
+    for (d, i) in indices.into_iter().enumerate() {
+        flat = if d == 0 {
+            i
+        } else {
+            format!("({flat}) * {} + {i}", extent_name(k, d))
+        };
+    }
+    format!("{name}[{flat}]")
 }
 
 /// A C lvalue that stands for one access of a statement: `(position, lvalue)`, where the
@@ -242,33 +331,19 @@ impl Emitter<'_, '_> {
     fn lvalue(&mut self, access: &Access) -> String {
         let kernel = self.arrays.kernel;
         let k = access.array.0;
-        let name = c_name(&kernel.arrays[k].name);
         let position = self.next_access;
         let checked = !(self.arrays.in_bounds)(&self.stmt.name, position);
         self.next_access += 1;
         if let Some((_, lvalue)) = self.replaced.iter().find(|(p, _)| *p == position) {
             return (*lvalue).to_owned();
         }
-        if access.indices.is_empty() {
-            return if by_value(kernel, k) {
-                name
-            } else {
-                format!("{name}[0]")
-            };
-        }
-        let mut flat = String::new();
-        for (d, index) in access.indices.iter().enumerate() {
-            let mut i = affine(index);
-            if checked {
-                i = format!("pc_check({i}, {})", extent_name(k, d));
-            }
-            flat = if d == 0 {
-                i
-            } else {
-                format!("({flat}) * {} + {i}", extent_name(k, d))
-            };
-        }
-        format!("{name}[{flat}]")
+        let indices = (access.indices.iter().enumerate())
+            .map(|(d, index)| match checked {
+                true => format!("pc_check({}, {})", affine(index), extent_name(k, d)),
+                false => affine(index),
+            })
+            .collect();
+        flat_element(kernel, k, indices)
     }
 
     fn elem(&self, e: &Expr) -> Result<ElemType, CodegenError> {

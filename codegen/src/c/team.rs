@@ -122,7 +122,7 @@ impl LoopPrinter<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::loops::{Instances, LoopOptions, LoopPrinter};
-    use super::super::stmt::{Accumulable, Packable, Replacement};
+    use super::super::stmt::{Accumulable, ElementAccess, Packable, Replacement};
     use crate::ast::{Expr, For, Node, Op};
     use crate::CodegenError;
     use std::collections::BTreeMap;
@@ -146,6 +146,10 @@ mod tests {
 
         fn packable(&self, _: &str) -> &[Packable] {
             &[]
+        }
+
+        fn element_accesses(&self, _: &str, _: &[String]) -> Option<Vec<ElementAccess>> {
+            None
         }
     }
 

@@ -1,0 +1,5 @@
+compile
+examples/polybench/gesummv.pk
+--target
+cpu
+--parallel
