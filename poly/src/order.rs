@@ -184,6 +184,8 @@ pub fn execution_order(
     fixed: &BTreeMap<String, i64>,
     ties: Ties,
 ) -> Result<Vec<Instance>, OrderError> {
+    // An analysis of its own: the full budget, not what the caller's analyses left.
+    program.ctx.reset_budget();
     let params = fixed_params(program, fixed)?;
     let relation = schedule.time_relation(program)?.intersect_params(&params)?;
     let times = instance_times(program, &relation)?;

@@ -84,9 +84,6 @@ pub fn run(args: &DemoArgs) -> Result<(), CliError> {
         indent(&codegen::isl_ast::pseudo_c(&schedule, &program.context).map_err(isl_error)?)
     );
 
-    // Each analysis gets isl's whole operation budget (ARCHITECTURE.md, "No analysis can
-    // hang"): the scheduler and the transformations above have spent theirs.
-    program.ctx.reset_budget();
     let any = AnySchedule::Tree(schedule.clone());
     let report = legality::check(&program, &deps, &any, &Options::default())
         .map_err(|e| CliError::Internal(e.to_string()))?;
@@ -107,7 +104,6 @@ pub fn run(args: &DemoArgs) -> Result<(), CliError> {
     interpreter
         .run_original(&mut original)
         .map_err(interp_error)?;
-    program.ctx.reset_budget();
     let order = execution_order(&program, &any, &fixed, Ties::Shuffled(1))
         .map_err(|e| CliError::Internal(e.to_string()))?;
     let mut rescheduled = initial.clone();
@@ -149,7 +145,6 @@ pub fn run(args: &DemoArgs) -> Result<(), CliError> {
         harness: true,
         ..CodegenOptions::default()
     };
-    program.ctx.reset_budget();
     let code = codegen::generate(&program, &schedule, &options)
         .map_err(|e| CliError::Internal(e.to_string()))?;
     let out = runner::compile_and_run(&compiler, &code, &initial, &params, None)

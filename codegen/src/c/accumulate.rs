@@ -140,16 +140,8 @@ impl LoopPrinter<'_> {
         let runs = format!("{} {op} {ub}", f.iterator);
         let mut counts = Vec::new();
         let mut guard = vec![format!("{} {op} {ub}", self.expr(&f.init))];
-        for (g, trips) in &block.inner {
-            let (gop, gbound) = hoistable(g).expect("checked by Block::of");
-            let n = self.fresh("pc_n");
-            let span = format!("{} - {}", self.expr(gbound), self.expr(&g.init));
-            let span = if gop == "<" {
-                span
-            } else {
-                format!("{span} + 1")
-            };
-            self.line(d, &format!("const long {n} = pc_min({trips}, {span});"));
+        for &(g, trips) in &block.inner {
+            let n = self.trip_count(g, trips, d);
             guard.push(format!("{n} > 0"));
             counts.push(n);
         }
@@ -167,6 +159,17 @@ impl LoopPrinter<'_> {
         self.line(d, "}");
         self.line(depth, "}");
         Ok(())
+    }
+
+    /// Prints `const long pc_nK = ...;`, the trip count of `g` (a loop of [`max_trip`]
+    /// `trips` at most), and returns its name.
+    pub(super) fn trip_count(&mut self, g: &For, trips: i64, depth: usize) -> String {
+        let (op, bound) = hoistable(g).expect("a loop of max_trip has a hoistable bound");
+        let n = self.fresh("pc_n");
+        let extra = if op == "<" { "" } else { " + 1" };
+        let span = format!("{} - {}{extra}", self.expr(bound), self.expr(&g.init));
+        self.line(depth, &format!("const long {n} = pc_min({trips}, {span});"));
+        n
     }
 
     /// The accumulators, their load nest, the loop with its update nest (`runs`: its

@@ -1,7 +1,7 @@
 //! The loop AST as C: `for` loops with hoisted upper bounds and OpenMP pragmas, guards,
 //! unrolled small constant loops, and statement instances.
 
-use super::stmt::{Accumulable, ElementAccess, Packable, Replacement};
+use super::stmt::{Accumulable, ElementAccess, Replacement};
 use crate::ast::{Expr, For, Node, Op};
 use crate::CodegenError;
 use std::collections::BTreeMap;
@@ -19,15 +19,18 @@ pub trait Instances {
         replaced: &[Replacement<'_>],
     ) -> Result<String, CodegenError>;
 
-    /// How the statement's target can be held in a local accumulator (`None`: it cannot).
-    fn accumulable(&self, tuple: &str) -> Option<&Accumulable>;
-
-    /// The statement's reads that can be copied into a packed panel.
-    fn packable(&self, tuple: &str) -> &[Packable];
+    /// How the statement's target can be held in a local accumulator (`None`, the default:
+    /// it cannot, and its loops are printed as they are).
+    fn accumulable(&self, _tuple: &str) -> Option<&Accumulable> {
+        None
+    }
 
     /// Every access of a statement instance (its tuple name and iteration vector), each
-    /// element spelled in the C expressions of `args` (`None`: an unknown statement).
-    fn element_accesses(&self, tuple: &str, args: &[String]) -> Option<Vec<ElementAccess>>;
+    /// element spelled in the C expressions of `args`, for packing and promotion (`None`,
+    /// the default: nothing is known of them, so neither applies).
+    fn element_accesses(&self, _tuple: &str, _args: &[String]) -> Option<Vec<ElementAccess>> {
+        None
+    }
 }
 
 /// A parallel loop whose iterations run no inner loop forks threads only from this many
@@ -159,7 +162,7 @@ impl<'a> LoopPrinter<'a> {
             return self.team(f, depth);
         }
         let panels = match self.options.pack {
-            true => super::pack::Panel::all(f, self.statements),
+            true => super::pack::Panel::all(f, self),
             false => Vec::new(),
         };
         if !panels.is_empty() {
@@ -238,6 +241,12 @@ impl<'a> LoopPrinter<'a> {
             format!("for (long {it} = {init}; {cond}; {step}) {{"),
             trips,
         )
+    }
+
+    /// The C condition that `f` (with a hoistable bound) runs at least once.
+    pub(super) fn runs_once(&self, f: &For) -> Option<String> {
+        let (op, bound) = hoistable(f)?;
+        Some(format!("{} {op} {}", self.expr(&f.init), self.expr(bound)))
     }
 
     /// A new name: `prefix` and a number.

@@ -83,13 +83,6 @@ pub fn kernel_function(
         by_tuple.insert(s.tuple.clone(), (s, sc.stmt));
     }
     let statements = Statements {
-        packable: by_tuple
-            .iter()
-            .map(|(tuple, (s, stmt))| {
-                let reads = stmt::packable_reads(&arrays, stmt, &s.iterators);
-                (tuple.clone(), reads)
-            })
-            .collect(),
         accumulable: by_tuple
             .iter()
             .filter_map(|(tuple, (s, stmt))| {
@@ -162,8 +155,6 @@ struct Statements<'a, 'k> {
     arrays: &'a Arrays<'k>,
     /// The statements whose targets can be accumulators, by tuple name.
     accumulable: BTreeMap<String, stmt::Accumulable>,
-    /// Each statement's reads that can be packed, by tuple name.
-    packable: BTreeMap<String, Vec<stmt::Packable>>,
 }
 
 impl Instances for Statements<'_, '_> {
@@ -196,10 +187,6 @@ impl Instances for Statements<'_, '_> {
 
     fn accumulable(&self, tuple: &str) -> Option<&stmt::Accumulable> {
         self.accumulable.get(tuple)
-    }
-
-    fn packable(&self, tuple: &str) -> &[stmt::Packable] {
-        self.packable.get(tuple).map_or(&[], Vec::as_slice)
     }
 
     fn element_accesses(&self, tuple: &str, args: &[String]) -> Option<Vec<stmt::ElementAccess>> {

@@ -18,7 +18,7 @@
 
 use super::accumulate::{max_trip, Block};
 use super::loops::{hoistable, LoopPrinter};
-use super::stmt::Packable;
+use super::stmt::ElementAccess;
 use crate::ast::{Expr, For, Node};
 use crate::CodegenError;
 
@@ -26,15 +26,12 @@ use crate::CodegenError;
 /// in the first two cache levels.
 pub const MAX_PANEL_BYTES: i64 = 64 * 1024;
 
-/// A read copied into a panel before the loop `over`, whose iterations all read the same
-/// elements.
+/// A read copied into a panel before a loop whose iterations all read the same elements.
 pub(super) struct Panel<'n> {
     /// The accumulator loop of the block that reads the panel.
     block: &'n For,
-    /// The read.
-    read: &'n Packable,
-    /// The statement's iteration vector in the block (AST expressions).
-    args: &'n [Expr],
+    /// The read, its element spelled in the block's iterators.
+    read: ElementAccess,
     /// The loops the read depends on, outermost first.
     dims: Vec<Dim<'n>>,
 }
@@ -62,9 +59,9 @@ pub(super) struct ActivePanel {
 
 impl<'n> Panel<'n> {
     /// The panels worth packing before `over`: `over` runs a chain of loops ending in an
-    /// accumulator block, and a packable read of the block's statement depends neither on
-    /// `over` nor on any loop whose bounds do.
-    pub(super) fn all(over: &'n For, statements: &'n dyn super::Instances) -> Vec<Panel<'n>> {
+    /// accumulator block, and a read of a read-only input by the block's statement, proven
+    /// in bounds, depends neither on `over` nor on any loop whose bounds do.
+    pub(super) fn all(over: &'n For, printer: &LoopPrinter<'n>) -> Vec<Panel<'n>> {
         if hoistable(over).is_none() {
             return Vec::new();
         }
@@ -73,7 +70,7 @@ impl<'n> Panel<'n> {
         let block = loop {
             match node {
                 Node::Block(cs) if cs.len() == 1 => node = &cs[0],
-                Node::For(g) => match Block::of(g, statements) {
+                Node::For(g) => match Block::of(g, printer.statements) {
                     Some(block) => break block,
                     None => {
                         middle.push(g);
@@ -83,9 +80,13 @@ impl<'n> Panel<'n> {
                 _ => return Vec::new(),
             }
         };
-        statements
-            .packable(block.tuple)
-            .iter()
+        let args: Vec<String> = block.args.iter().map(|a| printer.expr(a)).collect();
+        let accesses = (printer.statements)
+            .element_accesses(block.tuple, &args)
+            .unwrap_or_default();
+        accesses
+            .into_iter()
+            .filter(|a| !a.write && a.read_only && a.in_bounds)
             .filter_map(|read| Panel::of(over, &middle, &block, read))
             .collect()
     }
@@ -95,7 +96,7 @@ impl<'n> Panel<'n> {
         over: &'n For,
         middle: &[&'n For],
         block: &Block<'n>,
-        read: &'n Packable,
+        read: ElementAccess,
     ) -> Option<Panel<'n>> {
         // A read that is one value across the vector loop (the innermost) and contiguous
         // along the accumulator loop (gemm's `A[i, k]`) streams well as it is; one strided
@@ -167,7 +168,6 @@ impl<'n> Panel<'n> {
         (!dims.is_empty() && elements * read.bytes as i64 <= MAX_PANEL_BYTES).then_some(Panel {
             block: block.outer,
             read,
-            args: block.args,
             dims,
         })
     }
@@ -187,8 +187,7 @@ impl LoopPrinter<'_> {
             &format!("{{ /* packed panels, reused across {} */", f.iterator),
         );
         let d = depth + 1;
-        let (op, bound) = hoistable(f).expect("checked by Panel::all");
-        let runs = format!("{} {op} {}", self.expr(&f.init), self.expr(bound));
+        let runs = self.runs_once(f).expect("checked by Panel::all");
         let mut active = Vec::new();
         for panel in panels {
             // The storage, and a `restrict` pointer to it through which it is used: with
@@ -211,14 +210,7 @@ impl LoopPrinter<'_> {
                 let g = dim.lp;
                 let init = self.expr(&g.init);
                 if dim.inner {
-                    let (gop, gbound) = hoistable(g).expect("checked by Panel::of");
-                    let n = self.fresh("pc_n");
-                    let extra = if gop == "<" { "" } else { " + 1" };
-                    let span = format!("{} - {init}{extra}", self.expr(gbound));
-                    self.line(
-                        d + 1 + k,
-                        &format!("const long {n} = pc_min({}, {span});", dim.trips),
-                    );
+                    let n = self.trip_count(g, dim.trips, d + 1 + k);
                     let o = self.fresh("pc_o");
                     self.line(
                         d + 1 + k,
@@ -234,19 +226,8 @@ impl LoopPrinter<'_> {
                 }
                 element.push_str(&format!("[{} - {init}]", g.iterator));
             }
-            let binds: Vec<String> = (panel.read.iterators.iter())
-                .zip(&panel.read.iterator_names)
-                .map(|(&p, name)| format!("{name} = {}", self.expr(&panel.args[p])))
-                .collect();
             let inner = d + 1 + panel.dims.len();
-            self.line(
-                inner,
-                &format!(
-                    "{{ const long {}; {element} = {}; }}",
-                    binds.join(", "),
-                    panel.read.lvalue
-                ),
-            );
+            self.line(inner, &format!("{element} = {};", panel.read.element));
             for k in (0..panel.dims.len()).rev() {
                 self.line(d + 1 + k, "}");
             }
@@ -270,28 +251,20 @@ impl LoopPrinter<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::loops::{Instances, LoopOptions, LoopPrinter};
-    use super::super::stmt::{Accumulable, ElementAccess, Packable, Replacement};
+    use super::super::stmt::{Accumulable, ElementAccess, Replacement};
     use crate::ast::{Expr, For, Node, Op};
     use crate::CodegenError;
     use std::collections::BTreeMap;
 
-    /// `S(i, k, j)`: `C[i][j] += A[i][k] * B[k][j]` with `A` and `B` inputs.
+    /// `S(i, k, j)`: `C[i][j] += A[i][k] * B[k][j]` with `A` and `B` inputs; `b_indices`
+    /// are the iterator positions `B`'s indices mention (its last index is `j`).
     struct Product {
         acc: Accumulable,
-        reads: Vec<Packable>,
+        b_indices: Vec<usize>,
     }
 
     impl Product {
         fn new() -> Product {
-            let read = |position, iterators: Vec<usize>, names: [&str; 2], lvalue: &str| Packable {
-                position,
-                storage: "double",
-                bytes: 8,
-                last_index_iterators: vec![iterators[1]],
-                iterators,
-                iterator_names: names.map(str::to_owned).to_vec(),
-                lvalue: lvalue.into(),
-            };
             Product {
                 acc: Accumulable {
                     storage: "double",
@@ -299,10 +272,7 @@ mod tests {
                     index_names: vec!["i".into(), "j".into()],
                     lvalue: "C[i][j]".into(),
                 },
-                reads: vec![
-                    read(1, vec![0, 1], ["i", "k"], "A[i][k]"),
-                    read(2, vec![1, 2], ["k", "j"], "B[k][j]"),
-                ],
+                b_indices: vec![1, 2],
             }
         }
     }
@@ -332,12 +302,30 @@ mod tests {
             Some(&self.acc)
         }
 
-        fn packable(&self, _: &str) -> &[Packable] {
-            &self.reads
-        }
-
-        fn element_accesses(&self, _: &str, _: &[String]) -> Option<Vec<ElementAccess>> {
-            None
+        fn element_accesses(&self, _: &str, args: &[String]) -> Option<Vec<ElementAccess>> {
+            let access = |position, array, name: &str, iterators: Vec<usize>| {
+                let indices: Vec<String> = iterators
+                    .iter()
+                    .map(|&p| format!("[{}]", args[p]))
+                    .collect();
+                ElementAccess {
+                    position,
+                    array,
+                    write: position == 0,
+                    read_only: position != 0,
+                    in_bounds: true,
+                    last_index_iterators: iterators.last().into_iter().copied().collect(),
+                    iterators,
+                    element: format!("{name}{}", indices.concat()),
+                    storage: "double",
+                    bytes: 8,
+                }
+            };
+            Some(vec![
+                access(0, 0, "C", vec![0, 2]),
+                access(1, 1, "A", vec![0, 1]),
+                access(2, 2, "B", self.b_indices.clone()),
+            ])
         }
     }
 
@@ -389,7 +377,7 @@ mod tests {
         let c = print(&register_tile(), true);
         // `B[k][j]` is copied before the row blocks `c3`, whose iterator it does not
         // mention, over the column blocks, the `k` tile and a block's columns.
-        let copy = "pc_pk0[c4 - (4 * t2)][c5 - (32 * t3)][c7 - (8 * c4)] = B[k][j];";
+        let copy = "pc_pk0[c4 - (4 * t2)][c5 - (32 * t3)][c7 - (8 * c4)] = B[c5][c7];";
         assert!(c.contains("double pc_pk0_s[4][32][8];"), "{c}");
         assert!(c.contains(copy), "{c}");
         assert!(c.find(copy) < c.find("for (long c3 = "), "{c}");
@@ -406,12 +394,7 @@ mod tests {
         // `B[i][k][j]` depends on the row blocks and the column blocks: no loop of the
         // chain reads the same elements at every iteration.
         let mut product = Product::new();
-        product.reads[1] = Packable {
-            iterators: vec![0, 1, 2],
-            iterator_names: vec!["i".into(), "k".into(), "j".into()],
-            lvalue: "B[i][k][j]".into(),
-            ..product.reads[1].clone()
-        };
+        product.b_indices = vec![0, 1, 2];
         let c = print_with(&register_tile(), true, &product);
         assert!(!c.contains("pc_pk"), "{c}");
         assert!(c.contains("* B[k][j]; }"), "{c}");

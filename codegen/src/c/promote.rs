@@ -20,8 +20,16 @@ use crate::ast::{Expr, For, Node};
 use crate::CodegenError;
 use std::collections::BTreeSet;
 
+/// The statements of a loop's body and the elements held in locals across it.
+pub(super) struct Promotion<'n> {
+    /// Each statement: its tuple name and its iteration vector as C.
+    statements: Vec<(&'n str, Vec<String>)>,
+    /// The elements held in locals.
+    elements: Vec<Promoted>,
+}
+
 /// An array element held in a local while a loop runs.
-pub(super) struct Promoted {
+struct Promoted {
     /// The element, a C lvalue in the enclosing loops' iterators.
     element: String,
     /// The C storage type of the array's elements.
@@ -48,20 +56,21 @@ fn statements_of(node: &Node) -> Option<Vec<(&str, &[Expr])>> {
 
 impl LoopPrinter<'_> {
     /// The elements of `f`'s body worth holding in locals, if any.
-    pub(super) fn promotion(&self, f: &For) -> Option<Vec<Promoted>> {
+    pub(super) fn promotion<'n>(&self, f: &'n For) -> Option<Promotion<'n>> {
         if f.parallel || hoistable(f).is_none() {
             return None;
         }
-        let users = statements_of(&f.body)?;
+        let mut statements = Vec::new();
         let mut accesses: Vec<(Vec<ElementAccess>, &[Expr])> = Vec::new();
-        for &(tuple, args) in &users {
+        for (tuple, args) in statements_of(&f.body)? {
             let c: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
             accesses.push((self.statements.element_accesses(tuple, &c)?, args));
+            statements.push((tuple, c));
         }
         let written: BTreeSet<usize> = (accesses.iter())
             .flat_map(|(a, _)| a.iter().filter(|x| x.write).map(|x| x.array))
             .collect();
-        let mut promoted = Vec::new();
+        let mut elements = Vec::new();
         'arrays: for array in written {
             let mut first: Option<&ElementAccess> = None;
             let mut positions = Vec::new();
@@ -79,24 +88,27 @@ impl LoopPrinter<'_> {
                 positions.push(mine);
             }
             let element = first.expect("a written array has an access");
-            promoted.push(Promoted {
+            elements.push(Promoted {
                 element: element.element.clone(),
                 storage: element.storage,
                 positions,
             });
         }
-        (!promoted.is_empty()).then_some(promoted)
+        (!elements.is_empty()).then_some(Promotion {
+            statements,
+            elements,
+        })
     }
 
-    /// Prints `f` with the elements of `promoted` in locals.
+    /// Prints `f` with the elements of `promotion` in locals.
     pub(super) fn promoted(
         &mut self,
         f: &For,
-        promoted: &[Promoted],
+        promotion: &Promotion,
         depth: usize,
     ) -> Result<(), CodegenError> {
-        let (op, bound) = hoistable(f).expect("checked by promotion");
-        let runs = format!("{} {op} {}", self.expr(&f.init), self.expr(bound));
+        let runs = self.runs_once(f).expect("checked by promotion");
+        let promoted = &promotion.elements;
         let elements: Vec<&str> = promoted.iter().map(|p| p.element.as_str()).collect();
         self.line(
             depth,
@@ -113,13 +125,11 @@ impl LoopPrinter<'_> {
         }
         let (header, _) = self.header(f, d);
         self.line(d, &header);
-        let users = statements_of(&f.body).expect("checked by promotion");
-        for (k, (tuple, args)) in users.into_iter().enumerate() {
-            let args: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
+        for (k, (tuple, args)) in promotion.statements.iter().enumerate() {
             let replaced: Vec<(usize, &str)> = (promoted.iter().zip(&locals))
                 .flat_map(|(p, l)| p.positions[k].iter().map(move |&pos| (pos, l.as_str())))
                 .collect();
-            let text = self.statements.instance(tuple, &args, &replaced)?;
+            let text = self.statements.instance(tuple, args, &replaced)?;
             for l in text.lines() {
                 self.line(d + 1, l);
             }

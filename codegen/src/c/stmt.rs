@@ -41,9 +41,11 @@ fn affine_with(e: &AffExpr, loop_var: &dyn Fn(&str) -> Option<String>) -> String
     let f = |a: &AffExpr| affine_with(a, loop_var);
     match e {
         AffExpr::Const(c) => format!("({c}L)"),
-        AffExpr::Var(frontend::ir::Var::Loop(v)) => {
-            loop_var(v).map_or_else(|| c_name(v), |s| format!("({s})"))
-        }
+        AffExpr::Var(frontend::ir::Var::Loop(v)) => match loop_var(v) {
+            None => c_name(v),
+            Some(s) if s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => s,
+            Some(s) => format!("({s})"),
+        },
         AffExpr::Var(v) => c_name(v.name()),
         AffExpr::Add(a, b) => format!("({} + {})", f(a), f(b)),
         AffExpr::Sub(a, b) => format!("({} - {})", f(a), f(b)),
@@ -66,14 +68,20 @@ pub struct ElementAccess {
     pub array: usize,
     /// Whether it is the statement's target.
     pub write: bool,
+    /// Whether the array is an input the kernel never writes.
+    pub read_only: bool,
     /// Whether its indices are proven within the array's extents.
     pub in_bounds: bool,
     /// The positions of the statement iterators its indices mention.
     pub iterators: Vec<usize>,
+    /// The positions of the statement iterators its last (contiguous) index mentions.
+    pub last_index_iterators: Vec<usize>,
     /// The element as a C lvalue with each statement iterator replaced by its argument.
     pub element: String,
     /// The C storage type of the array's elements.
     pub storage: &'static str,
+    /// The size of one element in bytes.
+    pub bytes: usize,
 }
 
 /// Every access of an instance of `stmt` (target first, then the reads left to right), where
@@ -95,8 +103,14 @@ pub fn element_accesses(
         .enumerate()
         .map(|(position, access)| {
             let k = access.array.0;
-            let mut names = Vec::new();
-            access.indices.iter().for_each(|i| loop_vars(i, &mut names));
+            let array = &kernel.arrays[k];
+            let positions = |indices: &[AffExpr]| {
+                let mut names = Vec::new();
+                indices.iter().for_each(|i| loop_vars(i, &mut names));
+                (names.iter())
+                    .filter_map(|n| iterators.iter().position(|it| it == n))
+                    .collect()
+            };
             let indices: Vec<String> = (access.indices.iter())
                 .map(|i| affine_with(i, &arg))
                 .collect();
@@ -104,12 +118,15 @@ pub fn element_accesses(
                 position,
                 array: k,
                 write: position == 0,
+                read_only: array.role == Role::In,
                 in_bounds: (arrays.in_bounds)(&stmt.name, position),
-                iterators: (names.iter())
-                    .filter_map(|n| iterators.iter().position(|it| it == n))
-                    .collect(),
+                iterators: positions(&access.indices),
+                last_index_iterators: positions(
+                    &access.indices[access.indices.len().saturating_sub(1)..],
+                ),
                 element: flat_element(kernel, k, indices),
-                storage: super::types::storage(kernel.arrays[k].elem),
+                storage: super::types::storage(array.elem),
+                bytes: array.elem.size_bytes(),
             }
         })
         .collect()
@@ -225,72 +242,6 @@ pub fn accumulable(arrays: &Arrays<'_>, stmt: &Stmt, iterators: &[String]) -> Op
         index_iterators,
         lvalue: e.lvalue(target),
     })
-}
-
-/// A read of a statement that a loop nest may copy into a packed local panel: an element of
-/// a read-only input array, proven within the array's extents.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Packable {
-    /// The read's access position (see [`Replacement`]).
-    pub position: usize,
-    /// The C storage type of the array's elements.
-    pub storage: &'static str,
-    /// The size of one element in bytes.
-    pub bytes: usize,
-    /// The positions of the statement iterators its indices mention, in order.
-    pub iterators: Vec<usize>,
-    /// The C names of those iterators, in the same order.
-    pub iterator_names: Vec<String>,
-    /// The positions of the statement iterators its last (contiguous) index mentions.
-    pub last_index_iterators: Vec<usize>,
-    /// The element as a C lvalue in the C names of the statement's iterators.
-    pub lvalue: String,
-}
-
-/// The reads of `stmt` that can be packed (see [`Packable`]); `iterators` are the names of
-/// the statement's enclosing loop variables, outermost first.
-pub fn packable_reads(arrays: &Arrays<'_>, stmt: &Stmt, iterators: &[String]) -> Vec<Packable> {
-    let kernel = arrays.kernel;
-    let mut out = Vec::new();
-    for (k, read) in poly::model::rhs_reads(stmt).into_iter().enumerate() {
-        let position = k + 1;
-        let array = kernel.array(read.array);
-        if array.role != Role::In
-            || read.indices.is_empty()
-            || !(arrays.in_bounds)(&stmt.name, position)
-        {
-            continue;
-        }
-        let positions_of = |indices: &[AffExpr]| {
-            let mut names = Vec::new();
-            indices.iter().for_each(|i| loop_vars(i, &mut names));
-            (names.iter())
-                .map(|n| iterators.iter().position(|it| it == n))
-                .collect::<Option<Vec<usize>>>()
-        };
-        let (Some(positions), Some(last_index_iterators)) = (
-            positions_of(&read.indices),
-            positions_of(&read.indices[read.indices.len() - 1..]),
-        ) else {
-            continue;
-        };
-        let mut e = Emitter {
-            arrays,
-            stmt,
-            next_access: position,
-            replaced: &[],
-        };
-        out.push(Packable {
-            position,
-            storage: super::types::storage(array.elem),
-            bytes: array.elem.size_bytes(),
-            iterator_names: positions.iter().map(|&p| c_name(&iterators[p])).collect(),
-            iterators: positions,
-            last_index_iterators,
-            lvalue: e.lvalue(read),
-        });
-    }
-    out
 }
 
 /// The loop variables `e` mentions, each once, added to `out` in order of appearance.

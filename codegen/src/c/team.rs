@@ -122,7 +122,7 @@ impl LoopPrinter<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::loops::{Instances, LoopOptions, LoopPrinter};
-    use super::super::stmt::{Accumulable, ElementAccess, Packable, Replacement};
+    use super::super::stmt::Replacement;
     use crate::ast::{Expr, For, Node, Op};
     use crate::CodegenError;
     use std::collections::BTreeMap;
@@ -138,18 +138,6 @@ mod tests {
             _: &[Replacement<'_>],
         ) -> Result<String, CodegenError> {
             Ok(format!("{tuple}({});", args.join(", ")))
-        }
-
-        fn accumulable(&self, _: &str) -> Option<&Accumulable> {
-            None
-        }
-
-        fn packable(&self, _: &str) -> &[Packable] {
-            &[]
-        }
-
-        fn element_accesses(&self, _: &str, _: &[String]) -> Option<Vec<ElementAccess>> {
-            None
         }
     }
 
