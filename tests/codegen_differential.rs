@@ -15,12 +15,13 @@
 //!   tolerance per element type, `runner::tolerance`), since both round differently.
 //! * `polybench_default_pipeline_matches_bit_for_bit`: the 30 PolyBench kernels
 //!   (`examples/polybench/*.pk`) through the default pipeline of `polyc compile`/`bench`
-//!   (Pluto, isl when it fails; the cache model's tiles; parallel; register tiling 4 x 256
-//!   bytes with accumulators), their parameters set to distinct primes that no tile or
-//!   block size divides (from 37..53 down to 3..11, the largest sets within an instance
-//!   budget): outputs bit-identical.
+//!   (Pluto, isl when it fails; the cache model's tiles, sized for register blocks where
+//!   they follow, on an AVX2 machine of two cores; parallel; register tiling 6 x 64 bytes
+//!   with accumulators and packed panels), their parameters set to distinct primes that no
+//!   tile or block size divides (from 37..53 down to 3..11, the largest sets within an
+//!   instance budget): outputs bit-identical.
 
-use codegen::register_tile::RegisterBlock;
+use codegen::register_tile::{RegisterBlock, RegisterBlocks};
 use codegen::runner::Comparison;
 use codegen::toolchain::{CCompiler, FloatMode};
 use codegen::{runner, CodegenOptions};
@@ -30,6 +31,7 @@ use poly::interp::{Interpreter, Memory, ParamValues};
 use poly::isl::Ctx;
 use poly::model::Program;
 use scheduler::registry::{all_schedulers, scheduler_named};
+use scheduler::transform::tile_size::Machine;
 use scheduler::transform::TransformOptions;
 use scheduler::Options;
 use std::collections::BTreeMap;
@@ -67,7 +69,6 @@ struct Setup {
     schedulers: Vec<&'static str>,
     options: Options,
     transforms: TransformOptions,
-    register: Option<RegisterBlock>,
     float: FloatMode,
     comparison: Comparison,
 }
@@ -107,13 +108,16 @@ fn distinct_primes(kernel: &Kernel) -> Vec<BTreeMap<String, i64>> {
 
 /// Tiled by 4 (most extents are not multiples of it), parallel, register blocks of 2 rows
 /// and 24 bytes (3 `f64`, 6 `f32`: partial blocks at every size).
-fn small_tiles() -> (TransformOptions, Option<RegisterBlock>) {
-    let transforms = TransformOptions {
+fn small_tiles() -> TransformOptions {
+    TransformOptions {
         tile: Some(vec![NonZeroU32::new(4).unwrap()]),
         parallel: true,
+        register: Some(RegisterBlocks::uniform(RegisterBlock {
+            rows: 2,
+            bytes: 24,
+        })),
         ..TransformOptions::default()
-    };
-    (transforms, Some(RegisterBlock { rows: 2, bytes: 24 }))
+    }
 }
 
 /// The interpreter's outputs (`None` when it rejects the run), or no run at all when the
@@ -203,24 +207,22 @@ fn assert_suite(name: &str, suite: Suite, min_binaries: usize) {
 
 #[test]
 fn compiled_kernels_match_the_interpreter() {
-    let (tiled, register) = small_tiles();
+    let tiled = small_tiles();
     let mut setups = Vec::new();
     for scheduler in all_schedulers() {
         let name = scheduler.name();
-        let exact = |label: &str, transforms: TransformOptions, register| Setup {
+        let exact = |label: &str, transforms: TransformOptions| Setup {
             label: format!("{name} / {label}"),
             schedulers: vec![name],
             options: Options::default(),
             transforms,
-            register,
             float: FloatMode::Exact,
             comparison: Comparison::Exact,
         };
-        setups.push(exact("untiled", TransformOptions::default(), None));
+        setups.push(exact("untiled", TransformOptions::default()));
         setups.push(exact(
             "tiled 4, parallel, register-tiled 2 x 24 bytes",
             tiled.clone(),
-            register,
         ));
     }
     // Register blocks within tiles: rectangular blocks, so accumulators and packed panels
@@ -232,9 +234,12 @@ fn compiled_kernels_match_the_interpreter() {
         transforms: TransformOptions {
             tile: Some(vec![NonZeroU32::new(8).unwrap(); 8]),
             parallel: true,
+            register: Some(RegisterBlocks::uniform(RegisterBlock {
+                rows: 2,
+                bytes: 32,
+            })),
             ..TransformOptions::default()
         },
-        register: Some(RegisterBlock { rows: 2, bytes: 32 }),
         float: FloatMode::Exact,
         comparison: Comparison::Exact,
     });
@@ -251,7 +256,7 @@ fn compiled_kernels_match_the_interpreter() {
 
 #[test]
 fn reordered_reductions_match_within_tolerance() {
-    let (transforms, register) = small_tiles();
+    let transforms = small_tiles();
     // The identity scheduler keeps the original order, reductions or not.
     let setups = all_schedulers()
         .iter()
@@ -267,7 +272,6 @@ fn reordered_reductions_match_within_tolerance() {
                 ..Options::default()
             },
             transforms: transforms.clone(),
-            register,
             float: FloatMode::Fma,
             comparison: Comparison::Tolerant,
         })
@@ -282,6 +286,13 @@ fn reordered_reductions_match_within_tolerance() {
     assert_suite("reordered reductions", suite, 15);
 }
 
+/// The machine of the default-pipeline setup: AVX2 and two cores, so that the register-block
+/// model splits rows between two tiles.
+const AVX2_PAIR: Machine = Machine {
+    cores: 2,
+    ..Machine::FALLBACK
+};
+
 #[test]
 fn polybench_default_pipeline_matches_bit_for_bit() {
     let setup = Setup {
@@ -291,9 +302,10 @@ fn polybench_default_pipeline_matches_bit_for_bit() {
         transforms: TransformOptions {
             tile: Some(Vec::new()),
             parallel: true,
+            machine: AVX2_PAIR,
+            register: Some(RegisterBlocks::for_machine(&AVX2_PAIR)),
             ..TransformOptions::default()
         },
-        register: Some(RegisterBlock::default()),
         float: FloatMode::Exact,
         comparison: Comparison::Exact,
     };
@@ -332,7 +344,6 @@ fn check_files(suite: &Suite, worker: usize, compiler: &CCompiler) -> (Vec<Strin
                         scheduler_named(name).unwrap().as_ref(),
                         setup.options.clone(),
                         &setup.transforms,
-                        setup.register,
                     )
                     .map_err(|e| format!("{name}: {e}"));
                     if scheduled.is_ok() {

@@ -52,8 +52,9 @@ pub struct CodegenOptions {
     pub loops: c::LoopOptions,
     /// Whether to add the `main` of [`harness`].
     pub harness: bool,
-    /// Register tiling applied by [`pipeline::schedule`] (`None`: none).
-    pub register: Option<register_tile::RegisterBlock>,
+    /// The register blocks of the CLI's `--register-tile`, for the pipeline's
+    /// `TransformOptions::register` (`None`: no register tiling).
+    pub register: Option<register_tile::RegisterBlocks>,
 }
 
 /// A C translation unit for `program` executing `schedule` (whose coincident band members

@@ -3,7 +3,7 @@
 //! dependence included, so that only loops free of reductions become OpenMP loops), then
 //! register tiling ([`crate::register_tile`]) where it is legal.
 
-use crate::register_tile::{register_tile, RegisterBlock};
+use crate::register_tile::register_tile;
 use crate::CodegenError;
 use poly::deps::Dependences;
 use poly::isl::{IslResult, Schedule, UnionMap};
@@ -23,14 +23,13 @@ pub struct Scheduled {
 }
 
 /// Schedules `program` with `scheduler`, applies `transforms`, then register-tiles with
-/// `register` (`None`: no register tiling).
+/// their register block (`None`: no register tiling).
 pub fn schedule(
     program: &Program,
     deps: &Dependences,
     scheduler: &dyn Scheduler,
     options: Options,
     transforms: &TransformOptions,
-    register: Option<RegisterBlock>,
 ) -> Result<Scheduled, CodegenError> {
     let problem = Problem {
         program,
@@ -83,7 +82,7 @@ pub fn schedule(
     let mut tree = optimized.tree;
     let mut notes = optimized.notes;
     let deps = optimized.deps;
-    if let Some(block) = register {
+    if let Some(block) = transforms.register {
         // Register tiling is an optimisation: if isl fails on it, the kernel goes without.
         let checked = (|| -> IslResult<(Tree, Option<String>)> {
             let mut blocked = register_tile(&tree, program, block)?;
@@ -290,7 +289,7 @@ mod tests {
             ..TransformOptions::default()
         };
         let options = Options::default();
-        schedule(&program, &deps, pluto.as_ref(), options, &transforms, None)
+        schedule(&program, &deps, pluto.as_ref(), options, &transforms)
             .unwrap()
             .notes
     }

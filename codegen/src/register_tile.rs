@@ -6,35 +6,19 @@
 //! `(.., i / RI, .., j / RJ, k)` followed by a point band `(i, j)`: for each small block of
 //! `RI x RJ` targets, `k` runs innermost but for that block, whose targets the C printer then
 //! keeps in local accumulators (`c::accumulate`) that the compiler holds in vector registers.
-//! `i` is the innermost other parallel member (none: only `j` is blocked).
+//! `i` is the innermost other parallel member (none: only `j` is blocked). Which bands
+//! qualify, and the tile sizes that suit them, are the scheduler's register-block model
+//! (`scheduler::transform::tile_size::blocked`), so that tiles hold whole blocks.
 //!
 //! Permuting and strip-mining the members of a permutable band is always legal; the caller
 //! still checks the result against the dependences and keeps the band unchanged otherwise.
 
 use poly::isl::{IslResult, UnionMap};
 use poly::model::Program;
-use scheduler::transform::analysis::same_value;
+use scheduler::transform::tile_size::RegisterShape;
+pub use scheduler::transform::tile_size::{RegisterBlock, RegisterBlocks};
 use scheduler::transform::{BandKind, BandNode, Filtered, Node, Tree};
 use std::num::NonZeroU32;
-
-/// The register block: `rows` of the outer parallel member, `bytes` of the stride-1 member.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RegisterBlock {
-    /// Iterations of the outer parallel member per block.
-    pub rows: u32,
-    /// Bytes of the target array along the stride-1 member per block (divided by the
-    /// element size: 256 bytes are 32 `f64`, four AVX-512 registers).
-    pub bytes: u32,
-}
-
-impl Default for RegisterBlock {
-    fn default() -> Self {
-        RegisterBlock {
-            rows: 4,
-            bytes: 256,
-        }
-    }
-}
 
 /// `tree` with every qualifying innermost band register-tiled (see the module doc).
 ///
@@ -42,33 +26,33 @@ impl Default for RegisterBlock {
 /// of the result then shares). Without it, kernels with many statements (deriche: 47) ran
 /// out of the budget the scheduler and the other transformations had left, and isl's parser
 /// reports an exhausted budget while reading a relation as a "syntax error".
-pub fn register_tile(tree: &Tree, program: &Program, block: RegisterBlock) -> IslResult<Tree> {
+pub fn register_tile(tree: &Tree, program: &Program, blocks: RegisterBlocks) -> IslResult<Tree> {
     program.ctx.reset_budget();
     Ok(Tree {
         domain: tree.domain.clone(),
-        root: visit(&tree.root, program, block)?,
+        root: visit(&tree.root, program, blocks)?,
     })
 }
 
-fn visit(node: &Node, program: &Program, block: RegisterBlock) -> IslResult<Node> {
+fn visit(node: &Node, program: &Program, blocks: RegisterBlocks) -> IslResult<Node> {
     let children = |cs: &[Filtered]| -> IslResult<Vec<Filtered>> {
         cs.iter()
             .map(|c| {
                 Ok(Filtered {
                     filter: c.filter.clone(),
-                    child: visit(&c.child, program, block)?,
+                    child: visit(&c.child, program, blocks)?,
                 })
             })
             .collect()
     };
     Ok(match node {
         Node::Leaf => Node::Leaf,
-        Node::Band(b) if !b.child.has_band() => match blocked(b, program, block)? {
+        Node::Band(b) if !b.child.has_band() => match blocked(b, program, blocks)? {
             Some(n) => n,
             None => node.clone(),
         },
         Node::Band(b) => Node::Band(BandNode {
-            child: Box::new(visit(&b.child, program, block)?),
+            child: Box::new(visit(&b.child, program, blocks)?),
             ..b.clone()
         }),
         Node::Sequence(cs) => Node::Sequence(children(cs)?),
@@ -77,25 +61,19 @@ fn visit(node: &Node, program: &Program, block: RegisterBlock) -> IslResult<Node
 }
 
 /// The register-tiled band, or `None` when `b` does not qualify.
-fn blocked(b: &BandNode, program: &Program, block: RegisterBlock) -> IslResult<Option<Node>> {
+fn blocked(b: &BandNode, program: &Program, blocks: RegisterBlocks) -> IslResult<Option<Node>> {
     let n = b.members.len();
-    if !b.permutable || n < 2 || !b.coincident[n - 1] {
-        return Ok(None);
-    }
-    let j = n - 1;
-    let Some(k) = (0..n).rev().find(|&m| !b.coincident[m]) else {
+    let Some(shape) = RegisterShape::of(b, n.saturating_sub(1), program)? else {
         return Ok(None);
     };
-    let Some(elem_bytes) = reused_target_bytes(b, k, program)? else {
-        return Ok(None);
-    };
-    let i = (0..j).rev().find(|&m| b.coincident[m]);
+    let block = blocks.of(&shape);
+    let RegisterShape { i, j, k, .. } = shape;
     let ctx = b.members[0].ctx();
     let strip = |m: usize, size: u32| -> IslResult<UnionMap> {
         let floor = ctx.union_map(&format!("{{ [x] -> [floor(x / {size})] }}"))?;
         b.members[m].apply_range(&floor)
     };
-    let cols = (block.bytes / elem_bytes).max(1);
+    let cols = shape.cols(block);
     let mut outer = Vec::new();
     let mut sizes = Vec::new();
     for m in 0..n {
@@ -135,38 +113,4 @@ fn blocked(b: &BandNode, program: &Program, block: RegisterBlock) -> IslResult<O
         kind: BandKind::Tile(sizes),
         child: Box::new(Node::Band(point)),
     })))
-}
-
-/// The element size of the target of a statement of the band whose target element stays the
-/// same while member `k` advances and every other member is fixed (`None`: no such
-/// statement, so blocking would not save any load or store).
-fn reused_target_bytes(b: &BandNode, k: usize, program: &Program) -> IslResult<Option<u32>> {
-    let mut others: Option<UnionMap> = None;
-    for (m, member) in b.members.iter().enumerate() {
-        if m != k {
-            let same = same_value(member)?;
-            others = Some(match others {
-                None => same,
-                Some(o) => o.intersect(&same)?,
-            });
-        }
-    }
-    let member = &b.members[k];
-    let before = member.ctx().union_map("{ [a] -> [b] : a < b }")?;
-    let advances = member
-        .apply_range(&before)?
-        .apply_range(&member.reverse()?)?;
-    let along_k = match others {
-        Some(o) => o.intersect(&advances)?,
-        None => advances,
-    };
-    for s in &program.statements {
-        let write = s.write.relation.apply(isl_rs::UnionMap::from_map)?;
-        let same_element = write.apply_range(&write.reverse()?)?;
-        if !same_element.intersect(&along_k)?.is_empty()? {
-            let elem = program.kernel.arrays[s.write.array.0].elem;
-            return Ok(Some(elem.size_bytes() as u32));
-        }
-    }
-    Ok(None)
 }

@@ -11,7 +11,7 @@
 //! transformations of its original order) needs between 2 and 3 million operations today
 //! (the test fails with 2 million), the other kernels less.
 
-use codegen::register_tile::RegisterBlock;
+use codegen::register_tile::RegisterBlocks;
 use codegen::CodegenOptions;
 use poly::deps::Dependences;
 use poly::isl::{Ctx, IslError, DEFAULT_MAX_OPERATIONS};
@@ -44,6 +44,7 @@ fn over_budget(path: &Path) -> Option<String> {
         tile: Some(Vec::new()),
         machine: Machine::FALLBACK,
         parallel: true,
+        register: Some(RegisterBlocks::for_machine(&Machine::FALLBACK)),
         ..TransformOptions::default()
     };
     let pluto = scheduler::registry::scheduler_named("pluto").expect("pluto is registered");
@@ -53,7 +54,6 @@ fn over_budget(path: &Path) -> Option<String> {
         pluto.as_ref(),
         Default::default(),
         &transforms,
-        Some(RegisterBlock::default()),
     ) {
         Ok(s) => s,
         Err(e) => return failed("schedule", &e),

@@ -1,12 +1,14 @@
-//! Register tiling in the default pipeline (Pluto, the cache model's tiles for this machine, `--parallel`, blocks
-//! of 4 x 256 bytes): the notes say it was applied, not refused. deriche (47 statements)
+//! Register tiling in the default pipeline (Pluto, the cache model's tiles for this machine,
+//! `--parallel`, the blocks of an AVX2 machine, 6 x 64 bytes): the notes say it was applied,
+//! not refused. deriche (47 statements)
 //! used to be refused with isl's "syntax error": its budget ran out, shared with the
 //! scheduler and the other transformations.
 
-use codegen::register_tile::RegisterBlock;
+use codegen::register_tile::RegisterBlocks;
 use poly::deps::Dependences;
 use poly::isl::Ctx;
 use poly::model::Program;
+use scheduler::transform::tile_size::Machine;
 use scheduler::transform::TransformOptions;
 use std::collections::BTreeMap;
 
@@ -17,10 +19,12 @@ fn register_tiling_note(example: &str) -> String {
     let ctx = Ctx::default();
     let program = Program::build(&ctx, &kernel, &BTreeMap::new()).unwrap();
     let deps = Dependences::compute(&program).unwrap();
+    let machine = Machine::host();
     let transforms = TransformOptions {
         tile: Some(Vec::new()),
         parallel: true,
-        machine: scheduler::transform::tile_size::Machine::host(),
+        machine,
+        register: Some(RegisterBlocks::for_machine(&Machine::FALLBACK)),
         ..TransformOptions::default()
     };
     let run = |name: &str| {
@@ -31,7 +35,6 @@ fn register_tiling_note(example: &str) -> String {
             scheduler.as_ref(),
             Default::default(),
             &transforms,
-            Some(RegisterBlock::default()),
         )
     };
     // As `polyc compile`: isl's scheduler when Pluto's pipeline fails.

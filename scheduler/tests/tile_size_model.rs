@@ -24,6 +24,7 @@ const SMALL: Machine = Machine {
     l2_bytes: 64 << 10,
     l3_bytes: 1 << 20,
     vector_bytes: 64,
+    cores: 1,
 };
 
 fn polybench(name: &str) -> Loaded {

@@ -5,8 +5,10 @@ use super::schedule::{
 };
 use crate::error::CliError;
 use codegen::isl_ast::{AstOptions, LoopType};
-use codegen::register_tile::RegisterBlock;
+use codegen::register_tile::{RegisterBlock, RegisterBlocks};
 use codegen::{c::LoopOptions, CodegenError, CodegenOptions};
+use scheduler::transform::tile_size::Machine;
+use scheduler::transform::TransformOptions;
 use std::path::PathBuf;
 
 /// The back end to compile for.
@@ -43,20 +45,30 @@ pub struct CodegenArgs {
     #[arg(long)]
     pub no_pack: bool,
     /// Register tiling of innermost reduction bands: `ROWS,BYTES` (rows of the outer
-    /// parallel loop, bytes of the stride-1 loop per block), or `off`.
-    #[arg(long, default_value = "4,256", value_parser = parse_register_block)]
+    /// parallel loop, bytes of the stride-1 loop per block; a block held in registers that
+    /// has no rows gets ROWS x BYTES of columns), `auto` (blocks held in registers fit this
+    /// machine's vector registers, 6,64 with AVX2 and 4,256 with AVX-512; others are
+    /// 4,256), or `off`.
+    #[arg(long, default_value = "auto", value_parser = parse_register_block)]
     pub register_tile: RegisterTile,
 }
 
 /// The value of `--register-tile`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RegisterTile(pub Option<RegisterBlock>);
+pub struct RegisterTile(pub Option<RegisterBlocks>);
 
 fn parse_register_block(text: &str) -> Result<RegisterTile, String> {
-    if text == "off" {
-        return Ok(RegisterTile(None));
+    match text {
+        "off" => return Ok(RegisterTile(None)),
+        "auto" => {
+            return Ok(RegisterTile(Some(RegisterBlocks::for_machine(
+                &Machine::host(),
+            ))))
+        }
+        _ => {}
     }
-    let bad = || format!("expected `ROWS,BYTES` (positive integers) or `off`, got `{text}`");
+    let bad =
+        || format!("expected `ROWS,BYTES` (positive integers), `auto` or `off`, got `{text}`");
     let (rows, bytes) = text.split_once(',').ok_or_else(bad)?;
     let positive = |t: &str| {
         t.trim()
@@ -65,10 +77,10 @@ fn parse_register_block(text: &str) -> Result<RegisterTile, String> {
             .filter(|&v| v > 0)
             .ok_or_else(bad)
     };
-    Ok(RegisterTile(Some(RegisterBlock {
+    Ok(RegisterTile(Some(RegisterBlocks::uniform(RegisterBlock {
         rows: positive(rows)?,
         bytes: positive(bytes)?,
-    })))
+    }))))
 }
 
 impl CodegenArgs {
@@ -166,7 +178,10 @@ pub fn generate(
     options: &CodegenOptions,
 ) -> Result<String, CliError> {
     let scheduler = find_scheduler(scheduler)?;
-    let transforms = transform_options(schedule)?;
+    let transforms = TransformOptions {
+        register: options.register,
+        ..transform_options(schedule)?
+    };
     let lifted = choose(lift_file(file, &schedule.define)?, kernel, file)?;
     let problem = lifted.problem(schedule);
     let run = |s: &dyn scheduler::Scheduler| {
@@ -176,7 +191,6 @@ pub fn generate(
             s,
             problem.options.clone(),
             &transforms,
-            options.register,
         )
     };
     let scheduled = match run(scheduler.as_ref()) {

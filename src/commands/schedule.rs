@@ -142,6 +142,7 @@ pub fn transform_options(options: &ScheduleOptions) -> Result<TransformOptions, 
         tile2: options.tile2.as_deref().map(parse_sizes).transpose()?,
         machine: Machine::host(),
         parallel: options.parallel,
+        register: None,
     })
 }
 

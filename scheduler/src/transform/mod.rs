@@ -32,6 +32,10 @@ pub struct TransformOptions {
     pub tile: Option<Vec<NonZeroU32>>,
     /// The caches the model sizes tiles for.
     pub machine: tile_size::Machine,
+    /// The register blocks the back end will apply to innermost reduction bands
+    /// (`codegen::register_tile`), for which the model then sizes those it holds in
+    /// registers (`None`: no register tiling follows).
+    pub register: Option<tile_size::RegisterBlocks>,
     /// Tile the tile loops again with these sizes.
     pub tile2: Option<Vec<NonZeroU32>>,
     /// Expose parallelism: wavefront where no outer loop is parallel, then move a stride-1
@@ -95,8 +99,9 @@ impl<'a> Staged<'a> {
             notes.extend(report.refused);
             tree = fused;
         }
-        let sizer = (options.tile.as_deref())
-            .map(|sizes| tile_size::TileSizer::new(problem.program, options.machine, sizes));
+        let sizer = (options.tile.as_deref()).map(|sizes| {
+            tile_size::TileSizer::new(problem.program, options.machine, sizes, options.register)
+        });
         let mut staged = Staged {
             problem,
             options,

@@ -30,9 +30,11 @@
 //! sizes, so every step evaluates at most `d` moves and the search ends within
 //! `d * (candidates per member)` steps; footprints are memoised.
 
+mod blocked;
 mod footprint;
 mod machine;
 
+pub use blocked::{blocked_sizes, RegisterBlock, RegisterBlocks, RegisterShape, MAX_PANEL_BYTES};
 pub use footprint::{bounds, single_set, union_volume, BandFootprint};
 pub use machine::{Machine, SYSFS_CACHE_DIR};
 
@@ -68,6 +70,9 @@ pub struct Choice {
     pub inner_bytes: u64,
     /// Whether the footprints fit the budgets (false: nothing fits, smallest sizes kept).
     pub fits: bool,
+    /// The register block the sizes were chosen for ([`blocked`]'s rule; `None`: the
+    /// footprint rule).
+    pub blocked: Option<RegisterBlock>,
 }
 
 /// Chooses tile sizes for the bands of one program, remembering what it chose.
@@ -76,16 +81,25 @@ pub struct TileSizer<'a> {
     program: &'a Program,
     machine: Machine,
     given: &'a [NonZeroU32],
+    register: Option<RegisterBlocks>,
     notes: RefCell<Vec<String>>,
 }
 
 impl<'a> TileSizer<'a> {
-    /// A sizer for `program` on `machine`; `given[k]` fixes member `k` of every band.
-    pub fn new(program: &'a Program, machine: Machine, given: &'a [NonZeroU32]) -> Self {
+    /// A sizer for `program` on `machine`; `given[k]` fixes member `k` of every band;
+    /// bands the back end will register-tile with `register` and hold in registers get
+    /// [`blocked`]'s sizes.
+    pub fn new(
+        program: &'a Program,
+        machine: Machine,
+        given: &'a [NonZeroU32],
+        register: Option<RegisterBlocks>,
+    ) -> Self {
         TileSizer {
             program,
             machine,
             given,
+            register,
             notes: RefCell::new(Vec::new()),
         }
     }
@@ -104,6 +118,25 @@ impl<'a> TileSizer<'a> {
         // isl budget.
         self.program.ctx.reset_budget();
         let (sizes, note) = match chosen {
+            Ok(Choice {
+                sizes,
+                tile_bytes,
+                inner_bytes,
+                blocked: Some(block),
+                ..
+            }) => {
+                let note = format!(
+                    "{} (register-block model, {} rows x {} bytes, {}: panel {}, one block's \
+                     slice {})",
+                    join(&sizes),
+                    block.rows,
+                    block.bytes,
+                    self.machine,
+                    kib(tile_bytes),
+                    kib(inner_bytes),
+                );
+                (sizes, note)
+            }
             Ok(c) => {
                 let verdict = if c.fits {
                     "fits"
@@ -182,6 +215,14 @@ impl<'a> TileSizer<'a> {
             .smallest_element()
             .map_or(1, |b| (u64::from(self.machine.vector_bytes) / b).max(1));
         let stride = footprint.stride_one_member()?;
+        if let (Some(blocks), Some(j)) = (self.register, stride) {
+            if let Some(shape) = RegisterShape::of(band, j, program)? {
+                if shape.accumulates {
+                    let block = blocks.of(&shape);
+                    return Ok(self.blocked_choice(band, shape, block, &extents));
+                }
+            }
+        }
         let ladders: Vec<Vec<u32>> = (0..n)
             .map(|k| match self.given.get(k) {
                 Some(s) => vec![s.get()],
@@ -195,6 +236,34 @@ impl<'a> TileSizer<'a> {
         search(&ladders, budget, &mut |sizes| footprint.bytes(sizes))
     }
 
+    /// [`blocked_sizes`] with the given sizes in place, and the bytes of the panel of `j`
+    /// and `k` and of one block's slice of it and of the panel of `i` and `k`.
+    fn blocked_choice(
+        &self,
+        band: &BandNode,
+        shape: RegisterShape,
+        block: RegisterBlock,
+        extents: &[i64],
+    ) -> Choice {
+        let mut sizes = blocked_sizes(band, shape, block, extents, &self.machine);
+        for (s, given) in sizes.iter_mut().zip(self.given) {
+            *s = given.get();
+        }
+        let elem = u64::from(shape.elem_bytes);
+        let kc = u64::from(sizes[shape.k]);
+        let rows = shape.i.map_or(1, |_| u64::from(block.rows));
+        Choice {
+            tile_bytes: kc * u64::from(sizes[shape.j]) * elem,
+            inner_bytes: kc * (u64::from(shape.cols(block)) + rows) * elem,
+            sizes: sizes
+                .into_iter()
+                .map(|s| NonZeroU32::new(s).expect("blocked sizes are positive"))
+                .collect(),
+            fits: true,
+            blocked: Some(block),
+        }
+    }
+
     fn smallest_choice(&self, n: usize) -> Choice {
         Choice {
             sizes: (0..n)
@@ -203,6 +272,7 @@ impl<'a> TileSizer<'a> {
             tile_bytes: 0,
             inner_bytes: 0,
             fits: true,
+            blocked: None,
         }
     }
 }
@@ -325,6 +395,7 @@ fn choice(sizes: Vec<u32>, tile_bytes: u64, inner_bytes: u64, fits: bool) -> Cho
         tile_bytes,
         inner_bytes,
         fits,
+        blocked: None,
     }
 }
 

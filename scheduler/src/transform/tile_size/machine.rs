@@ -25,6 +25,8 @@ pub struct Machine {
     pub l3_bytes: u64,
     /// Width of one SIMD register (16: SSE/NEON, 32: AVX2, 64: AVX-512).
     pub vector_bytes: u32,
+    /// Hardware threads the generated code's OpenMP loops share work among.
+    pub cores: u32,
 }
 
 impl Machine {
@@ -34,12 +36,17 @@ impl Machine {
         l2_bytes: 1024 * KIB,
         l3_bytes: 32 * 1024 * KIB,
         vector_bytes: 32,
+        cores: 1,
     };
 
     /// The machine running this process: its caches from sysfs, its widest vector unit from
-    /// the CPU's feature flags.
+    /// the CPU's feature flags, its cores from the threads this process may run.
     pub fn host() -> Machine {
-        Machine::from_sysfs(Path::new(SYSFS_CACHE_DIR), host_vector_bytes())
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        Machine {
+            cores,
+            ..Machine::from_sysfs(Path::new(SYSFS_CACHE_DIR), host_vector_bytes())
+        }
     }
 
     /// The caches described under `dir` (a sysfs `cache` directory), with `vector_bytes`;
@@ -81,11 +88,12 @@ impl fmt::Display for Machine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "L1d {} KiB, L2 {} KiB, L3 {} KiB, {}-byte vectors",
+            "L1d {} KiB, L2 {} KiB, L3 {} KiB, {}-byte vectors, {} core(s)",
             self.l1d_bytes / KIB,
             self.l2_bytes / KIB,
             self.l3_bytes / KIB,
-            self.vector_bytes
+            self.vector_bytes,
+            self.cores
         )
     }
 }
@@ -190,12 +198,13 @@ mod tests {
                 l1d_bytes: 48 << 10,
                 l2_bytes: 2 << 20,
                 l3_bytes: 300 << 20,
-                vector_bytes: 64
+                vector_bytes: 64,
+                cores: 1,
             }
         );
         assert_eq!(
             m.to_string(),
-            "L1d 48 KiB, L2 2048 KiB, L3 307200 KiB, 64-byte vectors"
+            "L1d 48 KiB, L2 2048 KiB, L3 307200 KiB, 64-byte vectors, 1 core(s)"
         );
     }
 
