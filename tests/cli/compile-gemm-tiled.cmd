@@ -3,5 +3,7 @@ examples/gemm.pk
 --target
 cpu
 --tile
-32,32,32
+36,32,32
 --parallel
+--register-tile
+6,64

@@ -15,7 +15,7 @@
 //! compiler unrolls and vectorises) and with the actual ones (partial tiles).
 
 use super::loops::{hoistable, LoopPrinter};
-use super::stmt::Accumulable;
+use super::stmt::{Accumulable, Part};
 use super::Instances;
 use crate::ast::{Expr, For, Node, Op};
 use crate::CodegenError;
@@ -208,11 +208,11 @@ impl LoopPrinter<'_> {
             &format!("for (long {it} = {init}; {runs}; {it}++) {{"),
         );
         let args: Vec<String> = block.args.iter().map(|a| self.expr(a)).collect();
-        let mut replaced = vec![(0, element.as_str())];
+        let mut replaced = vec![(Part::Access(0), element.as_str())];
         replaced.extend(
             (self.panels.iter())
                 .filter(|p| std::ptr::eq(p.block, f))
-                .map(|p| (p.position, p.lvalue.as_str())),
+                .map(|p| (p.part, p.lvalue.as_str())),
         );
         let update = (self.statements).instance(block.tuple, &args, &replaced)?;
         self.nest(block, counts, &offsets, depth + 1, &update);

@@ -1,7 +1,7 @@
 //! The loop AST as C: `for` loops with hoisted upper bounds and OpenMP pragmas, guards,
 //! unrolled small constant loops, and statement instances.
 
-use super::stmt::{Accumulable, ElementAccess, Replacement};
+use super::stmt::{Accumulable, ElementAccess, InputExpression, Replacement};
 use crate::ast::{Expr, For, Node, Op};
 use crate::CodegenError;
 use std::collections::BTreeMap;
@@ -10,8 +10,9 @@ use std::fmt::Write;
 /// The statements the loops execute, as the printer needs them.
 pub trait Instances {
     /// A statement instance as C: the statement's tuple name and its iteration vector (C
-    /// expressions) to one C statement or block, with the accesses of `replaced` spelled as
-    /// the C lvalues given there (an accumulator for the target, a panel for a read).
+    /// expressions) to one C statement or block, with the parts of `replaced` spelled as
+    /// the C lvalues given there (an accumulator for the target, a panel for a read or for
+    /// a subexpression).
     fn instance(
         &self,
         tuple: &str,
@@ -29,6 +30,13 @@ pub trait Instances {
     /// element spelled in the C expressions of `args`, for packing and promotion (`None`,
     /// the default: nothing is known of them, so neither applies).
     fn element_accesses(&self, _tuple: &str, _args: &[String]) -> Option<Vec<ElementAccess>> {
+        None
+    }
+
+    /// The subexpressions of a statement instance computed from inputs alone, each value
+    /// spelled in the C expressions of `args`, for packing (`None`, the default: nothing is
+    /// known of them).
+    fn input_expressions(&self, _tuple: &str, _args: &[String]) -> Option<Vec<InputExpression>> {
         None
     }
 }

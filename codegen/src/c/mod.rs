@@ -198,6 +198,15 @@ impl Instances for Statements<'_, '_> {
             args,
         ))
     }
+
+    fn input_expressions(
+        &self,
+        tuple: &str,
+        args: &[String],
+    ) -> Option<Vec<stmt::InputExpression>> {
+        let (s, stmt) = self.by_tuple.get(tuple)?;
+        stmt::input_expressions(self.arrays, stmt, &s.iterators, args).ok()
+    }
 }
 
 fn free_temps(out: &mut String, temps: &[(usize, &frontend::ir::Array)], depth: usize) {

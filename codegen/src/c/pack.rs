@@ -1,42 +1,99 @@
-//! Panel packing: a read of a read-only input array inside an accumulator block (gemm's
-//! `B[k, j]` under a register tile) is copied, once before a loop whose iterator it does not
-//! depend on (the loop over blocks of rows `i`), into a small local array laid out in the
-//! order the block reads it; the block then reads the copy. Every iteration of that loop
-//! reads the same elements, so the copy is paid once and the block streams through
-//! contiguous memory instead of one cache line and one page per step of `k` (gemm's `B` rows
-//! are 8,800 bytes apart at PolyBench's LARGE size): what BLIS and Polly's matrix-multiply
-//! optimisation call packing.
+//! Panel packing: a value an accumulator block computes at every step but that does not
+//! move with some loop around the block is copied, once before that loop, into a small local
+//! array laid out in the order the block reads it; the block then reads the copy. Two kinds
+//! of values are copied (what BLIS and Polly's matrix-multiply optimisation call packing):
 //!
-//! Exactness is kept: the array is an input the kernel never writes, so the copy holds the
-//! values every read would have seen, and the arithmetic is unchanged. The copy reads
-//! exactly the elements the block reads: it runs the block's own loops (the ones the read
-//! depends on) with the block's bounds, which mention no loop it skips, and only when the
-//! reused loop runs at least once. The read is proven within the array's extents.
+//! - a strided read of a read-only input (gemm's `B[k, j]` under a register tile, whose rows
+//!   are 8,800 bytes apart at PolyBench's LARGE size), before the loop over blocks of rows
+//!   that it does not depend on: the block then streams through contiguous memory instead
+//!   of one cache line and one page per step of `k`;
+//! - a subexpression computed from inputs alone ([`InputExpression`], gemm's
+//!   `alpha * A[i, k]`), before the loop over blocks of columns: each block then reads one
+//!   value per row and step of `k`, instead of computing it at each step of every block
+//!   (on AVX2 that multiplication took a third of the multiply unit's cycles).
+//!
+//! Exactness is kept: the inputs are never written by the kernel, so the copy holds the
+//! values every evaluation would have given (a subexpression's value is its operation on
+//! the same operands, in the same type), and the arithmetic around it is unchanged. The copy
+//! reads exactly the elements the block reads: it runs the block's own loops (the ones the
+//! value depends on) with the block's bounds, which mention no loop it skips, and only when
+//! the reused loop runs at least once. The reads are proven within the arrays' extents, and
+//! a floating-point operation cannot fault.
 //!
 //! The panel is indexed by the iterators of those loops, each less its lower bound, and
 //! sized by their largest trip counts.
 
 use super::accumulate::{max_trip, Block};
 use super::loops::{hoistable, LoopPrinter};
-use super::stmt::ElementAccess;
+use super::stmt::{ElementAccess, InputExpression, Part};
 use crate::ast::{Expr, For, Node};
 use crate::CodegenError;
 
-/// At most this many bytes per panel: a local array on the thread's stack, meant to stay
-/// in the first two cache levels.
-pub const MAX_PANEL_BYTES: i64 = 64 * 1024;
+/// At most this many bytes per panel: a local array on the thread's stack, sized by the
+/// scheduler's register-block model to stay in L2.
+pub const MAX_PANEL_BYTES: i64 = scheduler::transform::tile_size::MAX_PANEL_BYTES as i64;
 
-/// A read copied into a panel before a loop whose iterations all read the same elements.
+/// What a panel holds: a read or a subexpression of the block's statement.
+struct Source {
+    /// The part of the statement the panel stands for.
+    part: Part,
+    /// The positions of the statement iterators it depends on.
+    iterators: Vec<usize>,
+    /// One value as C, in the block's iterators.
+    value: String,
+    /// The C type of a value.
+    storage: &'static str,
+    /// The size of a value in bytes.
+    bytes: usize,
+}
+
+impl Source {
+    /// A read worth a copy: one strided along the accumulator loop or across the vector
+    /// loop (`B[k, j]`, syrk's `A[j, k]`). One that is a single value across the vector
+    /// loop and contiguous along the accumulator loop (gemm's `A[i, k]`) streams well as
+    /// it is.
+    fn read(read: ElementAccess, block: &Block) -> Option<Source> {
+        let innermost = &block.inner.last()?.0.iterator;
+        let mentions = |ps: &[usize], it: &str| ps.iter().any(|&p| block.args[p].mentions(it));
+        if !read.read_only
+            || !read.in_bounds
+            || read.write
+            || (mentions(&read.last_index_iterators, &block.outer.iterator)
+                && !mentions(&read.iterators, innermost))
+        {
+            return None;
+        }
+        Some(Source {
+            part: Part::Access(read.position),
+            iterators: read.iterators,
+            value: read.element,
+            storage: read.storage,
+            bytes: read.bytes,
+        })
+    }
+
+    fn expression(e: InputExpression) -> Source {
+        Source {
+            part: Part::Expression(e.node),
+            iterators: e.iterators,
+            value: e.value,
+            storage: e.storage,
+            bytes: e.bytes,
+        }
+    }
+}
+
+/// A value copied into a panel before a loop whose iterations all compute the same values.
 pub(super) struct Panel<'n> {
     /// The accumulator loop of the block that reads the panel.
     block: &'n For,
-    /// The read, its element spelled in the block's iterators.
-    read: ElementAccess,
-    /// The loops the read depends on, outermost first.
+    /// What it holds.
+    source: Source,
+    /// The loops the value depends on, outermost first.
     dims: Vec<Dim<'n>>,
 }
 
-/// One dimension of a panel: a loop the read depends on.
+/// One dimension of a panel: a loop the value depends on.
 struct Dim<'n> {
     /// The loop.
     lp: &'n For,
@@ -47,20 +104,22 @@ struct Dim<'n> {
     inner: bool,
 }
 
-/// Which panel stands for which read while the loop it is reused across is printed.
+/// Which panel stands for which part of a statement while the loop it is reused across is
+/// printed.
 pub(super) struct ActivePanel {
     /// The accumulator loop of the block that reads it (compared by address only).
     pub(super) block: *const For,
-    /// The read's access position.
-    pub(super) position: usize,
+    /// The part it stands for.
+    pub(super) part: Part,
     /// The panel element as a C lvalue in the block's iterators.
     pub(super) lvalue: String,
 }
 
 impl<'n> Panel<'n> {
     /// The panels worth packing before `over`: `over` runs a chain of loops ending in an
-    /// accumulator block, and a read of a read-only input by the block's statement, proven
-    /// in bounds, depends neither on `over` nor on any loop whose bounds do.
+    /// accumulator block, and a strided read of an input or a subexpression computed from
+    /// inputs (outermost first, none inside another) of the block's statement depends
+    /// neither on `over` nor on any loop whose bounds do, and has no panel yet.
     pub(super) fn all(over: &'n For, printer: &LoopPrinter<'n>) -> Vec<Panel<'n>> {
         if hoistable(over).is_none() {
             return Vec::new();
@@ -81,34 +140,41 @@ impl<'n> Panel<'n> {
             }
         };
         let args: Vec<String> = block.args.iter().map(|a| printer.expr(a)).collect();
-        let accesses = (printer.statements)
-            .element_accesses(block.tuple, &args)
-            .unwrap_or_default();
-        accesses
+        let statements = printer.statements;
+        let reads = (statements.element_accesses(block.tuple, &args))
+            .unwrap_or_default()
             .into_iter()
-            .filter(|a| !a.write && a.read_only && a.in_bounds)
-            .filter_map(|read| Panel::of(over, &middle, &block, read))
-            .collect()
+            .filter_map(|read| Source::read(read, &block));
+        let has_panel = |part: Part| {
+            (printer.panels.iter()).any(|p| std::ptr::eq(p.block, block.outer) && p.part == part)
+        };
+        let mut panels: Vec<Panel<'n>> = Vec::new();
+        let mut covered: Vec<std::ops::Range<usize>> = Vec::new();
+        for e in (statements.input_expressions(block.tuple, &args)).unwrap_or_default() {
+            if covered.iter().any(|r| r.contains(&e.node)) || has_panel(Part::Expression(e.node)) {
+                continue;
+            }
+            let nodes = e.node..e.node + e.size;
+            if let Some(panel) = Panel::of(over, &middle, &block, Source::expression(e)) {
+                covered.push(nodes);
+                panels.push(panel);
+            }
+        }
+        for read in reads.filter(|r| !has_panel(r.part)) {
+            panels.extend(Panel::of(over, &middle, &block, read));
+        }
+        panels
     }
 
-    /// The panel of `read`, when it qualifies.
+    /// The panel of `source`, when it depends on neither `over` nor the loops whose bounds
+    /// do and fits in [`MAX_PANEL_BYTES`].
     fn of(
         over: &'n For,
         middle: &[&'n For],
         block: &Block<'n>,
-        read: ElementAccess,
+        source: Source,
     ) -> Option<Panel<'n>> {
-        // A read that is one value across the vector loop (the innermost) and contiguous
-        // along the accumulator loop (gemm's `A[i, k]`) streams well as it is; one strided
-        // along either (`B[k, j]`, syrk's `A[j, k]`) is worth a copy.
-        let innermost = &block.inner.last()?.0.iterator;
-        let mentions = |ps: &[usize], it: &str| ps.iter().any(|&p| block.args[p].mentions(it));
-        if mentions(&read.last_index_iterators, &block.outer.iterator)
-            && !mentions(&read.iterators, innermost)
-        {
-            return None;
-        }
-        // The AST iterators the read depends on, through the block's inner loops' bounds.
+        // The AST iterators the value depends on, through the block's inner loops' bounds.
         let mut needed: Vec<String> = Vec::new();
         let mention = |e: &Expr, needed: &mut Vec<String>| {
             for l in middle
@@ -123,7 +189,7 @@ impl<'n> Panel<'n> {
                 }
             }
         };
-        for &p in &read.iterators {
+        for &p in &source.iterators {
             mention(&block.args[p], &mut needed);
         }
         for (g, _) in block.inner.iter().rev() {
@@ -165,9 +231,9 @@ impl<'n> Panel<'n> {
             }
         }
         let elements: i64 = dims.iter().map(|d| d.trips).product();
-        (!dims.is_empty() && elements * read.bytes as i64 <= MAX_PANEL_BYTES).then_some(Panel {
+        (!dims.is_empty() && elements * source.bytes as i64 <= MAX_PANEL_BYTES).then_some(Panel {
             block: block.outer,
-            read,
+            source,
             dims,
         })
     }
@@ -198,7 +264,7 @@ impl LoopPrinter<'_> {
                 .iter()
                 .map(|d| format!("[{}]", d.trips))
                 .collect();
-            let ty = panel.read.storage;
+            let ty = panel.source.storage;
             self.line(d, &format!("{ty} {name}_s{};", sizes.concat()));
             self.line(
                 d,
@@ -227,14 +293,14 @@ impl LoopPrinter<'_> {
                 element.push_str(&format!("[{} - {init}]", g.iterator));
             }
             let inner = d + 1 + panel.dims.len();
-            self.line(inner, &format!("{element} = {};", panel.read.element));
+            self.line(inner, &format!("{element} = {};", panel.source.value));
             for k in (0..panel.dims.len()).rev() {
                 self.line(d + 1 + k, "}");
             }
             self.line(d, "}");
             active.push(ActivePanel {
                 block: panel.block,
-                position: panel.read.position,
+                part: panel.source.part,
                 lvalue: element,
             });
         }
@@ -251,16 +317,19 @@ impl LoopPrinter<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::loops::{Instances, LoopOptions, LoopPrinter};
-    use super::super::stmt::{Accumulable, ElementAccess, Replacement};
+    use super::super::stmt::{Accumulable, ElementAccess, InputExpression, Part, Replacement};
     use crate::ast::{Expr, For, Node, Op};
     use crate::CodegenError;
     use std::collections::BTreeMap;
 
-    /// `S(i, k, j)`: `C[i][j] += A[i][k] * B[k][j]` with `A` and `B` inputs; `b_indices`
-    /// are the iterator positions `B`'s indices mention (its last index is `j`).
+    /// `S(i, k, j)`: `C[i][j] += A[i][k] * B[k][j]` with `A` and `B` inputs, or with
+    /// `alpha` `C[i][j] += (alpha * A[i][k]) * B[k][j]`, whose right-hand side's nodes are
+    /// numbered 0 (the whole), 1 (`alpha * A[i][k]`), 2 (`alpha`), 3 (`A`) and 4 (`B`);
+    /// `b_indices` are the iterator positions `B`'s indices mention (its last index is `j`).
     struct Product {
         acc: Accumulable,
         b_indices: Vec<usize>,
+        alpha: bool,
     }
 
     impl Product {
@@ -273,6 +342,7 @@ mod tests {
                     lvalue: "C[i][j]".into(),
                 },
                 b_indices: vec![1, 2],
+                alpha: false,
             }
         }
     }
@@ -284,18 +354,45 @@ mod tests {
             args: &[String],
             replaced: &[Replacement<'_>],
         ) -> Result<String, CodegenError> {
-            let spelled = |p: usize, own: &str| {
+            let spelled = |p: Part, own: &str| {
                 (replaced.iter().find(|(q, _)| *q == p)).map_or(own.to_owned(), |r| r.1.into())
             };
+            let a = match self.alpha {
+                true => spelled(Part::Expression(1), "(alpha * A[i][k])"),
+                false => spelled(Part::Access(1), "A[i][k]"),
+            };
             Ok(format!(
-                "{{ const long i = {}, k = {}, j = {}; {} += {} * {}; }}",
+                "{{ const long i = {}, k = {}, j = {}; {} += {a} * {}; }}",
                 args[0],
                 args[1],
                 args[2],
-                spelled(0, "C[i][j]"),
-                spelled(1, "A[i][k]"),
-                spelled(2, "B[k][j]")
+                spelled(Part::Access(0), "C[i][j]"),
+                spelled(Part::Access(2), "B[k][j]")
             ))
+        }
+
+        fn input_expressions(&self, _: &str, args: &[String]) -> Option<Vec<InputExpression>> {
+            let alpha_a = InputExpression {
+                node: 1,
+                size: 3,
+                iterators: vec![0, 1],
+                value: format!("(alpha * A[{}][{}])", args[0], args[1]),
+                storage: "double",
+                bytes: 8,
+            };
+            // The whole right-hand side reads inputs only too, but moves with every loop.
+            let whole = InputExpression {
+                node: 0,
+                size: 5,
+                iterators: vec![0, 1, 2],
+                value: format!("{} * B[{}][{}]", alpha_a.value, args[1], args[2]),
+                ..alpha_a.clone()
+            };
+            Some(if self.alpha {
+                vec![whole, alpha_a]
+            } else {
+                Vec::new()
+            })
         }
 
         fn accumulable(&self, _: &str) -> Option<&Accumulable> {
@@ -387,6 +484,32 @@ mod tests {
         assert!(c.contains(update), "{c}");
         assert!(!c.contains("* B[k][j]"), "{c}");
         assert!(!print(&register_tile(), false).contains("pc_pk"));
+    }
+
+    #[test]
+    fn a_product_of_inputs_is_packed_once_for_every_column_block() {
+        let product = Product {
+            alpha: true,
+            ..Product::new()
+        };
+        let c = print_with(&register_tile(), true, &product);
+        // `alpha * A[i][k]` is computed before the column blocks `c4`, whose iterator it
+        // does not mention, inside the row blocks `c3`, over the `k` tile and a block's rows.
+        let copy = "pc_pk6[c5 - (32 * t3)][c6 - (4 * c3)] = (alpha * A[c6][c5]);";
+        assert!(c.contains("double pc_pk6_s[32][4];"), "{c}");
+        assert!(c.contains(copy), "{c}");
+        assert!(c.find("for (long c3 = ") < c.find(copy), "{c}");
+        assert!(c.find(copy) < c.rfind("for (long c4 = "), "{c}");
+        // The block multiplies the two panels; nothing computes `alpha * A` any more.
+        let update = "+= pc_pk6[c5 - (32 * t3)][c6 - (4 * c3)] * pc_pk0[c4 - (4 * t2)]";
+        assert!(c.contains(update), "{c}");
+        assert_eq!(c.matches("alpha * A").count(), 1, "{c}");
+        // Without packing, the block computes it at every step.
+        let unpacked = print_with(&register_tile(), false, &product);
+        assert!(
+            unpacked.contains("+= (alpha * A[i][k]) * B[k][j]; }"),
+            "{unpacked}"
+        );
     }
 
     #[test]

@@ -15,7 +15,7 @@
 //! only when the loop runs at least once (then some instance accesses it).
 
 use super::loops::{hoistable, LoopPrinter};
-use super::stmt::ElementAccess;
+use super::stmt::{ElementAccess, Part, Replacement};
 use crate::ast::{Expr, For, Node};
 use crate::CodegenError;
 use std::collections::BTreeSet;
@@ -126,8 +126,10 @@ impl LoopPrinter<'_> {
         let (header, _) = self.header(f, d);
         self.line(d, &header);
         for (k, (tuple, args)) in promotion.statements.iter().enumerate() {
-            let replaced: Vec<(usize, &str)> = (promoted.iter().zip(&locals))
-                .flat_map(|(p, l)| p.positions[k].iter().map(move |&pos| (pos, l.as_str())))
+            let replaced: Vec<Replacement> = (promoted.iter().zip(&locals))
+                .flat_map(|(p, l)| {
+                    (p.positions[k].iter()).map(move |&pos| (Part::Access(pos), l.as_str()))
+                })
                 .collect();
             let text = self.statements.instance(tuple, args, &replaced)?;
             for l in text.lines() {

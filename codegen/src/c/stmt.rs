@@ -153,11 +153,103 @@ fn flat_element(kernel: &Kernel, k: usize, indices: Vec<String>) -> String {
     format!("{name}[{flat}]")
 }
 
-/// A C lvalue that stands for one access of a statement: `(position, lvalue)`, where the
-/// position numbers the target 0 and the right-hand side's reads from 1, left to right (an
-/// accumulator held in a local for the target, a packed panel for a read).
-pub type Replacement<'s> = (usize, &'s str);
+/// A part of a statement that a C lvalue can stand for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// An access, by position: the target 0, the right-hand side's reads from 1, left to
+    /// right (an accumulator held in a local for the target, a packed panel for a read).
+    Access(usize),
+    /// A subexpression of the right-hand side, by its number in a pre-order walk from 0 (a
+    /// panel of [`InputExpression`] values); the reads inside it are not made.
+    Expression(usize),
+}
 
+/// A C lvalue that stands for a part of a statement.
+pub type Replacement<'s> = (Part, &'s str);
+
+/// A subexpression of a statement's right-hand side that computes from inputs alone: an
+/// operation on floating-point values whose leaves are literals and reads of inputs the
+/// kernel never writes, proven in bounds (gemm's `alpha * A[i, k]`). It has the same value
+/// wherever and however often it is evaluated, and evaluating it cannot fault.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputExpression {
+    /// Its number in a pre-order walk of the right-hand side (see [`Part::Expression`]).
+    pub node: usize,
+    /// How many nodes it has (the ones numbered `node..node + size`).
+    pub size: usize,
+    /// The positions of the statement iterators its reads' indices mention.
+    pub iterators: Vec<usize>,
+    /// Its value as a C expression with each statement iterator replaced by its argument.
+    pub value: String,
+    /// The C type of its value.
+    pub storage: &'static str,
+    /// The size of its value in bytes.
+    pub bytes: usize,
+}
+
+/// Every [`InputExpression`] of an instance of `stmt` whose root is an operation, outermost
+/// first (an expression and the ones inside it are all listed), where `iterators` are the
+/// statement's loop variables and `args` the C expressions they take.
+pub fn input_expressions(
+    arrays: &Arrays<'_>,
+    stmt: &Stmt,
+    iterators: &[String],
+    args: &[String],
+) -> Result<Vec<InputExpression>, CodegenError> {
+    let accesses = element_accesses(arrays, stmt, iterators, args);
+    // Pre-order: every node with its first access position and its node count.
+    let mut nodes: Vec<(&Expr, usize, usize)> = Vec::new();
+    let mut position = 1;
+    walk(&stmt.rhs, &mut nodes, &mut position);
+    let mut out = Vec::new();
+    for (node, &(e, first, size)) in nodes.iter().enumerate() {
+        let float = matches!(e.ty, Type::Elem(ElemType::F64 | ElemType::F32));
+        let subtree = &nodes[node..node + size];
+        let reads: Vec<&ElementAccess> = (subtree.iter())
+            .filter(|(e, ..)| matches!(e.kind, ExprKind::Read(_)))
+            .map(|&(_, p, _)| &accesses[p])
+            .collect();
+        let pure = subtree.iter().all(|(e, ..)| {
+            matches!(
+                e.kind,
+                ExprKind::Literal(_) | ExprKind::Read(_) | ExprKind::Neg(_) | ExprKind::Binary(..)
+            )
+        });
+        if !float
+            || !matches!(e.kind, ExprKind::Binary(..) | ExprKind::Neg(_))
+            || !pure
+            || !reads.iter().all(|a| a.read_only && a.in_bounds)
+        {
+            continue;
+        }
+        let mut used: Vec<usize> = reads.iter().flat_map(|a| a.iterators.clone()).collect();
+        used.sort_unstable();
+        used.dedup();
+        let arg = |v: &str| {
+            let p = iterators.iter().position(|it| it == v)?;
+            args.get(p).cloned()
+        };
+        let mut emitter = Emitter {
+            arrays,
+            stmt,
+            next_access: first,
+            next_node: node,
+            replaced: &[],
+            spelled: &arg,
+        };
+        let value = emitter.expr(e)?;
+        let Type::Elem(t) = e.ty else { continue };
+        out.push(InputExpression {
+            node,
+            size,
+            iterators: used,
+            value,
+            storage: super::types::storage(t),
+            bytes: t.size_bytes(),
+        });
+    }
+    Ok(out)
+}
 /// The C statement `target = value;` of `stmt`, with the accesses of `replaced` spelled as
 /// the lvalues given there instead of the array elements.
 pub fn statement(
@@ -169,7 +261,9 @@ pub fn statement(
         arrays,
         stmt,
         next_access: 0,
+        next_node: 0,
         replaced,
+        spelled: &|_| None,
     };
     let target = e.lvalue(&stmt.target);
     let elem = arrays.kernel.array(stmt.target.array).elem;
@@ -231,7 +325,9 @@ pub fn accumulable(arrays: &Arrays<'_>, stmt: &Stmt, iterators: &[String]) -> Op
         arrays,
         stmt,
         next_access: 0,
+        next_node: 0,
         replaced: &[],
+        spelled: &|_| None,
     };
     Some(Accumulable {
         storage: super::types::storage(arrays.kernel.array(target.array).elem),
@@ -242,6 +338,33 @@ pub fn accumulable(arrays: &Arrays<'_>, stmt: &Stmt, iterators: &[String]) -> Op
         index_iterators,
         lvalue: e.lvalue(target),
     })
+}
+
+/// Appends the nodes of `e` in pre-order to `nodes`, each with the position of its first
+/// access (`position`: the next read's) and its node count.
+fn walk<'e>(e: &'e Expr, nodes: &mut Vec<(&'e Expr, usize, usize)>, position: &mut usize) {
+    let at = nodes.len();
+    nodes.push((e, *position, 1));
+    if matches!(e.kind, ExprKind::Read(_)) {
+        *position += 1;
+    }
+    for c in children(e) {
+        walk(c, nodes, position);
+    }
+    nodes[at].2 = nodes.len() - at;
+}
+
+/// The operands of `e`, left to right (the order [`Emitter`] prints them in).
+fn children(e: &Expr) -> Vec<&Expr> {
+    match &e.kind {
+        ExprKind::Literal(_) | ExprKind::Index(_) | ExprKind::Read(_) => Vec::new(),
+        ExprKind::Neg(x) | ExprKind::Not(x) | ExprKind::Cast(x) => vec![x],
+        ExprKind::Binary(_, x, y) | ExprKind::Compare(_, x, y) | ExprKind::Logic(_, x, y) => {
+            vec![x, y]
+        }
+        ExprKind::Select(c, x, y) => vec![c, x, y],
+        ExprKind::Call(_, args) => args.iter().collect(),
+    }
 }
 
 /// The loop variables `e` mentions, each once, added to `out` in order of appearance.
@@ -268,9 +391,14 @@ fn loop_vars(e: &AffExpr, out: &mut Vec<String>) {
 struct Emitter<'a, 'k> {
     arrays: &'a Arrays<'k>,
     stmt: &'a Stmt,
+    /// The position of the next access printed.
     next_access: usize,
-    /// Accesses spelled otherwise, by position.
+    /// The pre-order number of the next right-hand side node printed.
+    next_node: usize,
+    /// Parts spelled otherwise.
     replaced: &'a [Replacement<'a>],
+    /// How loop variables are spelled in indices (`None`: by their C names).
+    spelled: &'a dyn Fn(&str) -> Option<String>,
 }
 
 impl Emitter<'_, '_> {
@@ -285,13 +413,18 @@ impl Emitter<'_, '_> {
         let position = self.next_access;
         let checked = !(self.arrays.in_bounds)(&self.stmt.name, position);
         self.next_access += 1;
-        if let Some((_, lvalue)) = self.replaced.iter().find(|(p, _)| *p == position) {
+        if let Some((_, lvalue)) =
+            (self.replaced.iter()).find(|(p, _)| *p == Part::Access(position))
+        {
             return (*lvalue).to_owned();
         }
         let indices = (access.indices.iter().enumerate())
-            .map(|(d, index)| match checked {
-                true => format!("pc_check({}, {})", affine(index), extent_name(k, d)),
-                false => affine(index),
+            .map(|(d, index)| {
+                let index = affine_with(index, self.spelled);
+                match checked {
+                    true => format!("pc_check({index}, {})", extent_name(k, d)),
+                    false => index,
+                }
             })
             .collect();
         flat_element(kernel, k, indices)
@@ -305,6 +438,19 @@ impl Emitter<'_, '_> {
     }
 
     fn expr(&mut self, e: &Expr) -> Result<String, CodegenError> {
+        let node = self.next_node;
+        self.next_node += 1;
+        if let Some((_, lvalue)) =
+            (self.replaced.iter()).find(|(p, _)| *p == Part::Expression(node))
+        {
+            // The subexpression's reads are not made: skip their positions and its nodes.
+            let mut nodes = Vec::new();
+            let mut after = self.next_access;
+            walk(e, &mut nodes, &mut after);
+            self.next_access = after;
+            self.next_node = node + nodes.len();
+            return Ok((*lvalue).to_owned());
+        }
         Ok(match &e.kind {
             ExprKind::Literal(v) => match e.ty {
                 Type::Bool => (if *v != 0.0 { "1" } else { "0" }).to_owned(),
@@ -313,9 +459,12 @@ impl Emitter<'_, '_> {
             },
             ExprKind::Index(index) => match self.elem(e)? {
                 t @ (ElemType::I32 | ElemType::I8) => {
-                    format!("(({})({}))", compute(t), affine(index))
+                    format!("(({})({}))", compute(t), affine_with(index, self.spelled))
                 }
-                t => round_double(t, &format!("(double)({})", affine(index))),
+                t => round_double(
+                    t,
+                    &format!("(double)({})", affine_with(index, self.spelled)),
+                ),
             },
             ExprKind::Read(access) => {
                 let t = self.arrays.kernel.array(access.array).elem;
@@ -452,6 +601,75 @@ fn call(t: ElemType, func: Func, args: &[String]) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `examples/gemm.pk`'s kernel.
+    fn gemm() -> Kernel {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/gemm.pk");
+        let file = frontend::read_source(path).unwrap();
+        frontend::compile(&file).unwrap().remove(0)
+    }
+
+    /// The input expressions of gemm's update at `(c0, c1, c2)`, with the reads of `A`
+    /// (access position 2) proven in bounds or not.
+    fn gemm_inputs(a_in_bounds: bool) -> Vec<(usize, usize, Vec<usize>, String)> {
+        let kernel = gemm();
+        let in_bounds = |_: &str, position: usize| a_in_bounds || position != 2;
+        let arrays = Arrays {
+            kernel: &kernel,
+            in_bounds: &in_bounds,
+        };
+        let statements = kernel.statements();
+        let update = statements.iter().find(|s| s.enclosing.len() == 3).unwrap();
+        let iterators = ["i", "k", "j"].map(String::from);
+        let args = ["c0", "c1", "c2"].map(String::from);
+        let found = input_expressions(&arrays, update.stmt, &iterators, &args).unwrap();
+        (found.into_iter())
+            .map(|e| (e.node, e.size, e.iterators, e.value))
+            .collect()
+    }
+
+    #[test]
+    fn products_of_inputs_are_found_outermost_first() {
+        // `(alpha * A[i, k]) * B[k, j]`: nodes 0 (the whole), 1 (`alpha * A`), 2 (`alpha`),
+        // 3 (`A`), 4 (`B`); reads at positions 1 (`alpha`), 2 (`A`) and 3 (`B`).
+        let alpha_a = "(alpha * A[(c0) * pc_ext3_1 + c1])";
+        assert_eq!(
+            gemm_inputs(true),
+            [
+                (
+                    0,
+                    5,
+                    vec![0, 1, 2],
+                    format!("({alpha_a} * B[(c1) * pc_ext4_1 + c2])")
+                ),
+                (1, 3, vec![0, 1], alpha_a.to_owned()),
+            ]
+        );
+        // A read that could fault makes every expression around it unfit.
+        assert_eq!(gemm_inputs(false), []);
+    }
+
+    #[test]
+    fn a_replaced_expression_skips_its_reads() {
+        let kernel = gemm();
+        let in_bounds = |_: &str, _: usize| true;
+        let arrays = Arrays {
+            kernel: &kernel,
+            in_bounds: &in_bounds,
+        };
+        let statements = kernel.statements();
+        let update = statements.iter().find(|s| s.enclosing.len() == 3).unwrap();
+        let replaced = [
+            (Part::Expression(1), "pa[k][i]"),
+            (Part::Access(3), "pb[k][j]"),
+        ];
+        let c = statement(&arrays, update.stmt, &replaced).unwrap();
+        // `B` keeps its position 3 although `alpha` and `A` (1 and 2) were not printed.
+        assert!(
+            c.ends_with("= (C[(i) * pc_ext2_1 + j] + (pa[k][i] * pb[k][j]));"),
+            "{c}"
+        );
+    }
 
     #[test]
     fn arithmetic_follows_each_type() {
