@@ -1,34 +1,38 @@
-/* A hand-written packed gemm in the style polyc generates (exact arithmetic: no FMA, the
+/* A hand-written packed gemm in the structure polyc generates (exact arithmetic: no FMA, the
  * same `acc + (alpha * A[i][k]) * B[k][j]` per update), for comparing the generated kernel
  * with what its structure can reach (docs/performance.md, "gemm against OpenBLAS").
  *
  *   gcc -O3 -march=native -fopenmp -std=gnu99 -ffp-contract=off -fno-fast-math \
- *       -DMR=4 -DNR=8 scripts/gemm_packed_by_hand.c -o gemm_by_hand
- *   OMP_NUM_THREADS=2 ./gemm_by_hand MC NC KC      # e.g. 256 32 32 (polyc's tiles here)
+ *       -DMR=6 -DNR=8 scripts/gemm_packed_by_hand.c -o gemm_by_hand
+ *   OMP_NUM_THREADS=2 ./gemm_by_hand MC NC KC    # e.g. 504 256 256 (polyc's tiles on Zen 3)
  *
- * PolyBench's LARGE sizes (1000 x 1100 x 1200). Tiles of MC rows, NC columns and KC steps of
- * k; in each, the KC x NC block of B is copied into a panel ordered [column block][k][column],
- * then MR x NR blocks of C are accumulated in locals across k. Prints three timings. */
+ * PolyBench's LARGE sizes (1000 x 1100 x 1200). Tiles of MC rows (one per thread when MC is
+ * half the rows), NC columns and KC steps of k. In each tile, the KC x NC block of B is
+ * copied into a panel ordered [column block][k][column] before the loop over row blocks;
+ * for each block of MR rows, the products alpha * A[i][k] are computed once into a panel
+ * ordered [k][row] before the loop over column blocks; then MR x NR blocks of C are
+ * accumulated in locals across k. Partial blocks are skipped (timing only). Prints three
+ * timings. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #ifndef MR
-#define MR 4
+#define MR 6
 #endif
 #ifndef NR
 #define NR 8
 #endif
 
-static inline void block(long K, double alpha, const double *restrict A, long lda,
-                         const double *restrict B, double *restrict C, long ldc) {
+static inline void block(long K, const double *restrict pa, const double *restrict pb,
+                         double *restrict C, long ldc) {
     double acc[MR][NR];
     for (int r = 0; r < MR; r++)
         for (int c = 0; c < NR; c++) acc[r][c] = C[r * ldc + c];
     for (long k = 0; k < K; k++)
         for (int r = 0; r < MR; r++) {
 #pragma omp simd
-            for (int c = 0; c < NR; c++) acc[r][c] = acc[r][c] + ((alpha * A[r * lda + k]) * B[k * NR + c]);
+            for (int c = 0; c < NR; c++) acc[r][c] = acc[r][c] + (pa[k * MR + r] * pb[k * NR + c]);
         }
     for (int r = 0; r < MR; r++)
         for (int c = 0; c < NR; c++) C[r * ldc + c] = acc[r][c];
@@ -46,11 +50,12 @@ int main(int argc, char **argv) {
     for (long i = 0; i < NI * NK; i++) A[i] = (i % 7) * 0.1;
     for (long i = 0; i < NK * NJ; i++) B[i] = (i % 5) * 0.1;
     for (long i = 0; i < NI * NJ; i++) C[i] = 1;
+    const double alpha = 1.5;
     for (int run = 0; run < 3; run++) {
         double t = omp_get_wtime();
 #pragma omp parallel
         {
-            double *P = malloc(8 * KC * NC);
+            double *pb = malloc(8 * KC * NC), *pa = malloc(8 * KC * MR);
 #pragma omp for schedule(static)
             for (long i0 = 0; i0 < NI; i0 += MC)
                 for (long j0 = 0; j0 < NJ; j0 += NC)
@@ -60,13 +65,17 @@ int main(int argc, char **argv) {
                         for (long j = j0; j + NR <= je; j += NR)
                             for (long k = 0; k < kn; k++)
                                 for (int c = 0; c < NR; c++)
-                                    P[(j - j0) * KC + k * NR + c] = B[(k0 + k) * NJ + j + c];
-                        for (long i = i0; i + MR <= ie; i += MR)
+                                    pb[(j - j0) * KC + k * NR + c] = B[(k0 + k) * NJ + j + c];
+                        for (long i = i0; i + MR <= ie; i += MR) {
+                            for (long k = 0; k < kn; k++)
+                                for (int r = 0; r < MR; r++)
+                                    pa[k * MR + r] = alpha * A[(i + r) * NK + k0 + k];
                             for (long j = j0; j + NR <= je; j += NR)
-                                block(kn, 1.5, A + i * NK + k0, NK, P + (j - j0) * KC,
-                                      C + i * NJ + j, NJ);
+                                block(kn, pa, pb + (j - j0) * KC, C + i * NJ + j, NJ);
+                        }
                     }
-            free(P);
+            free(pb);
+            free(pa);
         }
         printf("%.4f ", omp_get_wtime() - t);
     }
