@@ -31,7 +31,7 @@ fn example_files(subdir: &str) -> Vec<PathBuf> {
 
 fn kernels(path: &Path) -> Vec<Kernel> {
     let source = std::fs::read_to_string(path).unwrap();
-    let file = frontend::SourceFile::new(&path.display().to_string(), &source);
+    let file = frontend::SourceFile::new(path.display().to_string(), &source);
     frontend::compile(&file).unwrap_or_else(|_| panic!("{} compiles", path.display()))
 }
 

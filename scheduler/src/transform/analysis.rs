@@ -76,7 +76,7 @@ pub fn live_below(live: &UnionMap, members: &[UnionMap]) -> IslResult<UnionMap> 
 /// schedules every instance below it, which [`violation`] checks).
 pub fn permutable(live: &UnionMap, members: &[UnionMap]) -> IslResult<bool> {
     for m in members {
-        if any_compared(&live, m, PairOrder::After)? {
+        if any_compared(live, m, PairOrder::After)? {
             return Ok(false);
         }
     }

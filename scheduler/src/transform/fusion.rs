@@ -240,11 +240,11 @@ fn components(domain: &UnionSet, live: &UnionMap) -> IslResult<Vec<UnionSet>> {
     // Components, each named by its members; ordered so that no component precedes one it
     // depends on.
     let mut comps: Vec<Vec<usize>> = Vec::new();
-    for i in 0..n {
+    for (i, from_i) in reach.iter().enumerate() {
         if !comps.iter().any(|c| c.contains(&i)) {
             comps.push(
                 (0..n)
-                    .filter(|&j| j == i || (reach[i][j] && reach[j][i]))
+                    .filter(|&j| j == i || (from_i[j] && reach[j][i]))
                     .collect(),
             );
         }

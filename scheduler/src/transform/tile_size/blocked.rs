@@ -210,7 +210,7 @@ pub fn blocked_sizes(
         };
         blocks.div_ceil(threads) * u64::from(unit)
     };
-    let nc = clip(nc.min(shared(shape.j, cols)).into(), extents[shape.j], cols);
+    let nc = clip(nc.min(shared(shape.j, cols)), extents[shape.j], cols);
     let mc = shape
         .i
         .map(|i| clip(shared(i, block.rows), extents[i], block.rows));

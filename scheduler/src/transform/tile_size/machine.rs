@@ -1,9 +1,10 @@
-//! The machine the cache model sizes tiles for: data cache sizes and vector width.
+//! The machine the cache model sizes tiles for: data cache sizes, vector width and cores.
 //!
 //! [`Machine::host`] reads Linux's description of the first CPU's caches
 //! (`/sys/devices/system/cpu/cpu0/cache/index*/{level,type,size}`); a level it cannot read
 //! keeps the value of [`Machine::FALLBACK`] (L1d 32 KiB, L2 1 MiB, L3 32 MiB, 32-byte AVX2
-//! vectors). Tests build a [`Machine`] directly, so that chosen sizes do not depend on the
+//! vectors, one core). Its cores are the threads this process may run
+//! (`std::thread::available_parallelism`), which OpenMP also starts by default. Tests build a [`Machine`] directly, so that chosen sizes do not depend on the
 //! machine running them.
 
 use std::fmt;
