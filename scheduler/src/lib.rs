@@ -25,7 +25,7 @@ mod test_support;
 pub mod transform;
 
 pub use affine::{AffineSchedule, Band, Row, RowKind};
-pub use problem::{FusePolicy, Options, Problem, ScheduleError};
+pub use problem::{FusePolicy, Options, Problem, ScheduleError, Symbolic};
 
 use poly::isl::Schedule;
 

@@ -16,6 +16,7 @@ mod unknowns;
 
 use crate::affine::{AffineSchedule, Band, Row, RowKind, StmtRow};
 use crate::farkas::FarkasDual;
+use crate::problem::Symbolic;
 use crate::transform::analysis::same_value;
 use crate::{Problem, ScheduleError, Scheduler};
 use poly::isl::{IslResult, Schedule, UnionMap};
@@ -32,7 +33,12 @@ impl Scheduler for Feautrier {
         NAME
     }
     fn schedule(&self, problem: &Problem) -> Result<Schedule, ScheduleError> {
-        let affine = affine_schedule(problem)?;
+        // Solved with the parameters symbolic, applied to the program as fixed.
+        let symbolic = Symbolic::of(problem)?;
+        let solved = symbolic
+            .as_ref()
+            .map(|s| s.problem(problem.options.clone()));
+        let affine = affine_schedule(solved.as_ref().unwrap_or(problem))?;
         Ok(affine.to_tree(problem.program)?)
     }
 }

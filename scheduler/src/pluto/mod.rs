@@ -29,7 +29,7 @@ mod search;
 pub use objective::{Objective, PlutoObjective, Vars};
 
 use crate::affine::AffineSchedule;
-use crate::problem::{Problem, ScheduleError};
+use crate::problem::{Problem, ScheduleError, Symbolic};
 use crate::Scheduler;
 use poly::isl::Schedule;
 
@@ -79,6 +79,13 @@ impl Scheduler for Pluto {
     }
 
     fn schedule(&self, problem: &Problem) -> Result<Schedule, ScheduleError> {
-        Ok(self.affine(problem)?.to_tree(problem.program)?)
+        // Solved with the parameters symbolic, applied to the program as fixed.
+        let symbolic = Symbolic::of(problem)?;
+        let solved = symbolic
+            .as_ref()
+            .map(|s| s.problem(problem.options.clone()));
+        Ok(self
+            .affine(solved.as_ref().unwrap_or(problem))?
+            .to_tree(problem.program)?)
     }
 }
