@@ -20,10 +20,11 @@
 //! ([`RegisterBlocks::STRIPS`]; trmm ran 2.2x slower with 6 x 64-byte blocks than with
 //! 4 x 256), and the footprint model sizes their tiles.
 //!
-//! The footprint model ([`super::search`]) does not know the panels, and its tiles
-//! (32 x 32 x 256 for gemm at PolyBench's LARGE size, on a 32 KiB L1d) leave accumulated
-//! blocks short loops over `k` and panels repacked for a few row blocks each. Those bands
-//! get BLIS's analytical sizes instead, adapted to that loop order ([`blocked_sizes`]):
+//! The footprint model ([`super::search`]) does not know the panels, and its tiles (256 x
+//! 32 x 32 in `(i, j, k)` for gemm at PolyBench's LARGE size, on a 32 KiB L1d) leave
+//! accumulated blocks short loops over `k` and panels repacked for a few row blocks each.
+//! Those bands get BLIS's analytical sizes instead, adapted to that loop order
+//! ([`blocked_sizes`]):
 //!
 //! - `k`: `KC`, the largest power of two (at most [`super::MAX_TILE_SIZE`]) whose slice of
 //!   the panel one block streams, `KC x cols` elements, fills at most half of L1d;
