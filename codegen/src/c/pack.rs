@@ -29,8 +29,8 @@ use super::stmt::{ElementAccess, InputExpression, Part};
 use crate::ast::{Expr, For, Node};
 use crate::CodegenError;
 
-/// At most this many bytes per panel: a local array on the thread's stack, sized by the
-/// scheduler's register-block model to stay in L2.
+/// At most this many bytes per panel (allocated on the heap), sized by the scheduler's
+/// register-block model to stay in L2.
 pub const MAX_PANEL_BYTES: i64 = scheduler::transform::tile_size::MAX_PANEL_BYTES as i64;
 
 /// What a panel holds: a read or a subexpression of the block's statement.
@@ -254,24 +254,33 @@ impl LoopPrinter<'_> {
         );
         let d = depth + 1;
         let runs = self.runs_once(f).expect("checked by Panel::all");
-        let mut active = Vec::new();
+        // The storage, on the heap (a panel of up to 512 KiB would not fit the stack of
+        // every thread: musl gives 128 KiB), used through a `restrict` pointer (through a
+        // local array, gcc kept the block's accumulators in memory).
+        let mut names = Vec::new();
         for panel in panels {
-            // The storage, and a `restrict` pointer to it through which it is used: with
-            // the local array itself, gcc kept the block's accumulators in memory.
             let name = self.fresh("pc_pk");
-            let sizes: Vec<String> = panel
-                .dims
-                .iter()
+            let ty = panel.source.storage;
+            let inner: String = (panel.dims[1..].iter())
                 .map(|d| format!("[{}]", d.trips))
                 .collect();
-            let ty = panel.source.storage;
-            self.line(d, &format!("{ty} {name}_s{};", sizes.concat()));
+            let count: String = panel
+                .dims
+                .iter()
+                .map(|d| format!(" * {}", d.trips))
+                .collect();
             self.line(
                 d,
-                &format!("{ty} (*restrict {name}){} = {name}_s;", sizes[1..].concat()),
+                &format!("{ty} (*restrict {name}){inner} = malloc(sizeof({ty}){count});"),
             );
+            names.push(name);
+        }
+        self.line(d, &format!("if ({}) {{", names.join(" && ")));
+        let d = d + 1;
+        let mut active = Vec::new();
+        for (panel, name) in panels.iter().zip(&names) {
             self.line(d, &format!("if ({runs}) {{"));
-            let mut element = name;
+            let mut element = name.clone();
             for (k, dim) in panel.dims.iter().enumerate() {
                 let g = dim.lp;
                 let init = self.expr(&g.init);
@@ -309,6 +318,12 @@ impl LoopPrinter<'_> {
         let printed = self.plain_loop(f, d, in_parallel);
         self.panels.truncate(before);
         printed?;
+        self.line(depth + 1, "} else {");
+        self.line(d, "pc_set_fault(PC_FAULT_OUT_OF_MEMORY);");
+        self.line(depth + 1, "}");
+        for name in &names {
+            self.line(depth + 1, &format!("free({name});"));
+        }
         self.line(depth, "}");
         Ok(())
     }
@@ -475,7 +490,10 @@ mod tests {
         // `B[k][j]` is copied before the row blocks `c3`, whose iterator it does not
         // mention, over the column blocks, the `k` tile and a block's columns.
         let copy = "pc_pk0[c4 - (4 * t2)][c5 - (32 * t3)][c7 - (8 * c4)] = B[c5][c7];";
-        assert!(c.contains("double pc_pk0_s[4][32][8];"), "{c}");
+        let storage = "double (*restrict pc_pk0)[32][8] = malloc(sizeof(double) * 4 * 32 * 8);";
+        assert!(c.contains(storage), "{c}");
+        assert!(c.contains("pc_set_fault(PC_FAULT_OUT_OF_MEMORY);"), "{c}");
+        assert!(c.contains("free(pc_pk0);"), "{c}");
         assert!(c.contains(copy), "{c}");
         assert!(c.find(copy) < c.find("for (long c3 = "), "{c}");
         // The block reads the copy; `A[i][k]`, one value across a block's row and
@@ -496,7 +514,8 @@ mod tests {
         // `alpha * A[i][k]` is computed before the column blocks `c4`, whose iterator it
         // does not mention, inside the row blocks `c3`, over the `k` tile and a block's rows.
         let copy = "pc_pk6[c5 - (32 * t3)][c6 - (4 * c3)] = (alpha * A[c6][c5]);";
-        assert!(c.contains("double pc_pk6_s[32][4];"), "{c}");
+        let storage = "double (*restrict pc_pk6)[4] = malloc(sizeof(double) * 32 * 4);";
+        assert!(c.contains(storage), "{c}");
         assert!(c.contains(copy), "{c}");
         assert!(c.find("for (long c3 = ") < c.find(copy), "{c}");
         assert!(c.find(copy) < c.rfind("for (long c4 = "), "{c}");

@@ -29,7 +29,7 @@
 //! - `k`: `KC`, the largest power of two (at most [`super::MAX_TILE_SIZE`]) whose slice of
 //!   the panel one block streams, `KC x cols` elements, fills at most half of L1d;
 //! - `j`: `NC`, the largest multiple of `cols` whose panel, `KC x NC` elements, fits both
-//!   in L2 and in [`MAX_PANEL_BYTES`] (the panel lives on the thread's stack);
+//!   in L2 and in [`MAX_PANEL_BYTES`];
 //! - `i`: `MC`, a multiple of `rows`: when `i` is the band's outermost parallel member (the
 //!   one OpenMP shares), its extent split evenly among the machine's cores, so that each
 //!   thread runs one tile of rows and packs each panel once; otherwise its whole extent;
@@ -47,8 +47,8 @@ use crate::transform::tree::BandNode;
 use poly::isl::{IslResult, UnionMap};
 use poly::model::Program;
 
-/// The largest packed panel, in bytes: a local array on the stack of an OpenMP thread
-/// (whose stack is 2 MiB or more by default on Linux).
+/// The largest packed panel, in bytes (the C printer allocates each once per reuse, on the
+/// heap).
 pub const MAX_PANEL_BYTES: u64 = 512 * 1024;
 
 /// The register block: `rows` of the outer parallel member, `bytes` of the stride-1 member.
