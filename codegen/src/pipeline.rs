@@ -6,11 +6,11 @@
 use crate::register_tile::register_tile;
 use crate::CodegenError;
 use poly::deps::Dependences;
-use poly::isl::{IslResult, Schedule, UnionMap};
+use poly::isl::{IslResult, Schedule};
 use poly::model::Program;
 use scheduler::transform::analysis::{annotate, violation};
 use scheduler::transform::reorder::strided_accesses;
-use scheduler::transform::tile_size::{bounds, param_point, single_set};
+use scheduler::transform::tile_size::{at_params, bounds, param_point, single_set};
 use scheduler::transform::{BandKind, BandNode, Node, Staged, TransformOptions, Tree};
 use scheduler::{Options, Problem, Scheduler};
 
@@ -208,12 +208,7 @@ fn steps_too_small(program: &Program, tree: &Tree) -> IslResult<Option<String>> 
         if b.coincident[0] || !(b.coincident.contains(&true) || has_parallel(&b.child)) {
             continue;
         }
-        let fixed = |m: &UnionMap| -> IslResult<UnionMap> {
-            m.intersect_domain(&tree.domain)?
-                .intersect_params(&params)?
-                .apply(|m| m.project_out_all_params())
-        };
-        let first = fixed(&b.members[0])?;
+        let first = at_params(&b.members[0].intersect_domain(&tree.domain)?, &params)?;
         let Some(range) = single_set(&first.range()?)? else {
             continue;
         };

@@ -19,11 +19,10 @@ fn register_tiling_note(example: &str) -> String {
     let ctx = Ctx::default();
     let program = Program::build(&ctx, &kernel, &BTreeMap::new()).unwrap();
     let deps = Dependences::compute(&program).unwrap();
-    let machine = Machine::host();
     let transforms = TransformOptions {
         tile: Some(Vec::new()),
         parallel: true,
-        machine,
+        machine: Machine::host(),
         register: Some(RegisterBlocks::for_machine(&Machine::FALLBACK)),
         ..TransformOptions::default()
     };

@@ -72,7 +72,7 @@ pub struct Symbolic {
 
 impl Symbolic {
     /// The symbolic form of `problem`, or `None` when it fixes no parameter.
-    pub fn of(problem: &Problem) -> Result<Option<Symbolic>, ScheduleError> {
+    fn of(problem: &Problem) -> Result<Option<Symbolic>, ScheduleError> {
         let fixed = problem.program;
         if fixed.fixed.is_empty() {
             return Ok(None);
@@ -82,12 +82,19 @@ impl Symbolic {
         Ok(Some(Symbolic { program, deps }))
     }
 
-    /// The problem on the symbolic program, with `options`.
-    pub fn problem(&self, options: Options) -> Problem<'_> {
-        Problem {
-            program: &self.program,
-            deps: &self.deps,
-            options,
+    /// `solve` applied to the symbolic form of `problem` when it fixes parameters, else to
+    /// `problem` itself.
+    pub fn solve<T>(
+        problem: &Problem,
+        solve: impl FnOnce(&Problem) -> Result<T, ScheduleError>,
+    ) -> Result<T, ScheduleError> {
+        match Symbolic::of(problem)? {
+            Some(symbolic) => solve(&Problem {
+                program: &symbolic.program,
+                deps: &symbolic.deps,
+                options: problem.options.clone(),
+            }),
+            None => solve(problem),
         }
     }
 }
@@ -109,4 +116,32 @@ pub enum ScheduleError {
         /// What went wrong.
         reason: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::program;
+
+    #[test]
+    fn fixed_parameters_are_solved_symbolic() {
+        let symbolic = program("gemm.pk");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/gemm.pk");
+        let kernel = frontend::compile(&frontend::read_source(path).unwrap())
+            .unwrap()
+            .remove(0);
+        let fixed = BTreeMap::from([("NI".to_string(), 5000)]);
+        let fixed = Program::build(&symbolic.ctx, &kernel, &fixed).unwrap();
+        // Which program each problem is solved on: the symbolic one both times.
+        for program in [&symbolic, &fixed] {
+            let deps = Dependences::compute(program).unwrap();
+            let problem = Problem {
+                program,
+                deps: &deps,
+                options: Options::default(),
+            };
+            let solved_on = Symbolic::solve(&problem, |p| Ok(p.program.fixed.clone()));
+            assert!(solved_on.unwrap().is_empty());
+        }
+    }
 }

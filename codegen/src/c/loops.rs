@@ -34,9 +34,16 @@ pub trait Instances {
     }
 
     /// The subexpressions of a statement instance computed from inputs alone, each value
-    /// spelled in the C expressions of `args`, for packing (`None`, the default: nothing is
-    /// known of them).
-    fn input_expressions(&self, _tuple: &str, _args: &[String]) -> Option<Vec<InputExpression>> {
+    /// spelled in the C expressions of `args`, given the instance's [`element_accesses`]
+    /// (`accesses`), for packing (`None`, the default: nothing is known of them).
+    ///
+    /// [`element_accesses`]: Instances::element_accesses
+    fn input_expressions(
+        &self,
+        _tuple: &str,
+        _args: &[String],
+        _accesses: &[ElementAccess],
+    ) -> Option<Vec<InputExpression>> {
         None
     }
 }

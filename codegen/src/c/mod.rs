@@ -203,9 +203,10 @@ impl Instances for Statements<'_, '_> {
         &self,
         tuple: &str,
         args: &[String],
+        accesses: &[stmt::ElementAccess],
     ) -> Option<Vec<stmt::InputExpression>> {
         let (s, stmt) = self.by_tuple.get(tuple)?;
-        stmt::input_expressions(self.arrays, stmt, &s.iterators, args).ok()
+        stmt::input_expressions(self.arrays, stmt, &s.iterators, args, accesses).ok()
     }
 }
 

@@ -28,6 +28,7 @@ use super::loops::{hoistable, LoopPrinter};
 use super::stmt::{ElementAccess, InputExpression, Part};
 use crate::ast::{Expr, For, Node};
 use crate::CodegenError;
+use std::ops::Range;
 
 /// At most this many bytes per panel (allocated on the heap), sized by the scheduler's
 /// register-block model to stay in L2.
@@ -37,6 +38,8 @@ pub const MAX_PANEL_BYTES: i64 = scheduler::transform::tile_size::MAX_PANEL_BYTE
 struct Source {
     /// The part of the statement the panel stands for.
     part: Part,
+    /// What else a panel of it makes unnecessary.
+    covers: Covers,
     /// The positions of the statement iterators it depends on.
     iterators: Vec<usize>,
     /// One value as C, in the block's iterators.
@@ -65,6 +68,10 @@ impl Source {
         }
         Some(Source {
             part: Part::Access(read.position),
+            covers: Covers {
+                nodes: 0..0,
+                reads: read.position..read.position + 1,
+            },
             iterators: read.iterators,
             value: read.element,
             storage: read.storage,
@@ -74,12 +81,35 @@ impl Source {
 
     fn expression(e: InputExpression) -> Source {
         Source {
-            part: Part::Expression(e.node),
+            part: Part::Expression(e.nodes.start),
+            covers: Covers {
+                nodes: e.nodes,
+                reads: e.reads,
+            },
             iterators: e.iterators,
             value: e.value,
             storage: e.storage,
             bytes: e.bytes,
         }
+    }
+}
+
+/// The parts of a statement a panel stands for, itself included: a read's position, or a
+/// subexpression's nodes and the positions of the reads inside it.
+#[derive(Clone, Debug)]
+pub(super) struct Covers {
+    /// Right-hand-side node numbers (empty for a read).
+    nodes: Range<usize>,
+    /// Access positions.
+    reads: Range<usize>,
+}
+
+impl Covers {
+    /// Whether a panel standing for `self` makes one for `other` unnecessary: `other` is
+    /// this subexpression or inside it, or a read it makes.
+    fn covers(&self, other: &Covers) -> bool {
+        self.nodes.contains(&other.nodes.start)
+            || (other.nodes.is_empty() && self.reads.contains(&other.reads.start))
     }
 }
 
@@ -111,15 +141,17 @@ pub(super) struct ActivePanel {
     pub(super) block: *const For,
     /// The part it stands for.
     pub(super) part: Part,
+    /// What else it makes unnecessary.
+    pub(super) covers: Covers,
     /// The panel element as a C lvalue in the block's iterators.
     pub(super) lvalue: String,
 }
 
 impl<'n> Panel<'n> {
     /// The panels worth packing before `over`: `over` runs a chain of loops ending in an
-    /// accumulator block, and a strided read of an input or a subexpression computed from
-    /// inputs (outermost first, none inside another) of the block's statement depends
-    /// neither on `over` nor on any loop whose bounds do, and has no panel yet.
+    /// accumulator block, and a subexpression computed from inputs (outermost first) or a
+    /// strided read of an input of the block's statement depends neither on `over` nor on
+    /// any loop whose bounds do, and no panel in scope or chosen here covers it.
     pub(super) fn all(over: &'n For, printer: &LoopPrinter<'n>) -> Vec<Panel<'n>> {
         if hoistable(over).is_none() {
             return Vec::new();
@@ -141,27 +173,26 @@ impl<'n> Panel<'n> {
         };
         let args: Vec<String> = block.args.iter().map(|a| printer.expr(a)).collect();
         let statements = printer.statements;
-        let reads = (statements.element_accesses(block.tuple, &args))
+        let accesses = (statements.element_accesses(block.tuple, &args)).unwrap_or_default();
+        let expressions = (statements.input_expressions(block.tuple, &args, &accesses))
             .unwrap_or_default()
             .into_iter()
-            .filter_map(|read| Source::read(read, &block));
-        let has_panel = |part: Part| {
-            (printer.panels.iter()).any(|p| std::ptr::eq(p.block, block.outer) && p.part == part)
-        };
+            .map(Source::expression);
+        let reads = (accesses.into_iter()).filter_map(|read| Source::read(read, &block));
+        // What the panels in scope for this block and the ones chosen here stand for.
+        let mut covered: Vec<Covers> = (printer.panels.iter())
+            .filter(|p| std::ptr::eq(p.block, block.outer))
+            .map(|p| p.covers.clone())
+            .collect();
         let mut panels: Vec<Panel<'n>> = Vec::new();
-        let mut covered: Vec<std::ops::Range<usize>> = Vec::new();
-        for e in (statements.input_expressions(block.tuple, &args)).unwrap_or_default() {
-            if covered.iter().any(|r| r.contains(&e.node)) || has_panel(Part::Expression(e.node)) {
+        for source in expressions.chain(reads) {
+            if covered.iter().any(|c| c.covers(&source.covers)) {
                 continue;
             }
-            let nodes = e.node..e.node + e.size;
-            if let Some(panel) = Panel::of(over, &middle, &block, Source::expression(e)) {
-                covered.push(nodes);
+            if let Some(panel) = Panel::of(over, &middle, &block, source) {
+                covered.push(panel.source.covers.clone());
                 panels.push(panel);
             }
-        }
-        for read in reads.filter(|r| !has_panel(r.part)) {
-            panels.extend(Panel::of(over, &middle, &block, read));
         }
         panels
     }
@@ -310,6 +341,7 @@ impl LoopPrinter<'_> {
             active.push(ActivePanel {
                 block: panel.block,
                 part: panel.source.part,
+                covers: panel.source.covers.clone(),
                 lvalue: element,
             });
         }
@@ -337,14 +369,17 @@ mod tests {
     use crate::CodegenError;
     use std::collections::BTreeMap;
 
-    /// `S(i, k, j)`: `C[i][j] += A[i][k] * B[k][j]` with `A` and `B` inputs, or with
-    /// `alpha` `C[i][j] += (alpha * A[i][k]) * B[k][j]`, whose right-hand side's nodes are
-    /// numbered 0 (the whole), 1 (`alpha * A[i][k]`), 2 (`alpha`), 3 (`A`) and 4 (`B`);
-    /// `b_indices` are the iterator positions `B`'s indices mention (its last index is `j`).
+    /// `S(i, k, j)`: `C[i][j] += A[i][k] * B[k][j]` with `A` and `B` inputs; with `alpha`,
+    /// `C[i][j] += (alpha * A[i][k]) * B[k][j]`, whose right-hand side's nodes are numbered
+    /// 0 (the whole), 1 (`alpha * A[i][k]`), 2 (`alpha`), 3 (`A`) and 4 (`B`); with `beta`,
+    /// `C[i][j] += A[i][k] * (beta * B[k][j])`, numbered 0 (the whole), 1 (`A`),
+    /// 2 (`beta * B[k][j]`), 3 (`beta`), 4 (`B`). `b_indices` are the iterator positions
+    /// `B`'s indices mention (its last index is `j`).
     struct Product {
         acc: Accumulable,
         b_indices: Vec<usize>,
         alpha: bool,
+        beta: bool,
     }
 
     impl Product {
@@ -358,6 +393,7 @@ mod tests {
                 },
                 b_indices: vec![1, 2],
                 alpha: false,
+                beta: false,
             }
         }
     }
@@ -376,20 +412,28 @@ mod tests {
                 true => spelled(Part::Expression(1), "(alpha * A[i][k])"),
                 false => spelled(Part::Access(1), "A[i][k]"),
             };
+            let b = match self.beta {
+                true => spelled(Part::Expression(2), "(beta * B[k][j])"),
+                false => spelled(Part::Access(2), "B[k][j]"),
+            };
             Ok(format!(
-                "{{ const long i = {}, k = {}, j = {}; {} += {a} * {}; }}",
+                "{{ const long i = {}, k = {}, j = {}; {} += {a} * {b}; }}",
                 args[0],
                 args[1],
                 args[2],
                 spelled(Part::Access(0), "C[i][j]"),
-                spelled(Part::Access(2), "B[k][j]")
             ))
         }
 
-        fn input_expressions(&self, _: &str, args: &[String]) -> Option<Vec<InputExpression>> {
+        fn input_expressions(
+            &self,
+            _: &str,
+            args: &[String],
+            _: &[ElementAccess],
+        ) -> Option<Vec<InputExpression>> {
             let alpha_a = InputExpression {
-                node: 1,
-                size: 3,
+                nodes: 1..4,
+                reads: 1..2,
                 iterators: vec![0, 1],
                 value: format!("(alpha * A[{}][{}])", args[0], args[1]),
                 storage: "double",
@@ -397,16 +441,23 @@ mod tests {
             };
             // The whole right-hand side reads inputs only too, but moves with every loop.
             let whole = InputExpression {
-                node: 0,
-                size: 5,
+                nodes: 0..5,
+                reads: 1..3,
                 iterators: vec![0, 1, 2],
                 value: format!("{} * B[{}][{}]", alpha_a.value, args[1], args[2]),
                 ..alpha_a.clone()
             };
-            Some(if self.alpha {
-                vec![whole, alpha_a]
-            } else {
-                Vec::new()
+            let beta_b = InputExpression {
+                nodes: 2..5,
+                reads: 2..3,
+                iterators: vec![1, 2],
+                value: format!("(beta * B[{}][{}])", args[1], args[2]),
+                ..alpha_a.clone()
+            };
+            Some(match (self.alpha, self.beta) {
+                (true, _) => vec![whole, alpha_a],
+                (_, true) => vec![beta_b],
+                _ => Vec::new(),
             })
         }
 
@@ -529,6 +580,21 @@ mod tests {
             unpacked.contains("+= (alpha * A[i][k]) * B[k][j]; }"),
             "{unpacked}"
         );
+    }
+
+    #[test]
+    fn a_read_inside_a_packed_product_is_not_packed_again() {
+        let product = Product {
+            beta: true,
+            ..Product::new()
+        };
+        let c = print_with(&register_tile(), true, &product);
+        // `beta * B[k][j]` is packed before the row blocks, as `B[k][j]` alone would be;
+        // the read itself, which the block no longer makes, gets no panel of its own.
+        let copy = "pc_pk0[c4 - (4 * t2)][c5 - (32 * t3)][c7 - (8 * c4)] = (beta * B[c5][c7]);";
+        assert!(c.contains(copy), "{c}");
+        assert_eq!(c.matches("malloc(").count(), 1, "{c}");
+        assert!(c.contains("+= A[i][k] * pc_pk0[c4 - (4 * t2)]"), "{c}");
     }
 
     #[test]

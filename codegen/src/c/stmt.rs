@@ -8,6 +8,7 @@ use frontend::ir::{
     Access, AffExpr, AssignOp, BinOp, ElemType, Expr, ExprKind, Func, Kernel, LogicOp, Role, Stmt,
     Type,
 };
+use std::ops::Range;
 
 /// Whether an array is passed by value (a 0-d input) and how its accesses are checked.
 pub struct Arrays<'k> {
@@ -94,10 +95,7 @@ pub fn element_accesses(
 ) -> Vec<ElementAccess> {
     let kernel = arrays.kernel;
     let reads = poly::model::rhs_reads(stmt);
-    let arg = |v: &str| {
-        let p = iterators.iter().position(|it| it == v)?;
-        args.get(p).cloned()
-    };
+    let arg = spelling(iterators, args);
     std::iter::once(&stmt.target)
         .chain(reads)
         .enumerate()
@@ -173,10 +171,11 @@ pub type Replacement<'s> = (Part, &'s str);
 /// wherever and however often it is evaluated, and evaluating it cannot fault.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InputExpression {
-    /// Its number in a pre-order walk of the right-hand side (see [`Part::Expression`]).
-    pub node: usize,
-    /// How many nodes it has (the ones numbered `node..node + size`).
-    pub size: usize,
+    /// Its nodes' numbers in a pre-order walk of the right-hand side, its own first (see
+    /// [`Part::Expression`]).
+    pub nodes: Range<usize>,
+    /// The access positions of its reads.
+    pub reads: Range<usize>,
     /// The positions of the statement iterators its reads' indices mention.
     pub iterators: Vec<usize>,
     /// Its value as a C expression with each statement iterator replaced by its argument.
@@ -189,14 +188,16 @@ pub struct InputExpression {
 
 /// Every [`InputExpression`] of an instance of `stmt` whose root is an operation, outermost
 /// first (an expression and the ones inside it are all listed), where `iterators` are the
-/// statement's loop variables and `args` the C expressions they take.
+/// statement's loop variables, `args` the C expressions they take and `accesses` the
+/// instance's [`element_accesses`].
 pub fn input_expressions(
     arrays: &Arrays<'_>,
     stmt: &Stmt,
     iterators: &[String],
     args: &[String],
+    accesses: &[ElementAccess],
 ) -> Result<Vec<InputExpression>, CodegenError> {
-    let accesses = element_accesses(arrays, stmt, iterators, args);
+    let arg = spelling(iterators, args);
     // Pre-order: every node with its first access position and its node count.
     let mut nodes: Vec<(&Expr, usize, usize)> = Vec::new();
     let mut position = 1;
@@ -225,23 +226,17 @@ pub fn input_expressions(
         let mut used: Vec<usize> = reads.iter().flat_map(|a| a.iterators.clone()).collect();
         used.sort_unstable();
         used.dedup();
-        let arg = |v: &str| {
-            let p = iterators.iter().position(|it| it == v)?;
-            args.get(p).cloned()
-        };
         let mut emitter = Emitter {
-            arrays,
-            stmt,
             next_access: first,
             next_node: node,
-            replaced: &[],
             spelled: &arg,
+            ..Emitter::new(arrays, stmt, &[])
         };
         let value = emitter.expr(e)?;
         let Type::Elem(t) = e.ty else { continue };
         out.push(InputExpression {
-            node,
-            size,
+            nodes: node..node + size,
+            reads: first..first + reads.len(),
             iterators: used,
             value,
             storage: super::types::storage(t),
@@ -257,14 +252,7 @@ pub fn statement(
     stmt: &Stmt,
     replaced: &[Replacement<'_>],
 ) -> Result<String, CodegenError> {
-    let mut e = Emitter {
-        arrays,
-        stmt,
-        next_access: 0,
-        next_node: 0,
-        replaced,
-        spelled: &|_| None,
-    };
+    let mut e = Emitter::new(arrays, stmt, replaced);
     let target = e.lvalue(&stmt.target);
     let elem = arrays.kernel.array(stmt.target.array).elem;
     let rhs = e.expr(&stmt.rhs)?;
@@ -321,14 +309,7 @@ pub fn accumulable(arrays: &Arrays<'_>, stmt: &Stmt, iterators: &[String]) -> Op
     {
         return None;
     }
-    let mut e = Emitter {
-        arrays,
-        stmt,
-        next_access: 0,
-        next_node: 0,
-        replaced: &[],
-        spelled: &|_| None,
-    };
+    let mut e = Emitter::new(arrays, stmt, &[]);
     Some(Accumulable {
         storage: super::types::storage(arrays.kernel.array(target.array).elem),
         index_names: index_iterators
@@ -338,6 +319,18 @@ pub fn accumulable(arrays: &Arrays<'_>, stmt: &Stmt, iterators: &[String]) -> Op
         index_iterators,
         lvalue: e.lvalue(target),
     })
+}
+
+/// How the loop variables named `iterators` are spelled when they take the C expressions
+/// `args`.
+fn spelling<'a>(
+    iterators: &'a [String],
+    args: &'a [String],
+) -> impl Fn(&str) -> Option<String> + 'a {
+    |v: &str| {
+        let p = iterators.iter().position(|it| it == v)?;
+        args.get(p).cloned()
+    }
 }
 
 /// Appends the nodes of `e` in pre-order to `nodes`, each with the position of its first
@@ -401,7 +394,19 @@ struct Emitter<'a, 'k> {
     spelled: &'a dyn Fn(&str) -> Option<String>,
 }
 
-impl Emitter<'_, '_> {
+impl<'a, 'k> Emitter<'a, 'k> {
+    /// An emitter of `stmt` from its target on, spelling `replaced` as given and loop
+    /// variables by their C names.
+    fn new(arrays: &'a Arrays<'k>, stmt: &'a Stmt, replaced: &'a [Replacement<'a>]) -> Self {
+        Emitter {
+            arrays,
+            stmt,
+            next_access: 0,
+            next_node: 0,
+            replaced,
+            spelled: &|_| None,
+        }
+    }
     fn unsupported(&self, reason: String) -> CodegenError {
         CodegenError::Unsupported(format!("statement {}: {reason}", self.stmt.name))
     }
@@ -609,9 +614,12 @@ mod tests {
         frontend::compile(&file).unwrap().remove(0)
     }
 
+    /// An input expression's nodes, reads, iterators and value.
+    type Found = (Range<usize>, Range<usize>, Vec<usize>, String);
+
     /// The input expressions of gemm's update at `(c0, c1, c2)`, with the reads of `A`
     /// (access position 2) proven in bounds or not.
-    fn gemm_inputs(a_in_bounds: bool) -> Vec<(usize, usize, Vec<usize>, String)> {
+    fn gemm_inputs(a_in_bounds: bool) -> Vec<Found> {
         let kernel = gemm();
         let in_bounds = |_: &str, position: usize| a_in_bounds || position != 2;
         let arrays = Arrays {
@@ -622,9 +630,10 @@ mod tests {
         let update = statements.iter().find(|s| s.enclosing.len() == 3).unwrap();
         let iterators = ["i", "k", "j"].map(String::from);
         let args = ["c0", "c1", "c2"].map(String::from);
-        let found = input_expressions(&arrays, update.stmt, &iterators, &args).unwrap();
-        (found.into_iter())
-            .map(|e| (e.node, e.size, e.iterators, e.value))
+        let accesses = element_accesses(&arrays, update.stmt, &iterators, &args);
+        let found = input_expressions(&arrays, update.stmt, &iterators, &args, &accesses);
+        (found.unwrap().into_iter())
+            .map(|e| (e.nodes, e.reads, e.iterators, e.value))
             .collect()
     }
 
@@ -637,12 +646,12 @@ mod tests {
             gemm_inputs(true),
             [
                 (
-                    0,
-                    5,
+                    0..5,
+                    1..4,
                     vec![0, 1, 2],
                     format!("({alpha_a} * B[(c1) * pc_ext4_1 + c2])")
                 ),
-                (1, 3, vec![0, 1], alpha_a.to_owned()),
+                (1..4, 1..3, vec![0, 1], alpha_a.to_owned()),
             ]
         );
         // A read that could fault makes every expression around it unfit.

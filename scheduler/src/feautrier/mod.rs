@@ -34,11 +34,7 @@ impl Scheduler for Feautrier {
     }
     fn schedule(&self, problem: &Problem) -> Result<Schedule, ScheduleError> {
         // Solved with the parameters symbolic, applied to the program as fixed.
-        let symbolic = Symbolic::of(problem)?;
-        let solved = symbolic
-            .as_ref()
-            .map(|s| s.problem(problem.options.clone()));
-        let affine = affine_schedule(solved.as_ref().unwrap_or(problem))?;
+        let affine = Symbolic::solve(problem, affine_schedule)?;
         Ok(affine.to_tree(problem.program)?)
     }
 }

@@ -80,12 +80,7 @@ impl Scheduler for Pluto {
 
     fn schedule(&self, problem: &Problem) -> Result<Schedule, ScheduleError> {
         // Solved with the parameters symbolic, applied to the program as fixed.
-        let symbolic = Symbolic::of(problem)?;
-        let solved = symbolic
-            .as_ref()
-            .map(|s| s.problem(problem.options.clone()));
-        Ok(self
-            .affine(solved.as_ref().unwrap_or(problem))?
-            .to_tree(problem.program)?)
+        let affine = Symbolic::solve(problem, |p| self.affine(p))?;
+        Ok(affine.to_tree(problem.program)?)
     }
 }

@@ -41,7 +41,7 @@ pub use machine::{Machine, SYSFS_CACHE_DIR};
 use super::tile::{Position, DEFAULT_TILE_SIZE};
 use super::tree::BandNode;
 use footprint::middle_iteration;
-use poly::isl::{IslResult, Set};
+use poly::isl::{IslResult, Set, UnionMap};
 use poly::model::isl_text::isl_name;
 use poly::model::Program;
 use std::cell::RefCell;
@@ -179,11 +179,10 @@ impl<'a> TileSizer<'a> {
         let n = band.members.len();
         let depth = position.depth;
         let params = param_point(program)?;
-        let schedule = position
-            .schedule
-            .intersect_domain(position.instances)?
-            .intersect_params(&params)?
-            .apply(|m| m.project_out_all_params())?;
+        let schedule = at_params(
+            &position.schedule.intersect_domain(position.instances)?,
+            &params,
+        )?;
         let Some(range) = single_set(&schedule.range()?)? else {
             return Ok(self.smallest_choice(n));
         };
@@ -194,11 +193,7 @@ impl<'a> TileSizer<'a> {
         let band_map = schedule
             .intersect_range(&middle_iteration(&range, depth)?.apply(isl_rs::UnionSet::from_set)?)?
             .apply_range(&program.ctx.union_map(&project_last(depth + n, n))?)?;
-        let pin = |a: &poly::isl::Map| {
-            a.apply(isl_rs::UnionMap::from_map)?
-                .intersect_params(&params)?
-                .apply(|m| m.project_out_all_params())
-        };
+        let pin = |a: &poly::isl::Map| at_params(&a.apply(isl_rs::UnionMap::from_map)?, &params);
         let accesses = program
             .statements
             .iter()
@@ -417,6 +412,13 @@ pub fn param_point(program: &Program) -> IslResult<Set> {
         }
     }
     Ok(point)
+}
+
+/// `map` at the parameter values `params` (a point of [`param_point`]), its parameters
+/// projected out.
+pub fn at_params(map: &UnionMap, params: &Set) -> IslResult<UnionMap> {
+    map.intersect_params(params)?
+        .apply(|m| m.project_out_all_params())
 }
 
 /// Bytes per element of every array, by isl tuple name.

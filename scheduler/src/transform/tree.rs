@@ -33,6 +33,17 @@ pub struct BandNode {
     pub child: Box<Node>,
 }
 
+impl BandNode {
+    /// All its members as one map, `S[i] -> [t1, .., tn]`.
+    pub fn schedule(&self) -> IslResult<UnionMap> {
+        let mut all = self.members[0].clone();
+        for m in &self.members[1..] {
+            all = all.apply2(m, |a, m| a.flat_range_product(m))?;
+        }
+        Ok(all)
+    }
+}
+
 /// One child of a sequence or set: the statement instances it selects and their subtree.
 #[derive(Clone, Debug)]
 pub struct Filtered {
@@ -244,11 +255,7 @@ fn write_node(ctx: &Ctx, node: ScheduleNode, tree: &Node) -> IslResult<ScheduleN
     match tree {
         Node::Leaf => Ok(node),
         Node::Band(b) => {
-            let mut all = b.members[0].clone();
-            for m in &b.members[1..] {
-                all = all.apply2(m, |a, m| a.flat_range_product(m))?;
-            }
-            let mupa = ctx.check(MultiUnionPwAff::from_union_map(all.to_raw()))?;
+            let mupa = ctx.check(MultiUnionPwAff::from_union_map(b.schedule()?.to_raw()))?;
             let mut node = ctx.check(node.insert_partial_schedule(mupa))?;
             node = ctx.check(node.band_set_permutable(b.permutable as i32))?;
             for (k, &c) in b.coincident.iter().enumerate() {

@@ -39,9 +39,9 @@
 //! Each is at most the member's extent, rounded up to a whole block. Sizes given by the
 //! user still win.
 
-use super::footprint::{bounds, single_set};
+use super::footprint::single_set;
 use super::machine::Machine;
-use super::{param_point, MAX_TILE_SIZE};
+use super::{at_params, param_point, MAX_TILE_SIZE};
 use crate::transform::analysis::same_value;
 use crate::transform::tree::BandNode;
 use poly::isl::{IslResult, UnionMap};
@@ -225,8 +225,8 @@ pub fn blocked_sizes(
         .collect()
 }
 
-/// Whether `b` schedules the instances of one statement, and those fill the box of their
-/// bounds at the parameter values of [`param_point`].
+/// Whether `b` schedules the instances of one statement, and those form a box (a product
+/// of intervals) at the parameter values of [`param_point`].
 fn one_statement_in_a_box(b: &BandNode, program: &Program) -> IslResult<bool> {
     let mut scheduled = Vec::new();
     for s in &program.statements {
@@ -238,27 +238,14 @@ fn one_statement_in_a_box(b: &BandNode, program: &Program) -> IslResult<bool> {
     let [domain] = scheduled.as_slice() else {
         return Ok(false);
     };
-    let mut schedule = b.members[0].clone();
-    for m in &b.members[1..] {
-        schedule = schedule.apply2(m, |p, m| p.flat_range_product(m))?;
+    let points = at_params(
+        &b.schedule()?.intersect_domain(domain)?,
+        &param_point(program)?,
+    )?;
+    match single_set(&points.range()?)? {
+        Some(points) => points.query(|s| s.is_box()),
+        None => Ok(false),
     }
-    let points = schedule
-        .intersect_domain(domain)?
-        .intersect_params(&param_point(program)?)?
-        .apply(|m| m.project_out_all_params())?
-        .range()?;
-    let Some(points) = single_set(&points)? else {
-        return Ok(false);
-    };
-    let Ok(bounds) = bounds(&points) else {
-        return Ok(false);
-    };
-    let dims: Vec<String> = (0..bounds.len()).map(|d| format!("x{d}")).collect();
-    let within: Vec<String> = (dims.iter().zip(&bounds))
-        .map(|(x, (lo, hi))| format!("{lo} <= {x} <= {hi}"))
-        .collect();
-    let box_text = format!("{{ [{}] : {} }}", dims.join(", "), within.join(" and "));
-    program.ctx.set(&box_text)?.is_subset(&points)
 }
 
 /// The element size of the target of a statement of the band whose target element stays the
