@@ -6,6 +6,9 @@
  *       -DMR=6 -DNR=8 scripts/gemm_packed_by_hand.c -o gemm_by_hand
  *   OMP_NUM_THREADS=2 ./gemm_by_hand MC NC KC    # e.g. 504 256 256 (polyc's tiles on Zen 3)
  *
+ * With -DOPENBLAS (and -lopenblas), `./gemm_by_hand openblas` times cblas_dgemm on the same
+ * data instead, for comparisons in the same minute.
+ *
  * PolyBench's LARGE sizes (1000 x 1100 x 1200). Tiles of MC rows (one per thread when MC is
  * half the rows), NC columns and KC steps of k. In each tile, the KC x NC block of B is
  * copied into a panel ordered [column block][k][column] before the loop over row blocks;
@@ -16,6 +19,10 @@
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#ifdef OPENBLAS
+#include <cblas.h>
+#endif
 
 #ifndef MR
 #define MR 6
@@ -40,17 +47,30 @@ static inline void block(long K, const double *restrict pa, const double *restri
 
 int main(int argc, char **argv) {
     const long NI = 1000, NJ = 1100, NK = 1200;
+    double *A = malloc(8 * NI * NK), *B = malloc(8 * NK * NJ), *C = malloc(8 * NI * NJ);
+    if (!A || !B || !C) return 2;
+    for (long i = 0; i < NI * NK; i++) A[i] = (i % 7) * 0.1;
+    for (long i = 0; i < NK * NJ; i++) B[i] = (i % 5) * 0.1;
+    for (long i = 0; i < NI * NJ; i++) C[i] = 1;
+    const double alpha = 1.5;
+#ifdef OPENBLAS
+    if (argc == 2 && strcmp(argv[1], "openblas") == 0) {
+        for (int run = 0; run < 3; run++) {
+            double t = omp_get_wtime();
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, NI, NJ, NK, alpha, A, NK, B,
+                        NJ, 1.0, C, NJ);
+            printf("%.4f ", omp_get_wtime() - t);
+        }
+        printf(" openblas\n");
+        return 0;
+    }
+#endif
     if (argc != 4) {
         fprintf(stderr, "usage: %s MC NC KC\n", argv[0]);
         return 2;
     }
     const long MC = atol(argv[1]), NC = atol(argv[2]), KC = atol(argv[3]);
-    double *A = malloc(8 * NI * NK), *B = malloc(8 * NK * NJ), *C = malloc(8 * NI * NJ);
-    if (!A || !B || !C || MC < MR || NC < NR || KC < 1) return 2;
-    for (long i = 0; i < NI * NK; i++) A[i] = (i % 7) * 0.1;
-    for (long i = 0; i < NK * NJ; i++) B[i] = (i % 5) * 0.1;
-    for (long i = 0; i < NI * NJ; i++) C[i] = 1;
-    const double alpha = 1.5;
+    if (MC < MR || NC < NR || KC < 1) return 2;
     for (int run = 0; run < 3; run++) {
         double t = omp_get_wtime();
 #pragma omp parallel

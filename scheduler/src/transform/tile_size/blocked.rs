@@ -17,7 +17,7 @@
 //! without a row member spends the rows' registers on columns ([`RegisterBlocks::of`]).
 //! Other register-tiled bands (several statements, triangular spaces) keep their targets in
 //! memory: their blocks are strips of the stride-1 loop, for which wider is better
-//! ([`RegisterBlocks::STRIPS`]; trmm ran 2.2x slower with 6 x 64-byte blocks than with
+//! ([`RegisterBlocks::STRIPS`]; trmm ran 1.9x slower with 6 x 64-byte blocks than with
 //! 4 x 256), and the footprint model sizes their tiles.
 //!
 //! The footprint model ([`super::search`]) does not know the panels, and its tiles (256 x
