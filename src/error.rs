@@ -1,15 +1,22 @@
-//! The driver's error type and its exit codes (documented in the README).
+//! The driver's error type, its exit codes (documented in the README), and the one place
+//! where every library error is sorted into them.
 
+use codegen::CodegenError;
+use poly::isl::IslError;
+use poly::model::ModelError;
+use poly::order::OrderError;
+use scheduler::legality::CheckError;
+use scheduler::optimizer::OptimizeError;
+use scheduler::ScheduleError;
 use std::fmt;
 
 /// Why a command failed.
 #[derive(Debug)]
 pub enum CliError {
-    /// The input is wrong (a diagnostic was already rendered, or the message says why).
-    /// Exit code 1.
+    /// The input is wrong (a diagnostic was already rendered, or the message says why), or
+    /// too hard for isl's operation budget. Exit code 1.
     User(String),
-    /// polyc itself failed (a bug, or a resource limit such as isl's operation budget).
-    /// Exit code 2.
+    /// polyc itself failed (a bug). Exit code 2.
     Internal(String),
 }
 
@@ -28,6 +35,71 @@ impl fmt::Display for CliError {
         match self {
             CliError::User(m) => f.write_str(m),
             CliError::Internal(m) => write!(f, "internal error: {m}"),
+        }
+    }
+}
+
+/// An exhausted operation budget is the input's fault (a problem too hard), any other isl
+/// failure ours.
+impl From<IslError> for CliError {
+    fn from(e: IslError) -> Self {
+        match e {
+            IslError::OperationLimit(_) => CliError::User(e.to_string()),
+            IslError::Isl(_) => CliError::Internal(e.to_string()),
+        }
+    }
+}
+
+/// A kernel that cannot be lifted is the input's fault, unless isl failed.
+impl From<ModelError> for CliError {
+    fn from(e: ModelError) -> Self {
+        match e {
+            ModelError::Isl(e) => e.into(),
+            other => CliError::User(other.to_string()),
+        }
+    }
+}
+
+/// A scheduler that finds no schedule has a bug (the original order always is one).
+impl From<ScheduleError> for CliError {
+    fn from(e: ScheduleError) -> Self {
+        match e {
+            ScheduleError::Isl(e) => e.into(),
+            ScheduleError::Model(e) => e.into(),
+            other @ ScheduleError::NoSchedule { .. } => CliError::Internal(other.to_string()),
+        }
+    }
+}
+
+/// An illegal optimized schedule is refused like an illegal schedule given to `verify`
+/// (exit 1, with the checker's counterexample).
+impl From<OptimizeError> for CliError {
+    fn from(e: OptimizeError) -> Self {
+        match e {
+            OptimizeError::Schedule(e) => e.into(),
+            OptimizeError::Isl(e) => e.into(),
+            illegal @ OptimizeError::Illegal(_) => CliError::User(illegal.to_string()),
+        }
+    }
+}
+
+/// A kernel the back end cannot express is the input's fault.
+impl From<CodegenError> for CliError {
+    fn from(e: CodegenError) -> Self {
+        match e {
+            CodegenError::Isl(e) => e.into(),
+            e @ CodegenError::Unsupported(_) => CliError::User(e.to_string()),
+            e @ CodegenError::Internal(_) => CliError::Internal(e.to_string()),
+        }
+    }
+}
+
+/// A schedule that does not fit the kernel is the input's fault.
+impl From<CheckError> for CliError {
+    fn from(e: CheckError) -> Self {
+        match e {
+            CheckError::Isl(e) | CheckError::Schedule(OrderError::Isl(e)) => e.into(),
+            CheckError::Schedule(e) => CliError::User(e.to_string()),
         }
     }
 }

@@ -21,7 +21,6 @@
 //!   tile or block size divides (from 37..53 down to 3..11, the largest sets within an
 //!   instance budget): outputs bit-identical.
 
-use codegen::register_tile::{RegisterBlock, RegisterBlocks};
 use codegen::runner::Comparison;
 use codegen::toolchain::{CCompiler, FloatMode};
 use codegen::{runner, CodegenOptions};
@@ -30,10 +29,11 @@ use poly::deps::Dependences;
 use poly::interp::{Interpreter, Memory, ParamValues};
 use poly::isl::Ctx;
 use poly::model::Program;
+use scheduler::optimizer::optimize;
 use scheduler::registry::{all_schedulers, scheduler_named};
-use scheduler::transform::tile_size::Machine;
+use scheduler::transform::tile_size::{Machine, RegisterBlock, RegisterBlocks};
 use scheduler::transform::TransformOptions;
-use scheduler::Options;
+use scheduler::{Options, Problem};
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
@@ -338,14 +338,14 @@ fn check_files(suite: &Suite, worker: usize, compiler: &CCompiler) -> (Vec<Strin
                 let mut scheduled = Err(String::from("no scheduler"));
                 for name in &setup.schedulers {
                     ctx.reset_budget();
-                    scheduled = codegen::pipeline::schedule(
-                        &program,
-                        &deps,
-                        scheduler_named(name).unwrap().as_ref(),
-                        setup.options.clone(),
-                        &setup.transforms,
-                    )
-                    .map_err(|e| format!("{name}: {e}"));
+                    let problem = Problem {
+                        program: &program,
+                        deps: &deps,
+                        options: setup.options.clone(),
+                    };
+                    let scheduler = scheduler_named(name).unwrap();
+                    scheduled = optimize(&problem, scheduler.as_ref(), &setup.transforms, &[])
+                        .map_err(|e| format!("{name}: {e}"));
                     if scheduled.is_ok() {
                         break;
                     }

@@ -18,8 +18,6 @@ pub mod ast;
 pub mod c;
 pub mod harness;
 pub mod isl_ast;
-pub mod pipeline;
-pub mod register_tile;
 pub mod runner;
 pub mod toolchain;
 
@@ -35,9 +33,6 @@ pub enum CodegenError {
     /// The kernel uses something the C back end cannot express.
     #[error("the C back end does not support this kernel: {0}")]
     Unsupported(String),
-    /// The scheduler failed.
-    #[error("scheduling failed: {0}")]
-    Schedule(String),
     /// A bug: the AST or the program are inconsistent.
     #[error("code generation failed: {0}")]
     Internal(String),
@@ -52,13 +47,12 @@ pub struct CodegenOptions {
     pub loops: c::LoopOptions,
     /// Whether to add the `main` of [`harness`].
     pub harness: bool,
-    /// The register blocks of the CLI's `--register-tile`, for the pipeline's
-    /// `TransformOptions::register` (`None`: no register tiling).
-    pub register: Option<register_tile::RegisterBlocks>,
 }
 
-/// A C translation unit for `program` executing `schedule` (whose coincident band members
-/// must be free of every dependence, reductions included: they become OpenMP loops).
+/// A C translation unit for `program` executing `schedule`, the optimizer's final tree
+/// (`scheduler::optimizer`: checked, with coincident band members free of every
+/// dependence, reductions included, since they become OpenMP loops). The back end reads
+/// the tree's decisions and makes none about the schedule.
 pub fn generate(
     program: &Program,
     schedule: &Schedule,

@@ -11,12 +11,14 @@
 //! transformations of its original order) needs between 2 and 3 million operations today
 //! (the test fails with 2 million), the other kernels less.
 
-use codegen::register_tile::RegisterBlocks;
 use codegen::CodegenOptions;
 use poly::deps::Dependences;
-use poly::isl::{Ctx, IslError, DEFAULT_MAX_OPERATIONS};
+use poly::isl::{Ctx, DEFAULT_MAX_OPERATIONS};
 use poly::model::Program;
-use scheduler::transform::{tile_size::Machine, TransformOptions};
+use scheduler::optimizer::optimize;
+use scheduler::transform::tile_size::{Machine, RegisterBlocks, SizeModel};
+use scheduler::transform::{Note, Refusal, TransformOptions};
+use scheduler::Problem;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -48,22 +50,25 @@ fn over_budget(path: &Path) -> Option<String> {
         ..TransformOptions::default()
     };
     let pluto = scheduler::registry::scheduler_named("pluto").expect("pluto is registered");
-    let scheduled = match codegen::pipeline::schedule(
-        &program,
-        &deps,
-        pluto.as_ref(),
-        Default::default(),
-        &transforms,
-    ) {
+    let problem = Problem {
+        program: &program,
+        deps: &deps,
+        options: Default::default(),
+    };
+    let scheduled = match optimize(&problem, pluto.as_ref(), &transforms, &[]) {
         Ok(s) => s,
         Err(e) => return failed("schedule", &e),
     };
-    // A budget overrun inside an optional step becomes a note (isl's parser may report an
+    // An isl failure inside an optional step becomes a note (isl's parser may report an
     // exhausted budget as a syntax error).
-    let exhausted = IslError::OperationLimit(BUDGET).to_string();
-    if let Some(note) =
-        (scheduled.notes.iter()).find(|n| n.contains(&exhausted) || n.contains("isl error"))
-    {
+    let isl_failed = |n: &&Note| match n {
+        Note::Refused(_, Refusal::Isl(_))
+        | Note::OriginalRefused { .. }
+        | Note::ProfitabilityUnknown(_) => true,
+        Note::TileSizes(t) => matches!(t.model, SizeModel::Failed(_)),
+        _ => false,
+    };
+    if let Some(note) = scheduled.notes.iter().find(isl_failed) {
         return Some(format!("note: {note}"));
     }
     let options = CodegenOptions::default();

@@ -17,9 +17,11 @@ pub mod farkas;
 pub mod feautrier;
 pub mod ilp;
 pub mod legality;
+pub mod optimizer;
 pub mod pluto;
 pub mod problem;
 pub mod registry;
+pub mod target;
 #[cfg(test)]
 mod test_support;
 pub mod transform;

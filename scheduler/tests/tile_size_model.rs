@@ -10,8 +10,8 @@ use poly::model::Program;
 use scheduler::baseline::Identity;
 use scheduler::registry::scheduler_named;
 use scheduler::transform::summary::bands;
-use scheduler::transform::tile_size::{Machine, MAX_TILE_SIZE};
-use scheduler::transform::{optimize, BandKind, BandNode, Node, Optimized, TransformOptions};
+use scheduler::transform::tile_size::{Machine, SizeModel, MAX_TILE_SIZE};
+use scheduler::transform::{optimize, BandKind, BandNode, Node, Note, Optimized, TransformOptions};
 use scheduler::Scheduler;
 use std::collections::{BTreeMap, HashSet};
 use std::num::NonZeroU32;
@@ -203,17 +203,22 @@ fn tiles_are_never_larger_than_the_loops() {
     assert_eq!(tile_sizes(&o), vec![vec![6, 5]]);
 }
 
+/// Whether a note reports sizes the footprint model chose.
+fn cache_model(n: &Note) -> bool {
+    matches!(n, Note::TileSizes(t) if matches!(t.model, SizeModel::Cache { .. }))
+}
+
 #[test]
 fn given_sizes_override_the_model_and_the_rest_is_chosen() {
     let loaded = polybench("gemm");
     let pluto = scheduler_named("pluto").unwrap();
     let all = tiled(&loaded, pluto.as_ref(), &[32, 32, 32], SMALL);
     assert!(tile_sizes(&all).iter().all(|s| s.iter().all(|&x| x == 32)));
-    assert!(!all.notes.iter().any(|n| n.contains("cache model")));
+    assert!(!all.notes.iter().any(cache_model));
     let first = tiled(&loaded, pluto.as_ref(), &[4], SMALL);
     let sizes = tile_sizes(&first);
     assert!(sizes.iter().all(|s| s[0] == 4), "{sizes:?}");
-    assert!(first.notes.iter().any(|n| n.contains("cache model")));
+    assert!(first.notes.iter().any(cache_model));
 }
 
 #[test]
@@ -244,7 +249,10 @@ fn a_failing_model_falls_back_to_32_and_says_why() {
     let o = tiled(&Loaded { program, deps }, &Identity, &[], SMALL);
     assert_eq!(tile_sizes(&o), vec![vec![32, 32]]);
     assert!(
-        o.notes.iter().any(|n| n.contains("cache model failed")),
+        o.notes.iter().any(|n| matches!(
+            n,
+            Note::TileSizes(t) if matches!(t.model, SizeModel::Failed(_))
+        )),
         "{:?}",
         o.notes
     );

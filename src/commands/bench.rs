@@ -15,8 +15,8 @@
 //! rest on a handful of samples that the machine's noise alone moves by 10%.
 
 use super::compile::{self, CodegenArgs};
-use super::input::parse_define;
-use super::schedule::{lift_file, ScheduleOptions};
+use super::input::{defines, lift_one, parse_define};
+use super::schedule::ScheduleOptions;
 use crate::error::CliError;
 use codegen::runner::{self, Comparison};
 use codegen::toolchain::{self, CCompiler, FloatMode, RunOutput};
@@ -124,7 +124,7 @@ fn openblas_gemm(program: &Program) -> Result<Option<String>, CliError> {
     {
         return Ok(None);
     }
-    let harness = codegen::harness::harness(program).map_err(compile::codegen_error)?;
+    let harness = codegen::harness::harness(program)?;
     Ok(Some(format!(
         "{}\n#include <cblas.h>\n{}\n{{\n    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, \
          NI, NJ, NK, alpha, A, NK, B, NJ, beta, C, NJ);\n    return 0;\n}}\n{harness}",
@@ -159,20 +159,29 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
 }
 
 fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> {
-    let original = compile::generate(file, None, "identity", &options(None), &{
-        let mut o = args.codegen.options(true);
-        o.loops.openmp = false;
-        o.register = None;
-        o
-    })?;
-    let optimized = compile::generate(
+    let original = compile::generate(&compile::Compilation {
         file,
-        None,
-        &args.scheduler,
-        &options(Some(args.tile.clone())),
-        &args.codegen.options(true),
-    )?;
-    let program = compile::choose(lift_file(file, &[])?, None, file)?.program;
+        kernel: None,
+        scheduler: "identity",
+        schedule: &options(None),
+        register: None,
+        passes: &[],
+        codegen: {
+            let mut o = args.codegen.options(true);
+            o.loops.openmp = false;
+            o
+        },
+    })?;
+    let optimized = compile::generate(&compile::Compilation {
+        file,
+        kernel: None,
+        scheduler: &args.scheduler,
+        schedule: &options(Some(args.tile.clone())),
+        register: args.codegen.register(),
+        passes: &[],
+        codegen: args.codegen.options(true),
+    })?;
+    let program = lift_one(file, None, &[])?.program;
     let (float, comparison) = if args.fma {
         (FloatMode::Fma, Comparison::Tolerant)
     } else {
@@ -247,8 +256,7 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
             Err(e) => eprintln!("note: {file}: `{name}` is skipped: {e}"),
         }
     }
-    let defines = args.define.iter().cloned().collect();
-    let params = ParamValues::resolve(&program.kernel, &defines, &Default::default())
+    let params = ParamValues::resolve(&program.kernel, &defines(&args.define), &Default::default())
         .map_err(|e| CliError::User(e.to_string()))?;
     let (mut variants, reference, seconds) = checked(&program, &params, variants, dir)?;
     let repeats = repeats_for(seconds);

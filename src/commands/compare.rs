@@ -1,6 +1,7 @@
 //! `polyc compare`: several schedulers on several kernels, side by side.
 
-use super::schedule::{find_scheduler, lift_file, transform_options, ScheduleOptions};
+use super::input::lift_file;
+use super::schedule::{find_scheduler, transform_options, ScheduleOptions};
 use crate::error::CliError;
 use scheduler::compare::{measure, table};
 
@@ -28,7 +29,7 @@ pub fn run(args: &CompareArgs) -> Result<(), CliError> {
     let mut rows = Vec::new();
     for file in &args.files {
         for lifted in lift_file(file, &args.options.define)? {
-            let problem = lifted.problem(&args.options);
+            let problem = args.options.problem(&lifted);
             for s in &schedulers {
                 rows.push(measure(&problem, s.as_ref(), &transforms));
             }

@@ -1,13 +1,14 @@
 //! `polyc compile`: schedule a kernel and emit it as C (optionally with a `main` harness).
 
-use super::schedule::{
-    find_scheduler, isl_error, lift_file, transform_options, Lifted, ScheduleOptions,
-};
+use super::input::lift_one;
+use super::schedule::{find_scheduler, transform_options, ScheduleOptions};
 use crate::error::CliError;
 use codegen::isl_ast::{AstOptions, LoopType};
-use codegen::register_tile::{RegisterBlock, RegisterBlocks};
-use codegen::{c::LoopOptions, CodegenError, CodegenOptions};
-use scheduler::transform::tile_size::Machine;
+use codegen::{c::LoopOptions, CodegenOptions};
+use scheduler::optimizer::pass::pass_named;
+use scheduler::optimizer::{optimize, OptimizeError, Pass};
+use scheduler::target;
+use scheduler::transform::tile_size::{RegisterBlock, RegisterBlocks};
 use scheduler::transform::TransformOptions;
 use std::path::PathBuf;
 
@@ -60,11 +61,7 @@ pub struct RegisterTile(pub Option<RegisterBlocks>);
 fn parse_register_block(text: &str) -> Result<RegisterTile, String> {
     match text {
         "off" => return Ok(RegisterTile(None)),
-        "auto" => {
-            return Ok(RegisterTile(Some(RegisterBlocks::for_machine(
-                &Machine::host(),
-            ))))
-        }
+        "auto" => return Ok(RegisterTile(target::Target::host().register_blocks())),
         _ => {}
     }
     let bad =
@@ -84,6 +81,11 @@ fn parse_register_block(text: &str) -> Result<RegisterTile, String> {
 }
 
 impl CodegenArgs {
+    /// The register blocks of `--register-tile` (`None`: no register tiling).
+    pub fn register(&self) -> Option<RegisterBlocks> {
+        self.register_tile.0
+    }
+
     /// The back end's options.
     pub fn options(&self, harness: bool) -> CodegenOptions {
         CodegenOptions {
@@ -100,7 +102,6 @@ impl CodegenArgs {
                 pack: !self.no_pack,
             },
             harness,
-            register: self.register_tile.0,
         }
     }
 }
@@ -129,73 +130,44 @@ pub struct CompileArgs {
     pub schedule: ScheduleOptions,
     #[command(flatten)]
     pub codegen: CodegenArgs,
+    /// Adds a transformation after the optimizer's own, checked only by its final legality
+    /// check (a debugging aid: `reverse-outermost` is deliberately wrong).
+    #[arg(long, hide = true, value_name = "NAME")]
+    pub pass: Vec<String>,
 }
 
-/// Maps a back-end error to the CLI's error classes.
-pub fn codegen_error(e: CodegenError) -> CliError {
-    match e {
-        CodegenError::Isl(e) => isl_error(e),
-        e @ CodegenError::Unsupported(_) => CliError::User(e.to_string()),
-        e => CliError::Internal(e.to_string()),
-    }
+/// What to compile and how.
+pub struct Compilation<'a> {
+    /// The kernel file.
+    pub file: &'a str,
+    /// Which kernel of it.
+    pub kernel: Option<&'a str>,
+    /// The scheduler's name (`pluto` falls back to `isl` when it fails).
+    pub scheduler: &'a str,
+    /// Scheduling and transformation flags.
+    pub schedule: &'a ScheduleOptions,
+    /// The register blocks (`None`: no register tiling).
+    pub register: Option<RegisterBlocks>,
+    /// Transformations added after the optimizer's own.
+    pub passes: &'a [&'static dyn Pass],
+    /// The back end's options.
+    pub codegen: CodegenOptions,
 }
 
-/// The one kernel of `lifted` the user chose.
-pub fn choose(
-    mut lifted: Vec<Lifted>,
-    kernel: Option<&str>,
-    file: &str,
-) -> Result<Lifted, CliError> {
-    let names = || {
-        lifted
-            .iter()
-            .map(|l| l.program.kernel.name.clone())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    match kernel {
-        Some(k) => match lifted.iter().position(|l| l.program.kernel.name == k) {
-            Some(i) => Ok(lifted.swap_remove(i)),
-            None => Err(CliError::User(format!(
-                "`{file}` has no kernel `{k}` (it has: {})",
-                names()
-            ))),
-        },
-        None if lifted.len() == 1 => Ok(lifted.remove(0)),
-        None => Err(CliError::User(format!(
-            "`{file}` holds several kernels ({}): choose one with --kernel",
-            names()
-        ))),
-    }
-}
-
-/// Lifts, schedules and prints the chosen kernel of a file as C.
-pub fn generate(
-    file: &str,
-    kernel: Option<&str>,
-    scheduler: &str,
-    schedule: &ScheduleOptions,
-    options: &CodegenOptions,
-) -> Result<String, CliError> {
-    let scheduler = find_scheduler(scheduler)?;
+/// Lifts, optimizes and prints the chosen kernel of a file as C.
+pub fn generate(c: &Compilation) -> Result<String, CliError> {
+    let scheduler = find_scheduler(c.scheduler)?;
     let transforms = TransformOptions {
-        register: options.register,
-        ..transform_options(schedule)?
+        register: c.register,
+        ..transform_options(c.schedule)?
     };
-    let lifted = choose(lift_file(file, &schedule.define)?, kernel, file)?;
-    let problem = lifted.problem(schedule);
-    let run = |s: &dyn scheduler::Scheduler| {
-        codegen::pipeline::schedule(
-            &lifted.program,
-            &lifted.deps,
-            s,
-            problem.options.clone(),
-            &transforms,
-        )
-    };
-    let scheduled = match run(scheduler.as_ref()) {
-        // Pluto is the default; isl's scheduler is the fallback when it fails.
-        Err(why) if scheduler.name() == "pluto" => {
+    let lifted = lift_one(c.file, c.kernel, &c.schedule.define)?;
+    let problem = c.schedule.problem(&lifted);
+    let run = |s: &dyn scheduler::Scheduler| optimize(&problem, s, &transforms, c.passes);
+    let optimized = match run(scheduler.as_ref()) {
+        // Pluto is the default; isl's scheduler is the fallback when it fails. An illegal
+        // result is not a failure to fall back from: it is refused.
+        Err(why) if scheduler.name() == "pluto" && !matches!(why, OptimizeError::Illegal(_)) => {
             eprintln!(
                 "note: {}: pluto failed ({why}); scheduling with isl",
                 lifted.program.kernel.name
@@ -204,23 +176,33 @@ pub fn generate(
             run(find_scheduler("isl")?.as_ref())
         }
         result => result,
-    }
-    .map_err(codegen_error)?;
-    for note in scheduled.notes.iter().filter(|n| n.contains("refused")) {
+    }?;
+    for note in optimized.notes.iter().filter(|n| n.is_refusal()) {
         eprintln!("note: {}: {note}", lifted.program.kernel.name);
     }
-    codegen::generate(&lifted.program, &scheduled.schedule, options).map_err(codegen_error)
+    Ok(codegen::generate(
+        &lifted.program,
+        &optimized.schedule,
+        &c.codegen,
+    )?)
 }
 
 /// Runs `polyc compile`.
 pub fn run(args: &CompileArgs) -> Result<(), CliError> {
-    let code = generate(
-        &args.file,
-        args.kernel.as_deref(),
-        &args.scheduler,
-        &args.schedule,
-        &args.codegen.options(args.harness),
-    )?;
+    let passes = (args.pass.iter())
+        .map(|name| {
+            pass_named(name).ok_or_else(|| CliError::User(format!("unknown pass `{name}`")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let code = generate(&Compilation {
+        file: &args.file,
+        kernel: args.kernel.as_deref(),
+        scheduler: &args.scheduler,
+        schedule: &args.schedule,
+        register: args.codegen.register(),
+        passes: &passes,
+        codegen: args.codegen.options(args.harness),
+    })?;
     if args.output.as_os_str() == "-" {
         print!("{code}");
         Ok(())

@@ -5,7 +5,6 @@
 //! interpreter runs it in the new order (ties shuffled) and must agree bit for bit with the
 //! original order; finally the generated C, compiled with the system compiler, must agree too.
 
-use super::input::{isl_error, model_error};
 use crate::error::CliError;
 use codegen::toolchain::CCompiler;
 use codegen::{runner, CodegenOptions};
@@ -15,9 +14,10 @@ use poly::interp::{InputFiles, Interpreter, Memory, ParamValues};
 use poly::isl::Ctx;
 use poly::model::Program;
 use poly::order::{execution_order, AnySchedule, Ties};
+use scheduler::optimizer::optimize;
 use scheduler::pluto::Pluto;
-use scheduler::transform::{optimize, TransformOptions};
-use scheduler::{legality, Options, Problem, Scheduler};
+use scheduler::transform::TransformOptions;
+use scheduler::{legality, Options, Problem};
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 
@@ -49,14 +49,14 @@ pub fn run(args: &DemoArgs) -> Result<(), CliError> {
         kernel.statements().len()
     );
 
-    let program = Program::build(&Ctx::default(), &kernel, &fixed).map_err(model_error)?;
+    let program = Program::build(&Ctx::default(), &kernel, &fixed)?;
     println!("== 2. polyhedral model");
     for s in &program.statements {
         println!("   {}: {}", s.name, s.domain);
     }
-    let deps = Dependences::compute(&program).map_err(isl_error)?;
+    let deps = Dependences::compute(&program)?;
     println!("== 3. exact dependences");
-    for s in deps.summaries(&program).map_err(isl_error)? {
+    for s in deps.summaries(&program)? {
         println!("   {s}");
     }
 
@@ -65,23 +65,20 @@ pub fn run(args: &DemoArgs) -> Result<(), CliError> {
         deps: &deps,
         options: Options::default(),
     };
-    let scheduled = Pluto::default()
-        .schedule(&problem)
-        .map_err(|e| CliError::Internal(e.to_string()))?;
     let transforms = TransformOptions {
         tile: Some(vec![NonZeroU32::new(16).expect("16 is not zero"); 3]),
         parallel: true,
         ..TransformOptions::default()
     };
-    let optimized = optimize(&problem, &scheduled, &transforms).map_err(isl_error)?;
-    let schedule = optimized.tree.to_schedule().map_err(isl_error)?;
+    let optimized = optimize(&problem, &Pluto::default(), &transforms, &[])?;
+    let schedule = optimized.schedule;
     println!("== 4. Pluto schedule, tiled 16x16x16, parallel loops marked");
     for note in &optimized.notes {
         println!("   {note}");
     }
     print!(
         "{}",
-        indent(&codegen::isl_ast::pseudo_c(&schedule, &program.context).map_err(isl_error)?)
+        indent(&codegen::isl_ast::pseudo_c(&schedule, &program.context)?)
     );
 
     let any = AnySchedule::Tree(schedule.clone());

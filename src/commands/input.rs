@@ -1,8 +1,10 @@
 //! What most subcommands share: reading a kernel file, choosing a kernel, `-D` parameters,
-//! and lifting it into the polyhedral model.
+//! and lifting kernels into the polyhedral model with their dependences. Every command
+//! loads kernels through here.
 
 use crate::error::CliError;
 use frontend::ir::Kernel;
+use poly::deps::Dependences;
 use poly::isl::Ctx;
 use poly::model::Program;
 use std::collections::BTreeMap;
@@ -21,6 +23,7 @@ pub struct KernelArgs {
     pub define: Vec<(String, i64)>,
 }
 
+/// Parses a `-D NAME=VALUE` argument.
 pub(crate) fn parse_define(text: &str) -> Result<(String, i64), String> {
     let (name, value) = text
         .split_once('=')
@@ -32,68 +35,106 @@ pub(crate) fn parse_define(text: &str) -> Result<(String, i64), String> {
     Ok((name.trim().to_owned(), value))
 }
 
-impl KernelArgs {
-    /// The `-D` values by name.
-    pub fn defines(&self) -> BTreeMap<String, i64> {
-        self.define.iter().cloned().collect()
-    }
+/// The `-D` values by name.
+pub fn defines(define: &[(String, i64)]) -> BTreeMap<String, i64> {
+    define.iter().cloned().collect()
+}
 
+impl KernelArgs {
     /// Reads, parses and checks the file and returns the chosen kernel; diagnostics are
     /// rendered to standard error.
     pub fn load_kernel(&self) -> Result<Kernel, CliError> {
-        let file = frontend::read_source(&self.file).map_err(|message| {
-            eprint!("{message}");
-            CliError::User(format!("could not read `{}`", self.file))
-        })?;
-        let mut kernels = frontend::compile(&file).map_err(|diags| {
-            eprint!("{}", diags.render(&file, std::io::stderr().is_terminal()));
-            CliError::User(format!("`{}` has errors", file.name))
-        })?;
-        let names = || {
-            kernels
-                .iter()
-                .map(|k| k.name.clone())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        match &self.kernel {
-            Some(name) => match kernels.iter().position(|k| &k.name == name) {
-                Some(k) => Ok(kernels.swap_remove(k)),
-                None => Err(CliError::User(format!(
-                    "`{}` has no kernel `{name}` (it has: {})",
-                    file.name,
-                    names()
-                ))),
-            },
-            None if kernels.len() == 1 => Ok(kernels.remove(0)),
-            None => Err(CliError::User(format!(
-                "`{}` holds several kernels ({}): choose one with --kernel",
-                file.name,
-                names()
-            ))),
-        }
+        choose(
+            read_kernels(&self.file)?,
+            |k| &k.name,
+            self.kernel.as_deref(),
+            &self.file,
+        )
     }
 
     /// Loads the kernel and lifts it into the polyhedral model with the `-D` values fixed.
     pub fn load_program(&self) -> Result<Program, CliError> {
         let kernel = self.load_kernel()?;
-        let ctx = Ctx::default();
-        Program::build(&ctx, &kernel, &self.defines()).map_err(model_error)
+        Ok(Program::build(
+            &Ctx::default(),
+            &kernel,
+            &defines(&self.define),
+        )?)
     }
 }
 
-/// Maps a model-building error to the CLI's error classes.
-pub fn model_error(err: poly::model::ModelError) -> CliError {
-    match err {
-        poly::model::ModelError::Isl(e) => isl_error(e),
-        other => CliError::User(other.to_string()),
+/// Reads, parses and checks every kernel of a file; diagnostics are rendered to standard
+/// error.
+pub fn read_kernels(path: &str) -> Result<Vec<Kernel>, CliError> {
+    let file = frontend::read_source(path).map_err(|message| {
+        eprint!("{message}");
+        CliError::User(format!("could not read `{path}`"))
+    })?;
+    frontend::compile(&file).map_err(|diags| {
+        eprint!("{}", diags.render(&file, std::io::stderr().is_terminal()));
+        CliError::User(format!("`{}` has errors", file.name))
+    })
+}
+
+/// The item named `kernel` (`None`: the only one) of those a file holds.
+pub fn choose<T>(
+    mut items: Vec<T>,
+    name: impl Fn(&T) -> &str,
+    kernel: Option<&str>,
+    file: &str,
+) -> Result<T, CliError> {
+    let names = |items: &[T]| items.iter().map(&name).collect::<Vec<_>>().join(", ");
+    match kernel {
+        Some(k) => match items.iter().position(|i| name(i) == k) {
+            Some(i) => Ok(items.swap_remove(i)),
+            None => Err(CliError::User(format!(
+                "`{file}` has no kernel `{k}` (it has: {})",
+                names(&items)
+            ))),
+        },
+        None if items.len() == 1 => Ok(items.remove(0)),
+        None => Err(CliError::User(format!(
+            "`{file}` holds several kernels ({}): choose one with --kernel",
+            names(&items)
+        ))),
     }
 }
 
-/// Maps an isl failure: a budget overrun is the input's fault (too hard), anything else ours.
-pub fn isl_error(err: poly::isl::IslError) -> CliError {
-    match err {
-        e @ poly::isl::IslError::OperationLimit(_) => CliError::User(e.to_string()),
-        e => CliError::Internal(e.to_string()),
-    }
+/// A kernel lifted into the polyhedral model, with its dependences.
+pub struct Lifted {
+    /// The program.
+    pub program: Program,
+    /// Its dependences.
+    pub deps: Dependences,
+}
+
+/// Reads, checks and lifts every kernel of a file with the `-D` values fixed.
+pub fn lift_file(path: &str, define: &[(String, i64)]) -> Result<Vec<Lifted>, CliError> {
+    let fixed = defines(define);
+    let ctx = Ctx::default();
+    read_kernels(path)?
+        .iter()
+        .map(|k| {
+            let program = Program::build(&ctx, k, &fixed).map_err(|e| match e {
+                poly::model::ModelError::Isl(e) => CliError::from(e),
+                other => CliError::User(format!("{path}: {other}")),
+            })?;
+            let deps = Dependences::compute(&program)?;
+            Ok(Lifted { program, deps })
+        })
+        .collect()
+}
+
+/// The kernel of a file that the user chose, lifted.
+pub fn lift_one(
+    path: &str,
+    kernel: Option<&str>,
+    define: &[(String, i64)],
+) -> Result<Lifted, CliError> {
+    choose(
+        lift_file(path, define)?,
+        |l| &l.program.kernel.name,
+        kernel,
+        path,
+    )
 }

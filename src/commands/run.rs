@@ -1,7 +1,7 @@
 //! `polyc run`: execute a kernel with the reference interpreter and print checksums.
 
 use super::compile::{self, CodegenArgs};
-use super::input::KernelArgs;
+use super::input::{defines, KernelArgs};
 use super::schedule::ScheduleOptions;
 use crate::error::CliError;
 use codegen::runner;
@@ -54,8 +54,8 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
         Some(dir) => InputFiles::read_dir(&kernel, dir).map_err(user)?,
         None => InputFiles::default(),
     };
-    let params =
-        ParamValues::resolve(&kernel, &args.kernel.defines(), &inputs.shapes()).map_err(user)?;
+    let params = ParamValues::resolve(&kernel, &defines(&args.kernel.define), &inputs.shapes())
+        .map_err(user)?;
     let mut memory = Memory::load_inputs(&kernel, &params, &inputs, args.seed).map_err(user)?;
     if args.target == RunTarget::Cpu {
         return run_cpu(args, &kernel, &params, &memory);
@@ -100,13 +100,15 @@ fn run_cpu(
         reorder_reductions: false,
         define: Vec::new(),
     };
-    let code = compile::generate(
-        &args.kernel.file,
-        Some(&kernel.name),
-        &args.scheduler,
-        &schedule,
-        &args.codegen.options(true),
-    )?;
+    let code = compile::generate(&compile::Compilation {
+        file: &args.kernel.file,
+        kernel: Some(&kernel.name),
+        scheduler: &args.scheduler,
+        schedule: &schedule,
+        register: args.codegen.register(),
+        passes: &[],
+        codegen: args.codegen.options(true),
+    })?;
     let out = runner::compile_and_run(
         &CCompiler::system("-O2"),
         &code,

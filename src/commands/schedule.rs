@@ -1,16 +1,14 @@
 //! `polyc schedule`: schedule a kernel, transform the schedule, print it.
 
+use super::input::{lift_file, parse_define, Lifted};
 use crate::error::CliError;
 use codegen::isl_ast;
-use poly::deps::Dependences;
-use poly::isl::{Ctx, IslError};
-use poly::model::{ModelError, Program};
+use scheduler::optimizer::optimize;
 use scheduler::registry::{scheduler_named, scheduler_names};
+use scheduler::target::Target;
 use scheduler::transform::tile_size::Machine;
-use scheduler::transform::{optimize, summary, TransformOptions};
-use scheduler::{FusePolicy, Options, Problem, ScheduleError, Scheduler};
-use std::collections::BTreeMap;
-use std::io::IsTerminal;
+use scheduler::transform::{summary, TransformOptions};
+use scheduler::{FusePolicy, Options, Problem, Scheduler};
 use std::num::NonZeroU32;
 
 /// What `polyc schedule` prints.
@@ -68,8 +66,8 @@ pub struct ScheduleOptions {
     #[arg(long)]
     pub reorder_reductions: bool,
     /// Fix a parameter, e.g. `-D N=64` (others stay symbolic).
-    #[arg(short = 'D', value_name = "NAME=VALUE")]
-    pub define: Vec<String>,
+    #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
+    pub define: Vec<(String, i64)>,
 }
 
 /// Arguments of `polyc schedule`.
@@ -87,51 +85,18 @@ pub struct ScheduleArgs {
     pub options: ScheduleOptions,
 }
 
-/// A kernel lifted into the polyhedral model, with its dependences.
-pub struct Lifted {
-    /// The program.
-    pub program: Program,
-    /// Its dependences.
-    pub deps: Dependences,
-}
-
-impl Lifted {
-    /// The scheduling problem under the user's options.
-    pub fn problem(&self, options: &ScheduleOptions) -> Problem<'_> {
+impl ScheduleOptions {
+    /// The scheduling problem of `lifted` under these options.
+    pub fn problem<'a>(&self, lifted: &'a Lifted) -> Problem<'a> {
         Problem {
-            program: &self.program,
-            deps: &self.deps,
+            program: &lifted.program,
+            deps: &lifted.deps,
             options: Options {
-                fuse: options.fuse.map(FusePolicy::from).unwrap_or_default(),
-                reorder_reductions: options.reorder_reductions,
+                fuse: self.fuse.map(FusePolicy::from).unwrap_or_default(),
+                reorder_reductions: self.reorder_reductions,
             },
         }
     }
-}
-
-/// Reads, checks and lifts every kernel of a file.
-pub fn lift_file(path: &str, define: &[String]) -> Result<Vec<Lifted>, CliError> {
-    let fixed = parse_defines(define)?;
-    let file = frontend::read_source(path).map_err(|message| {
-        eprint!("{message}");
-        CliError::User(format!("could not read `{path}`"))
-    })?;
-    let kernels = frontend::compile(&file).map_err(|diags| {
-        eprint!("{}", diags.render(&file, std::io::stderr().is_terminal()));
-        CliError::User(format!("`{}` has errors", file.name))
-    })?;
-    let ctx = Ctx::default();
-    kernels
-        .iter()
-        .map(|k| {
-            let program = Program::build(&ctx, k, &fixed).map_err(|e| match e {
-                ModelError::Isl(e) => isl_error(e),
-                other => CliError::User(format!("{path}: {other}")),
-            })?;
-            let deps = Dependences::compute(&program).map_err(isl_error)?;
-            Ok(Lifted { program, deps })
-        })
-        .collect()
 }
 
 /// The transformation options the flags ask for.
@@ -140,10 +105,15 @@ pub fn transform_options(options: &ScheduleOptions) -> Result<TransformOptions, 
         fuse: options.fuse.map(FusePolicy::from),
         tile: options.tile.as_deref().map(parse_sizes).transpose()?,
         tile2: options.tile2.as_deref().map(parse_sizes).transpose()?,
-        machine: Machine::host(),
+        machine: host_cache_model(),
         parallel: options.parallel,
         register: None,
     })
+}
+
+/// The host's figures for the tile-size model (the host is a CPU target: it has caches).
+fn host_cache_model() -> Machine {
+    Target::host().cache_model().unwrap_or(Machine::FALLBACK)
 }
 
 /// The scheduler named on the command line.
@@ -156,38 +126,25 @@ pub fn find_scheduler(name: &str) -> Result<Box<dyn Scheduler>, CliError> {
     })
 }
 
-/// Maps an isl failure to the driver's error (a resource limit or a bug: internal).
-pub fn isl_error(e: IslError) -> CliError {
-    CliError::Internal(e.to_string())
-}
-
-fn schedule_error(e: ScheduleError) -> CliError {
-    match e {
-        ScheduleError::Isl(poly::isl::IslError::OperationLimit(_)) => CliError::User(e.to_string()),
-        other => CliError::Internal(other.to_string()),
-    }
-}
-
 /// Runs `polyc schedule`.
 pub fn run(args: &ScheduleArgs) -> Result<(), CliError> {
     let scheduler = find_scheduler(&args.scheduler)?;
     let transforms = transform_options(&args.options)?;
     for lifted in lift_file(&args.file, &args.options.define)? {
-        let problem = lifted.problem(&args.options);
+        let problem = args.options.problem(&lifted);
         let name = &lifted.program.kernel.name;
         if args.emit == Emit::Deps {
             println!("kernel {name}:");
-            for s in lifted.deps.summaries(&lifted.program).map_err(isl_error)? {
+            for s in lifted.deps.summaries(&lifted.program)? {
                 println!("  {s}");
             }
             continue;
         }
-        let schedule = scheduler.schedule(&problem).map_err(schedule_error)?;
-        let optimized = optimize(&problem, &schedule, &transforms).map_err(isl_error)?;
+        let optimized = optimize(&problem, scheduler.as_ref(), &transforms, &[])?;
         for note in &optimized.notes {
             eprintln!("note: {name}: {note}");
         }
-        let tree = optimized.tree.to_schedule().map_err(isl_error)?;
+        let tree = &optimized.schedule;
         match args.emit {
             Emit::Schedule => println!("{tree}"),
             Emit::Summary => {
@@ -196,31 +153,12 @@ pub fn run(args: &ScheduleArgs) -> Result<(), CliError> {
             }
             Emit::Ast => {
                 println!("// kernel {name} ({})", scheduler.name());
-                print!(
-                    "{}",
-                    isl_ast::pseudo_c(&tree, &lifted.program.context).map_err(isl_error)?
-                );
+                print!("{}", isl_ast::pseudo_c(tree, &lifted.program.context)?);
             }
             Emit::Deps => unreachable!("handled above"),
         }
     }
     Ok(())
-}
-
-fn parse_defines(define: &[String]) -> Result<BTreeMap<String, i64>, CliError> {
-    define
-        .iter()
-        .map(|d| {
-            let (name, value) = d
-                .split_once('=')
-                .ok_or_else(|| CliError::User(format!("-D {d}: expected NAME=VALUE")))?;
-            let value = value
-                .trim()
-                .parse::<i64>()
-                .map_err(|_| CliError::User(format!("-D {d}: `{value}` is not an integer")))?;
-            Ok((name.trim().to_string(), value))
-        })
-        .collect()
 }
 
 fn parse_sizes(text: &str) -> Result<Vec<NonZeroU32>, CliError> {
@@ -248,8 +186,8 @@ mod tests {
         assert_eq!(parse_sizes("8, 16").unwrap().len(), 2);
         assert!(parse_sizes("8,0").is_err());
         assert!(parse_sizes("x").is_err());
-        assert_eq!(parse_defines(&["N=4".into()]).unwrap()["N"], 4);
-        assert!(parse_defines(&["N".into()]).is_err());
-        assert!(parse_defines(&["N=x".into()]).is_err());
+        assert_eq!(parse_define("N=4").unwrap(), ("N".to_string(), 4));
+        assert!(parse_define("N").is_err());
+        assert!(parse_define("N=x").is_err());
     }
 }

@@ -1,6 +1,6 @@
 //! `polyc show`: print a kernel as the compiler sees it at one stage.
 
-use super::input::{isl_error, KernelArgs};
+use super::input::KernelArgs;
 use crate::error::CliError;
 use poly::deps::{DepKind, Dependences};
 use poly::model::Program;
@@ -41,7 +41,7 @@ pub fn run(args: &ShowArgs) -> Result<(), CliError> {
         Emit::Deps => show_deps(&program),
         Emit::Schedule => Ok(format!("{}\n", program.schedule)),
     };
-    print!("{}", text.map_err(isl_error)?);
+    print!("{}", text?);
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! `polyc verify`: check a schedule against a kernel's dependences and explain every
 //! violation with a concrete pair of instances.
 
-use super::input::{isl_error, KernelArgs};
+use super::input::KernelArgs;
 use crate::error::CliError;
 use poly::deps::Dependences;
 use poly::order::OrderError;
@@ -31,14 +31,16 @@ pub fn run(args: &VerifyArgs) -> Result<(), CliError> {
         .map_err(|e| CliError::User(format!("could not read `{}`: {e}", args.schedule)))?;
     let schedule = parse_schedule(&program.ctx, &text)
         .map_err(|e| CliError::User(format!("{}: {e}", args.schedule)))?;
-    let deps = Dependences::compute(&program).map_err(isl_error)?;
+    let deps = Dependences::compute(&program)?;
     let options = Options {
         reorder_reductions: args.reorder_reductions,
         ..Options::default()
     };
     let report = legality::check(&program, &deps, &schedule, &options).map_err(|e| match e {
-        CheckError::Isl(e) | CheckError::Schedule(OrderError::Isl(e)) => isl_error(e),
-        CheckError::Schedule(e) => CliError::User(format!("{}: {e}", args.schedule)),
+        CheckError::Schedule(e) if !matches!(e, OrderError::Isl(_)) => {
+            CliError::User(format!("{}: {e}", args.schedule))
+        }
+        other => other.into(),
     })?;
     print!("{report}");
     match report.violations.len() {

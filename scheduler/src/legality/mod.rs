@@ -25,6 +25,7 @@
 mod bands;
 pub mod input;
 mod report;
+pub mod tree_order;
 mod witness;
 
 pub use report::{

@@ -1,5 +1,5 @@
 //! What the dependences say about a tree: which members are parallel (coincident), which
-//! bands are permutable, whether an order is legal.
+//! bands are permutable (whether an order is legal is [`crate::legality::tree_order`]'s).
 //!
 //! Everything walks the tree with the dependences still *live*: those whose source and sink
 //! have the same value on every outer dimension. A band member with value `t` keeps the live
@@ -8,7 +8,7 @@
 
 use super::tree::{BandNode, Filtered, Node, Tree};
 use crate::Problem;
-use poly::isl::{Ctx, IslResult, PairOrder, UnionMap, UnionSet};
+use poly::isl::{IslResult, PairOrder, UnionMap, UnionSet};
 
 /// The dependences transformations respect.
 #[derive(Clone, Debug)]
@@ -73,7 +73,7 @@ pub fn live_below(live: &UnionMap, members: &[UnionMap]) -> IslResult<UnionMap> 
 
 /// Whether no live pair runs backwards on any member (the members may be permuted). Pairs
 /// with an end that a member does not schedule are not the band's (a well-formed band
-/// schedules every instance below it, which [`violation`] checks).
+/// schedules every instance below it, which [`crate::legality::tree_order`] checks).
 pub fn permutable(live: &UnionMap, members: &[UnionMap]) -> IslResult<bool> {
     for m in members {
         if any_compared(live, m, PairOrder::After)? {
@@ -144,109 +144,6 @@ fn schedules_all(members: &[UnionMap], reaching: &UnionSet) -> IslResult<bool> {
     Ok(true)
 }
 
-/// Why an order is illegal: `None` when every pair in `live` runs source first.
-/// `tree` is the subtree of the instances concerned (the flat schedule of its root
-/// orders them).
-///
-/// The tree is walked as [`annotate`] does, keeping the live pairs each node leaves
-/// unordered, instead of comparing every two instances of the flat schedule (isl's
-/// `lex_lt_union_map` of the flat schedule with itself grows with the square of the
-/// statements and took most of deriche's compile time).
-pub fn violation(tree: &Tree, live: &UnionMap) -> IslResult<Option<String>> {
-    let mut wrong = Vec::new();
-    let live = live_in(live, &tree.domain)?;
-    unordered(&tree.root, &live, &tree.domain, &mut wrong)?;
-    if wrong.is_empty() {
-        return Ok(None);
-    }
-    let mut all = live.ctx().empty_union_map()?;
-    for w in &wrong {
-        all = all.union(w)?;
-    }
-    let mut text = all.coalesce()?.to_string();
-    if text.len() > 300 {
-        text.truncate(300);
-        text.push_str("...");
-    }
-    Ok(Some(format!(
-        "these dependences would run backwards or in the same step: {text}"
-    )))
-}
-
-/// Pushes onto `wrong` the (non-empty) sets of pairs of `live` (between instances of
-/// `reaching`) that `node` does not run source first: run backwards by a band member or by
-/// the order of a sequence's children, split between two children of a set (which run in
-/// any order), left in the same step at a leaf, or with an end that `node` does not
-/// schedule.
-fn unordered(
-    node: &Node,
-    live: &UnionMap,
-    reaching: &UnionSet,
-    wrong: &mut Vec<UnionMap>,
-) -> IslResult<()> {
-    if live.is_empty()? {
-        return Ok(());
-    }
-    match node {
-        Node::Leaf => wrong.push(live.clone()),
-        Node::Band(b) => {
-            let mut live = live.clone();
-            for m in &b.members {
-                unscheduled(&live, reaching, &m.domain()?, wrong)?;
-                push_nonempty(wrong, live.pairs_where(m, PairOrder::After)?)?;
-                live = live.pairs_where(m, PairOrder::Equal)?;
-            }
-            unordered(&b.child, &live, reaching, wrong)?;
-        }
-        Node::Sequence(cs) | Node::Set(cs) => {
-            let ordered = matches!(node, Node::Sequence(_));
-            let filters = filters(cs);
-            unscheduled(live, reaching, &union_of(live.ctx(), &filters)?, wrong)?;
-            let split = live.split_by_ends(&filters)?;
-            for (k, c) in cs.iter().enumerate() {
-                let inside = split.select(|d, r| d == k && r == k)?;
-                unordered(&c.child, &inside, &reaching.intersect(&c.filter)?, wrong)?;
-            }
-            // Earlier children of a sequence run first; any other child of a set may.
-            push_nonempty(
-                wrong,
-                split.select(|d, r| if ordered { r < d } else { r != d })?,
-            )?;
-        }
-    }
-    Ok(())
-}
-
-/// Pushes onto `wrong` the pairs of `live` (between instances of `reaching`) with an end
-/// outside `scheduled`.
-fn unscheduled(
-    live: &UnionMap,
-    reaching: &UnionSet,
-    scheduled: &UnionSet,
-    wrong: &mut Vec<UnionMap>,
-) -> IslResult<()> {
-    if reaching.is_subset(scheduled)? {
-        return Ok(());
-    }
-    push_nonempty(wrong, live.subtract(&live_in(live, scheduled)?)?)
-}
-
-fn push_nonempty(wrong: &mut Vec<UnionMap>, pairs: UnionMap) -> IslResult<()> {
-    if !pairs.is_empty()? {
-        wrong.push(pairs);
-    }
-    Ok(())
-}
-
-/// The union of `sets`.
-fn union_of(ctx: &Ctx, sets: &[&UnionSet]) -> IslResult<UnionSet> {
-    let mut out = ctx.empty_union_set()?;
-    for s in sets {
-        out = out.union(s)?;
-    }
-    Ok(out)
-}
-
 /// The number of coincident (parallel) members of a band.
 pub fn coincident_count(b: &BandNode) -> usize {
     b.coincident.iter().filter(|&&c| c).count()
@@ -255,6 +152,13 @@ pub fn coincident_count(b: &BandNode) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::legality::tree_order::unordered;
+    use poly::isl::Ctx;
+
+    /// The order rule's verdict as text.
+    fn violation(tree: &Tree, live: &UnionMap) -> IslResult<Option<String>> {
+        Ok(unordered(tree, live)?.map(|u| u.to_string()))
+    }
 
     fn tree(ctx: &Ctx, text: &str) -> Tree {
         Tree::from_schedule(&ctx.schedule(text).unwrap()).unwrap()

@@ -10,7 +10,9 @@
 //! where it happens); an illegal one is refused with the reason.
 
 use super::analysis::{self, live_below, live_in, TreeDeps};
+use super::note::{Note, Refusal, Step};
 use super::tree::{BandKind, BandNode, Filtered, Node, Tree};
+use crate::legality::tree_order::unordered;
 use crate::FusePolicy;
 use poly::isl::{IslResult, UnionMap, UnionSet};
 
@@ -19,8 +21,8 @@ use poly::isl::{IslResult, UnionMap, UnionSet};
 pub struct FusionReport {
     /// How many bands were split or merged.
     pub applied: usize,
-    /// Why candidates were refused.
-    pub refused: Vec<String>,
+    /// The candidates refused, and why.
+    pub refused: Vec<Note>,
 }
 
 /// Applies a fusion policy: `None` distributes, `Max` fuses whatever is legal, `Smart`
@@ -67,13 +69,14 @@ fn distribute(node: &Node, live: &UnionMap, report: &mut FusionReport) -> IslRes
                 domain,
                 root: Node::Sequence(children),
             };
-            match analysis::violation(&split, live)? {
+            match unordered(&split, live)? {
                 None => {
                     report.applied += 1;
                     Ok(split.root)
                 }
-                Some(why) => {
-                    report.refused.push(format!("distribution refused: {why}"));
+                Some(pairs) => {
+                    (report.refused)
+                        .push(Note::Refused(Step::Distribution, Refusal::Illegal(pairs)));
                     Ok(node.clone())
                 }
             }
@@ -176,8 +179,8 @@ fn try_fuse(
             ])),
         }),
     };
-    if let Some(why) = analysis::violation(&fused, &live_in(live, &filter)?)? {
-        report.refused.push(format!("fusion refused: {why}"));
+    if let Some(pairs) = unordered(&fused, &live_in(live, &filter)?)? {
+        (report.refused).push(Note::Refused(Step::Fusion, Refusal::Illegal(pairs)));
         return Ok(None);
     }
     let local = TreeDeps {
@@ -192,9 +195,7 @@ fn try_fuse(
         };
         let before = parallel(&a.child).max(parallel(&b.child));
         if parallel(&fused.root) < before {
-            report
-                .refused
-                .push("fusion skipped (smart): it would cost a parallel loop".into());
+            (report.refused).push(Note::Refused(Step::Fusion, Refusal::CostsParallelism));
             return Ok(None);
         }
     }

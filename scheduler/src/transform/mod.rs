@@ -8,6 +8,8 @@
 
 pub mod analysis;
 pub mod fusion;
+pub mod note;
+pub mod register_tile;
 pub mod reorder;
 pub mod summary;
 pub mod tile;
@@ -16,8 +18,10 @@ pub mod tree;
 pub mod wavefront;
 
 pub use analysis::TreeDeps;
+pub use note::{KeepOriginal, Note, Refusal, Step};
 pub use tree::{BandKind, BandNode, Filtered, Node, Tree};
 
+use crate::legality::tree_order::unordered;
 use crate::{FusePolicy, Problem};
 use poly::isl::{IslResult, UnionMap};
 use std::num::NonZeroU32;
@@ -32,8 +36,7 @@ pub struct TransformOptions {
     pub tile: Option<Vec<NonZeroU32>>,
     /// The caches the model sizes tiles for.
     pub machine: tile_size::Machine,
-    /// The register blocks the back end will apply to innermost reduction bands
-    /// (`codegen::register_tile`), for which the model then sizes those it holds in
+    /// The register blocks of innermost reduction bands ([`register_tile`]), for which the model then sizes those it holds in
     /// registers (`None`: no register tiling follows).
     pub register: Option<tile_size::RegisterBlocks>,
     /// Tile the tile loops again with these sizes.
@@ -48,8 +51,8 @@ pub struct TransformOptions {
 pub struct Optimized {
     /// The transformed tree, with permutability and parallel marks computed.
     pub tree: Tree,
-    /// What was done and what was refused, one line each.
-    pub notes: Vec<String>,
+    /// What was done and what was refused.
+    pub notes: Vec<Note>,
     /// The dependences the tree was checked against, for steps that follow.
     pub deps: TreeDeps,
 }
@@ -77,7 +80,7 @@ pub struct Staged<'a> {
     deps: TreeDeps,
     sizer: Option<tile_size::TileSizer<'a>>,
     tree: Tree,
-    notes: Vec<String>,
+    notes: Vec<Note>,
 }
 
 impl<'a> Staged<'a> {
@@ -95,7 +98,10 @@ impl<'a> Staged<'a> {
         let mut notes = Vec::new();
         if let Some(policy) = options.fuse {
             let (fused, report) = fusion::apply_policy(&tree, &deps, policy)?;
-            notes.push(format!("fusion ({policy:?}): {} change(s)", report.applied));
+            notes.push(Note::FusionPolicy {
+                policy,
+                changes: report.applied,
+            });
             notes.extend(report.refused);
             tree = fused;
         }
@@ -110,9 +116,7 @@ impl<'a> Staged<'a> {
             tree,
             notes,
         };
-        staged.step("merge permutable bands", &|t, deps| {
-            merge_bands(t, &deps.validity)
-        })?;
+        staged.step(Step::MergeBands, &|t, deps| merge_bands(t, &deps.validity))?;
         Ok(staged)
     }
 
@@ -123,9 +127,9 @@ impl<'a> Staged<'a> {
         if let Some(sizer) = &self.sizer {
             self.problem.program.ctx.reset_budget();
             let tiled = tile::tile_by(&self.tree, program, &|b, at| Ok(sizer.sizes(b, at)))?;
-            self.accept("tiling", tiled)?;
+            self.accept(Step::Tiling, tiled)?;
             if let Some(sizes2) = &self.options.tile2 {
-                self.step("second-level tiling", &|t, _| tile::tile_tiles(t, sizes2))?;
+                self.step(Step::SecondLevelTiling, &|t, _| tile::tile_tiles(t, sizes2))?;
             }
         }
         Ok(())
@@ -141,14 +145,18 @@ impl<'a> Staged<'a> {
     pub fn finish(mut self) -> IslResult<Optimized> {
         if self.options.parallel {
             self.problem.program.ctx.reset_budget();
-            self.step("wavefront", &|t, _| wavefront::wavefront(t))?;
+            self.step(Step::Wavefront, &|t, _| wavefront::wavefront(t))?;
             let program = self.problem.program;
-            self.step("intra-tile reordering", &|t, _| {
+            self.step(Step::IntraTileReordering, &|t, _| {
                 reorder::reorder_for_stride(t, program)
             })?;
         }
         let mut notes = self.notes;
-        notes.extend(self.sizer.iter().flat_map(|s| s.notes()));
+        notes.extend(
+            (self.sizer.iter())
+                .flat_map(|s| s.notes())
+                .map(Note::TileSizes),
+        );
         Ok(Optimized {
             tree: self.tree,
             notes,
@@ -159,7 +167,7 @@ impl<'a> Staged<'a> {
     /// Applies `f` to the tree and keeps the result if it is legal.
     fn step(
         &mut self,
-        name: &str,
+        name: Step,
         f: &dyn Fn(&Tree, &TreeDeps) -> IslResult<Tree>,
     ) -> IslResult<()> {
         let next = f(&self.tree, &self.deps)?;
@@ -168,17 +176,17 @@ impl<'a> Staged<'a> {
 
     /// Keeps `next` in place of the tree if it is legal, with a note either way; a tree
     /// that is the current one unchanged is neither analysed again nor noted.
-    fn accept(&mut self, name: &str, mut next: Tree) -> IslResult<()> {
+    fn accept(&mut self, name: Step, mut next: Tree) -> IslResult<()> {
         if next.root.is_same(&self.tree.root) {
             return Ok(());
         }
         analysis::annotate(&mut next, &self.deps)?;
-        match analysis::violation(&next, &self.deps.validity)? {
+        match unordered(&next, &self.deps.validity)? {
             None => {
-                self.notes.push(format!("{name}: applied"));
+                self.notes.push(Note::Applied(name));
                 self.tree = next;
             }
-            Some(why) => self.notes.push(format!("{name} refused: {why}")),
+            Some(pairs) => (self.notes).push(Note::Refused(name, Refusal::Illegal(pairs))),
         }
         Ok(())
     }
@@ -239,7 +247,7 @@ fn map_children_live(
 }
 
 /// The same children with `f` applied to each subtree.
-fn map_children(
+pub(crate) fn map_children(
     children: &[Filtered],
     mut f: impl FnMut(&Node) -> IslResult<Node>,
 ) -> IslResult<Vec<Filtered>> {

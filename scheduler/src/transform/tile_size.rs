@@ -41,11 +41,12 @@ pub use machine::{Machine, SYSFS_CACHE_DIR};
 use super::tile::{Position, DEFAULT_TILE_SIZE};
 use super::tree::BandNode;
 use footprint::middle_iteration;
-use poly::isl::{IslResult, Set, UnionMap};
+use poly::isl::{IslError, IslResult, Set, UnionMap};
 use poly::model::isl_text::isl_name;
 use poly::model::Program;
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
+use std::fmt;
 use std::num::NonZeroU32;
 
 /// The largest tile size the model chooses: larger tiles add little reuse but leave fewer
@@ -75,6 +76,90 @@ pub struct Choice {
     pub blocked: Option<RegisterBlock>,
 }
 
+/// The sizes chosen for one band and the model that chose them.
+#[derive(Clone, Debug)]
+pub struct TileSizeNote {
+    /// The band's depth (schedule dimensions above it).
+    pub depth: usize,
+    /// The sizes, one per member.
+    pub sizes: Vec<NonZeroU32>,
+    /// Which model chose them, with its figures.
+    pub model: SizeModel,
+}
+
+/// The model behind a [`TileSizeNote`].
+#[derive(Clone, Debug)]
+pub enum SizeModel {
+    /// The register-block model ([`blocked`]).
+    Blocked {
+        /// The register block the tile holds whole.
+        block: RegisterBlock,
+        /// The machine it sized for.
+        machine: Machine,
+        /// Bytes of the packed panel of one tile.
+        panel_bytes: u64,
+        /// Bytes of one block's slice of the panel.
+        slice_bytes: u64,
+    },
+    /// The footprint (cache) model.
+    Cache {
+        /// The machine it sized for.
+        machine: Machine,
+        /// Bytes touched by one tile.
+        tile_bytes: u64,
+        /// Bytes touched by one iteration of the outermost point loop.
+        inner_bytes: u64,
+        /// Whether the footprints fit (false: nothing fits, smallest sizes kept).
+        fits: bool,
+    },
+    /// The model failed; [`DEFAULT_TILE_SIZE`] where no size was given.
+    Failed(IslError),
+}
+
+impl fmt::Display for TileSizeNote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tile sizes at depth {}: ", self.depth)?;
+        match &self.model {
+            SizeModel::Blocked {
+                block,
+                machine,
+                panel_bytes,
+                slice_bytes,
+            } => write!(
+                f,
+                "{} (register-block model, {} rows x {} bytes, {machine}: panel {}, one \
+                 block's slice {})",
+                join(&self.sizes),
+                block.rows,
+                block.bytes,
+                kib(*panel_bytes),
+                kib(*slice_bytes),
+            ),
+            SizeModel::Cache {
+                machine,
+                tile_bytes,
+                inner_bytes,
+                fits,
+            } => write!(
+                f,
+                "{} (cache model, {machine}: tile {}, one outer point iteration {}; {})",
+                join(&self.sizes),
+                kib(*tile_bytes),
+                kib(*inner_bytes),
+                if *fits {
+                    "fits"
+                } else {
+                    "nothing fits, smallest sizes"
+                }
+            ),
+            SizeModel::Failed(e) => write!(
+                f,
+                "cache model failed ({e}), {DEFAULT_TILE_SIZE} where no size is given"
+            ),
+        }
+    }
+}
+
 /// Chooses tile sizes for the bands of one program, remembering what it chose.
 #[derive(Clone)]
 pub struct TileSizer<'a> {
@@ -82,7 +167,7 @@ pub struct TileSizer<'a> {
     machine: Machine,
     given: &'a [NonZeroU32],
     register: Option<RegisterBlocks>,
-    notes: RefCell<Vec<String>>,
+    notes: RefCell<Vec<TileSizeNote>>,
 }
 
 impl<'a> TileSizer<'a> {
@@ -117,58 +202,48 @@ impl<'a> TileSizer<'a> {
         // The model is an analysis of its own: the transformations after it get a fresh
         // isl budget.
         self.program.ctx.reset_budget();
-        let (sizes, note) = match chosen {
+        let (sizes, model) = match chosen {
             Ok(Choice {
                 sizes,
                 tile_bytes,
                 inner_bytes,
                 blocked: Some(block),
                 ..
-            }) => {
-                let note = format!(
-                    "{} (register-block model, {} rows x {} bytes, {}: panel {}, one block's \
-                     slice {})",
-                    join(&sizes),
-                    block.rows,
-                    block.bytes,
-                    self.machine,
-                    kib(tile_bytes),
-                    kib(inner_bytes),
-                );
-                (sizes, note)
-            }
-            Ok(c) => {
-                let verdict = if c.fits {
-                    "fits"
-                } else {
-                    "nothing fits, smallest sizes"
-                };
-                let note = format!(
-                    "{} (cache model, {}: tile {}, one outer point iteration {}; {verdict})",
-                    join(&c.sizes),
-                    self.machine,
-                    kib(c.tile_bytes),
-                    kib(c.inner_bytes),
-                );
-                (c.sizes, note)
-            }
-            Err(e) => {
-                let sizes = (0..n)
+            }) => (
+                sizes,
+                SizeModel::Blocked {
+                    block,
+                    machine: self.machine,
+                    panel_bytes: tile_bytes,
+                    slice_bytes: inner_bytes,
+                },
+            ),
+            Ok(c) => (
+                c.sizes,
+                SizeModel::Cache {
+                    machine: self.machine,
+                    tile_bytes: c.tile_bytes,
+                    inner_bytes: c.inner_bytes,
+                    fits: c.fits,
+                },
+            ),
+            Err(e) => (
+                (0..n)
                     .map(|k| self.given.get(k).copied().unwrap_or(DEFAULT_TILE_SIZE))
-                    .collect();
-                let note =
-                    format!("cache model failed ({e}), {DEFAULT_TILE_SIZE} where no size is given");
-                (sizes, note)
-            }
+                    .collect(),
+                SizeModel::Failed(e),
+            ),
         };
-        self.notes
-            .borrow_mut()
-            .push(format!("tile sizes at depth {depth}: {note}"));
+        self.notes.borrow_mut().push(TileSizeNote {
+            depth,
+            sizes: sizes.clone(),
+            model,
+        });
         sizes
     }
 
-    /// What was chosen so far, one line per band.
-    pub fn notes(&self) -> Vec<String> {
+    /// What was chosen so far, one note per band.
+    pub fn notes(&self) -> Vec<TileSizeNote> {
         self.notes.borrow().clone()
     }
 

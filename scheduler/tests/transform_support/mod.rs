@@ -5,7 +5,8 @@
 use poly::deps::Dependences;
 use poly::isl::{Ctx, Schedule};
 use poly::model::Program;
-use scheduler::transform::{analysis, Tree, TreeDeps};
+use scheduler::legality::tree_order::unordered;
+use scheduler::transform::{Tree, TreeDeps};
 use scheduler::{Options, Problem};
 use std::collections::BTreeMap;
 
@@ -58,7 +59,8 @@ pub fn all_examples() -> Vec<String> {
 pub fn assert_legal(loaded: &Loaded, schedule: &Schedule) {
     let tree = Tree::from_schedule(schedule).unwrap();
     let deps = TreeDeps::of(&loaded.problem()).unwrap();
-    assert_eq!(analysis::violation(&tree, &deps.validity).unwrap(), None);
+    let wrong = unordered(&tree, &deps.validity).unwrap();
+    assert!(wrong.is_none(), "{}", wrong.unwrap());
     let flat = schedule.map().unwrap();
     let forward = flat.lex_lt_union_map(&flat).unwrap();
     assert!(deps.validity.is_subset(&forward).unwrap());

@@ -3,8 +3,8 @@
 //!
 //! A permutable band is register-tiled ([`RegisterShape::of`]) when it has a parallel
 //! stride-1 member `j`, a member `k` that carries dependences, and a statement whose target
-//! stays the same along `k` (gemm's `C[i, j] += A[i, k] * B[k, j]`). The back end
-//! (`codegen::register_tile`) cuts each tile into blocks of `rows x cols` targets (`rows`
+//! stays the same along `k` (gemm's `C[i, j] += A[i, k] * B[k, j]`). Register tiling
+//! ([`crate::transform::register_tile`]) cuts each tile into blocks of `rows x cols` targets (`rows`
 //! of `i`, the innermost other parallel member; `cols` of `j`), `k` innermost but for the
 //! block, rows of blocks outside columns of blocks.
 //!

@@ -5,19 +5,18 @@
 //! `C[i, j] += A[i, k] * B[k, j]`), the band `(.., i, .., k, .., j)` becomes
 //! `(.., i / RI, .., j / RJ, k)` followed by a point band `(i, j)`: for each small block of
 //! `RI x RJ` targets, `k` runs innermost but for that block, whose targets the C printer then
-//! keeps in local accumulators (`c::accumulate`) that the compiler holds in vector registers.
+//! keeps in local accumulators (`codegen::c::accumulate`) that the compiler holds in vector registers.
 //! `i` is the innermost other parallel member (none: only `j` is blocked). Which bands
 //! qualify, and the tile sizes that suit them, are the scheduler's register-block model
-//! (`scheduler::transform::tile_size::blocked`), so that tiles hold whole blocks.
+//! ([`super::tile_size::blocked`]), so that tiles hold whole blocks.
 //!
 //! Permuting and strip-mining the members of a permutable band is always legal; the caller
 //! still checks the result against the dependences and keeps the band unchanged otherwise.
 
+use super::tile_size::{RegisterBlocks, RegisterShape};
+use super::{map_children, BandKind, BandNode, Node, Tree};
 use poly::isl::{IslResult, UnionMap};
 use poly::model::Program;
-use scheduler::transform::tile_size::RegisterShape;
-pub use scheduler::transform::tile_size::{RegisterBlock, RegisterBlocks};
-use scheduler::transform::{BandKind, BandNode, Filtered, Node, Tree};
 use std::num::NonZeroU32;
 
 /// `tree` with every qualifying innermost band register-tiled (see the module doc).
@@ -35,16 +34,7 @@ pub fn register_tile(tree: &Tree, program: &Program, blocks: RegisterBlocks) -> 
 }
 
 fn visit(node: &Node, program: &Program, blocks: RegisterBlocks) -> IslResult<Node> {
-    let children = |cs: &[Filtered]| -> IslResult<Vec<Filtered>> {
-        cs.iter()
-            .map(|c| {
-                Ok(Filtered {
-                    filter: c.filter.clone(),
-                    child: visit(&c.child, program, blocks)?,
-                })
-            })
-            .collect()
-    };
+    let visit = |n: &Node| visit(n, program, blocks);
     Ok(match node {
         Node::Leaf => Node::Leaf,
         Node::Band(b) if !b.child.has_band() => match blocked(b, program, blocks)? {
@@ -52,11 +42,11 @@ fn visit(node: &Node, program: &Program, blocks: RegisterBlocks) -> IslResult<No
             None => node.clone(),
         },
         Node::Band(b) => Node::Band(BandNode {
-            child: Box::new(visit(&b.child, program, blocks)?),
+            child: Box::new(visit(&b.child)?),
             ..b.clone()
         }),
-        Node::Sequence(cs) => Node::Sequence(children(cs)?),
-        Node::Set(cs) => Node::Set(children(cs)?),
+        Node::Sequence(cs) => Node::Sequence(map_children(cs, visit)?),
+        Node::Set(cs) => Node::Set(map_children(cs, visit)?),
     })
 }
 

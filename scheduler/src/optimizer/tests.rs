@@ -1,0 +1,98 @@
+use super::*;
+use crate::transform::{KeepOriginal, Note};
+use crate::Options;
+use poly::deps::Dependences;
+use poly::isl::Ctx;
+use poly::model::Program;
+use std::collections::BTreeMap;
+
+fn lift(name: &str) -> (Program, Dependences) {
+    let path = format!("{}/../examples/{name}.pk", env!("CARGO_MANIFEST_DIR"));
+    let kernels = frontend::compile(&frontend::read_source(&path).unwrap()).unwrap();
+    let program = Program::build(&Ctx::default(), &kernels[0], &BTreeMap::new()).unwrap();
+    let deps = Dependences::compute(&program).unwrap();
+    (program, deps)
+}
+
+fn tiled_parallel() -> TransformOptions {
+    TransformOptions {
+        tile: Some(Vec::new()),
+        parallel: true,
+        ..TransformOptions::default()
+    }
+}
+
+/// The outcome of the default pipeline (Pluto, tiles, parallel) on `examples/NAME.pk`
+/// with `passes` added.
+fn optimized(name: &str, passes: &[&dyn Pass]) -> Result<Optimized, OptimizeError> {
+    let (program, deps) = lift(name);
+    let problem = Problem {
+        program: &program,
+        deps: &deps,
+        options: Options::default(),
+    };
+    let pluto = crate::registry::scheduler_named("pluto").unwrap();
+    optimize(&problem, pluto.as_ref(), &tiled_parallel(), passes)
+}
+
+/// The notes of the default pipeline on `examples/NAME.pk`.
+fn notes(name: &str) -> Vec<Note> {
+    optimized(name, &[]).unwrap().notes
+}
+
+fn kept(notes: &[Note]) -> Option<&KeepOriginal> {
+    notes.iter().find_map(|n| match n {
+        Note::OriginalKept(why) => Some(why),
+        _ => None,
+    })
+}
+
+#[test]
+fn a_schedule_that_walks_columns_the_original_walks_in_rows_is_refused() {
+    // bicg: Pluto fuses `q[i] += A[i, j] * p[j]` transposed, down the columns of `A`.
+    let bicg = notes("bicg");
+    assert!(
+        matches!(kept(&bicg), Some(KeepOriginal::StridedAccesses { .. })),
+        "{bicg:?}"
+    );
+    // gemm: Pluto's order makes `B[k, j]` contiguous where the original strides it.
+    let gemm = notes("gemm");
+    assert_eq!(kept(&gemm), None, "{gemm:?}");
+}
+
+#[test]
+fn a_schedule_with_nothing_to_gain_is_refused() {
+    // durbin: Pluto shifts and skews, with neither a parallel loop nor a tile.
+    let notes = notes("polybench/durbin");
+    assert_eq!(
+        kept(&notes),
+        Some(&KeepOriginal::NothingToGain),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn a_wavefront_of_steps_too_small_for_a_barrier_is_refused() {
+    let too_small = |n: &[Note]| matches!(kept(n), Some(KeepOriginal::StepsTooSmall { steps, .. }) if *steps > 1);
+    // trisolv at N = 2000: 31 wavefront steps of about 129,000 instances (box estimate).
+    let trisolv = notes("polybench/trisolv");
+    assert!(too_small(&trisolv), "{trisolv:?}");
+    // jacobi-2d's time steps (1,300 x 1,300 points each) pay for theirs.
+    let jacobi = notes("polybench/jacobi-2d");
+    assert!(!too_small(&jacobi), "{jacobi:?}");
+}
+
+#[test]
+fn an_illegal_pass_is_refused_with_a_counterexample() {
+    // seidel-2d's outermost loop is its time loop: running it backwards reads values not
+    // yet computed.
+    let Err(OptimizeError::Illegal(report)) = optimized("seidel-2d", &[&pass::ReverseOutermost])
+    else {
+        panic!("the reversed time loop was not refused");
+    };
+    assert!(!report.is_legal());
+    let text = report.to_string();
+    assert!(text.contains("S0["), "{text}");
+    // Without the pass the same pipeline is legal.
+    assert!(optimized("seidel-2d", &[]).is_ok());
+}

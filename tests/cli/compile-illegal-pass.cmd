@@ -1,0 +1,4 @@
+compile
+examples/seidel-2d.pk
+--pass
+reverse-outermost
