@@ -23,6 +23,7 @@ fn expected_rule(case: &str) -> fn(&Violation) -> bool {
             |v| matches!(v, Violation::Dependence(d) if matches!(d.rule, Rule::Permutable(_)))
         }
         "dropped-instances" => |v| matches!(v, Violation::Unscheduled { .. }),
+        "instances-twice" => |v| matches!(v, Violation::SeveralTimes { .. }),
         other => panic!("corpus case `{other}` has no expected rule: add it to this table"),
     }
 }

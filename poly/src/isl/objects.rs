@@ -292,6 +292,10 @@ impl UnionMap {
     pub fn lex_ge_union_map(&self, other: &Self) -> IslResult<Self> {
         self.apply2(other, |a, b| a.lex_ge_union_map(b))
     }
+    /// Whether every element of the domain has at most one image.
+    pub fn is_single_valued(&self) -> IslResult<bool> {
+        self.query(|m| m.is_single_valued())
+    }
     /// The maps of the union, one per pair of spaces.
     pub fn maps(&self) -> IslResult<Vec<Map>> {
         let mut out: Vec<Map> = Vec::new();

@@ -8,13 +8,23 @@ use isl_rs::{ScheduleNode, ScheduleNodeType};
 use poly::deps::DepKind;
 use poly::isl::{Ctx, IslError, IslResult, Obj, PairOrder, Schedule, UnionMap, UnionSet};
 
-/// The violations of the band rules in `tree`: coincident members against `all` the
-/// dependences, permutable bands against `validity` (both by kind).
+/// Dependences as one relation and by kind (the same pairs).
+pub(super) type ByKind<'a> = (&'a UnionMap, &'a [(DepKind, UnionMap)]);
+
+/// The dependences the band rules are checked against.
+pub(super) struct Rules<'a> {
+    /// What permutable bands must respect.
+    pub validity: ByKind<'a>,
+    /// What coincident members must not carry: every dependence, reductions included.
+    pub all: ByKind<'a>,
+}
+
+/// The violations of the band rules in `tree`: coincident members against all the
+/// dependences, permutable bands against the validity ones.
 pub(super) fn check(
     facts: &Facts<'_>,
     tree: &Schedule,
-    validity: &[(DepKind, UnionMap)],
-    all: &[(DepKind, UnionMap)],
+    rules: &Rules<'_>,
 ) -> Result<Vec<DepViolation>, CheckError> {
     let ctx = tree.ctx();
     let mut bands = Vec::new();
@@ -30,10 +40,10 @@ pub(super) fn check(
     }
     let mut out = Vec::new();
     for band in &bands {
-        out.extend(band.parallel_violations(facts, all)?);
+        out.extend(band.parallel_violations(facts, rules.all)?);
     }
     for band in &bands {
-        out.extend(band.permutable_violations(facts, validity)?);
+        out.extend(band.permutable_violations(facts, rules.validity)?);
     }
     Ok(out)
 }
@@ -80,51 +90,71 @@ impl Band {
         deps.pairs_where(&self.prefix, PairOrder::Equal)
     }
 
-    /// Coincident members carrying one of `all` (by kind) not ordered by outer dimensions.
+    /// Coincident members carrying one of `all` not ordered by outer dimensions.
     fn parallel_violations(
         &self,
         facts: &Facts<'_>,
-        all: &[(DepKind, UnionMap)],
+        (all, by_kind): ByKind<'_>,
     ) -> Result<Vec<DepViolation>, CheckError> {
-        let mut out = Vec::new();
         if !self.coincident.contains(&true) {
-            return Ok(out);
+            return Ok(Vec::new());
         }
-        for (kind, deps) in all {
-            let mut live = self.at_band(deps)?;
-            for (m, member) in self.members.iter().enumerate() {
-                if self.coincident[m] {
-                    let different = live
-                        .pairs_where(member, PairOrder::Before)?
-                        .union(&live.pairs_where(member, PairOrder::After)?)?;
-                    out.extend(facts.dependence_violations(*kind, &different, &|pair| {
-                        Ok(Rule::Parallel(self.member(facts, m, pair)?))
-                    })?);
+        let mut carried = Vec::new();
+        let mut live = self.at_band(all)?;
+        for (m, member) in self.members.iter().enumerate() {
+            if self.coincident[m] {
+                let different = live
+                    .pairs_where(member, PairOrder::Before)?
+                    .union(&live.pairs_where(member, PairOrder::After)?)?;
+                if !different.is_empty()? {
+                    carried.push((m, different));
                 }
-                live = live.pairs_where(member, PairOrder::Equal)?;
             }
+            live = live.pairs_where(member, PairOrder::Equal)?;
         }
-        Ok(out)
+        self.by_kind(facts, &carried, by_kind, &Rule::Parallel)
     }
 
-    /// Members of a permutable band of several members running one of `validity` (by kind)
+    /// Members of a permutable band of several members running one of `validity`
     /// backwards.
     fn permutable_violations(
         &self,
         facts: &Facts<'_>,
-        validity: &[(DepKind, UnionMap)],
+        (validity, by_kind): ByKind<'_>,
+    ) -> Result<Vec<DepViolation>, CheckError> {
+        if !self.permutable || self.members.len() < 2 {
+            return Ok(Vec::new());
+        }
+        let at_band = self.at_band(validity)?;
+        let mut backwards = Vec::new();
+        for (m, member) in self.members.iter().enumerate() {
+            let wrong = at_band.pairs_where(member, PairOrder::After)?;
+            if !wrong.is_empty()? {
+                backwards.push((m, wrong));
+            }
+        }
+        self.by_kind(facts, &backwards, by_kind, &Rule::Permutable)
+    }
+
+    /// The violations of the pairs `wrong` breaks at each of its members, kind by kind, as
+    /// `rule` names them.
+    fn by_kind(
+        &self,
+        facts: &Facts<'_>,
+        wrong: &[(usize, UnionMap)],
+        by_kind: &[(DepKind, UnionMap)],
+        rule: &dyn Fn(BandMember) -> Rule,
     ) -> Result<Vec<DepViolation>, CheckError> {
         let mut out = Vec::new();
-        if !self.permutable || self.members.len() < 2 {
+        if wrong.is_empty() {
             return Ok(out);
         }
-        for (kind, deps) in validity {
-            let at_band = self.at_band(deps)?;
-            for (m, member) in self.members.iter().enumerate() {
+        for (kind, deps) in by_kind {
+            for (m, pairs) in wrong {
                 out.extend(facts.dependence_violations(
                     *kind,
-                    &at_band.pairs_where(member, PairOrder::After)?,
-                    &|pair| Ok(Rule::Permutable(self.member(facts, m, pair)?)),
+                    &pairs.intersect(deps)?,
+                    &|pair| Ok(rule(self.member(facts, *m, pair)?)),
                 )?);
             }
         }

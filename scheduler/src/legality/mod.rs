@@ -77,15 +77,24 @@ pub fn check(
             .iter()
             .map(|&k| (k, deps.of_kind(k).clone()))
             .collect();
-        for (kind, deps) in &by_kind {
-            let backwards = facts.not_after(deps)?;
-            let found = facts.dependence_violations(*kind, &backwards, &|pair| {
-                Ok(Rule::Order(flip(&pair.source_time, &pair.sink_time)))
-            })?;
-            violations.extend(found.into_iter().map(Violation::Dependence));
+        // Each rule is decided once on the union of the kinds; only violated rules are
+        // sorted by kind (a pair's verdict does not depend on its kind).
+        let backwards = facts.not_after(&validity)?;
+        if !backwards.is_empty()? {
+            for (kind, deps) in &by_kind {
+                let found =
+                    facts.dependence_violations(*kind, &backwards.intersect(deps)?, &|pair| {
+                        Ok(Rule::Order(flip(&pair.source_time, &pair.sink_time)))
+                    })?;
+                violations.extend(found.into_iter().map(Violation::Dependence));
+            }
         }
         if let AnySchedule::Tree(tree) = schedule {
-            let found = bands::check(&facts, tree, &by_kind, &all_by_kind)?;
+            let rules = bands::Rules {
+                validity: (&validity, &by_kind),
+                all: (&deps.validity(false)?, &all_by_kind),
+            };
+            let found = bands::check(&facts, tree, &rules)?;
             violations.extend(found.into_iter().map(Violation::Dependence));
         }
     }
@@ -146,11 +155,14 @@ impl Facts<'_> {
                 });
             }
         }
-        let several = self
-            .time
-            .lex_lt_union_map(&self.time)?
-            .intersect(&domains.identity()?)?
-            .domain()?;
+        // Cheap first: a single-valued time relation gives no instance several times.
+        let several = if self.time.is_single_valued()? {
+            domains.subtract(&domains)?
+        } else {
+            (self.time.lex_lt_union_map(&self.time)?)
+                .intersect(&domains.identity()?)?
+                .domain()?
+        };
         for set in sorted_sets(program, &several)? {
             if let Some(w) = smallest(program, &set)? {
                 let instance = instance_of(&set, w.point);
