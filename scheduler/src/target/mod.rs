@@ -231,14 +231,7 @@ impl fmt::Display for Target {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const ZEN3: Machine = Machine {
-        l1d_bytes: 32 << 10,
-        l2_bytes: 512 << 10,
-        l3_bytes: 32 << 20,
-        vector_bytes: 32,
-        cores: 2,
-    };
+    use crate::test_support::ZEN3;
 
     #[test]
     fn a_cpu_target_gives_the_models_back_their_figures() {

@@ -285,16 +285,8 @@ fn reused_target_bytes(b: &BandNode, k: usize, program: &Program) -> IslResult<O
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_support::program;
+    use crate::test_support::{program, ZEN3};
     use crate::transform::tree::{BandKind, Node};
-
-    const ZEN3: Machine = Machine {
-        l1d_bytes: 32 << 10,
-        l2_bytes: 512 << 10,
-        l3_bytes: 32 << 20,
-        vector_bytes: 32,
-        cores: 2,
-    };
 
     #[test]
     fn blocks_fill_the_vector_registers() {
