@@ -106,7 +106,7 @@ fn npy_inputs_fix_parameters_and_outputs_are_written() {
     write_npy_f64(&inputs.join("C.npy"), &[2, 1], &[10.0, 20.0]);
     let out = polyc(&[
         "run",
-        "examples/gemm.pk",
+        "examples/polybench/gemm.pk",
         "--inputs",
         inputs.to_str().unwrap(),
         "--outputs",
@@ -131,7 +131,7 @@ fn an_input_contradicting_the_kernel_is_a_user_error() {
     write_npy_f64(&dir.path().join("B.npy"), &[4, 2], &[0.0; 8]);
     let out = polyc(&[
         "run",
-        "examples/gemm.pk",
+        "examples/polybench/gemm.pk",
         "--inputs",
         dir.path().to_str().unwrap(),
     ]);

@@ -23,7 +23,7 @@ fn verify(kernel: &str, schedule: &str, extra: &[&str]) -> (Option<i32>, String,
 fn the_original_schedule_printed_by_show_is_legal() {
     let show = polyc(&[
         "show",
-        "examples/gemm.pk",
+        "examples/polybench/gemm.pk",
         "--emit",
         "schedule",
         "-D",
@@ -31,7 +31,7 @@ fn the_original_schedule_printed_by_show_is_legal() {
     ]);
     assert_eq!(show.status.code(), Some(0));
     let tree = String::from_utf8(show.stdout).unwrap();
-    let (code, stdout, _) = verify("examples/gemm.pk", &tree, &["-D", "NI=4"]);
+    let (code, stdout, _) = verify("examples/polybench/gemm.pk", &tree, &["-D", "NI=4"]);
     assert_eq!(code, Some(0));
     assert_eq!(stdout, "schedule is legal\n");
 }
@@ -45,7 +45,7 @@ fn corpus_files_verify_as_their_golden_reports_say() {
     ] {
         let dir = "scheduler/tests/wrong";
         let schedule = format!("{dir}/{case}.schedule");
-        let kernel = format!("examples/{}.pk", case.split('.').next().unwrap());
+        let kernel = format!("examples/polybench/{}.pk", case.split('.').next().unwrap());
         let out = polyc(&["verify", &kernel, "--schedule", &schedule]);
         let expected = std::fs::read_to_string(format!("{dir}/{case}.expected")).unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{case}");
@@ -58,7 +58,7 @@ fn corpus_files_verify_as_their_golden_reports_say() {
 fn a_reversed_loop_exits_1_with_the_violation() {
     // seidel-2d updates A in place: reversing i breaks A[i - 1, j] (written just before).
     let (code, stdout, stderr) = verify(
-        "examples/seidel-2d.pk",
+        "examples/polybench/seidel-2d.pk",
         "[TSTEPS, N] -> { S0[t, i, j] -> [t, -i, j] }",
         &["-D", "TSTEPS=3", "-D", "N=6"],
     );
@@ -78,9 +78,13 @@ fn a_reversed_loop_exits_1_with_the_violation() {
 fn reductions_may_be_reordered_only_when_allowed() {
     // gemm's k loop reversed: only reduction dependences on C[i, j] run backwards.
     let schedule = "{ S0[i, j] -> [i, 0, j, 0]; S1[i, k, j] -> [i, 1, -k, j] }";
-    let (code, stdout, _) = verify("examples/gemm.pk", schedule, &[]);
+    let (code, stdout, _) = verify("examples/polybench/gemm.pk", schedule, &[]);
     assert_eq!(code, Some(1), "{stdout}");
-    let (code, stdout, _) = verify("examples/gemm.pk", schedule, &["--reorder-reductions"]);
+    let (code, stdout, _) = verify(
+        "examples/polybench/gemm.pk",
+        schedule,
+        &["--reorder-reductions"],
+    );
     assert_eq!(code, Some(0), "{stdout}");
 }
 
@@ -101,10 +105,15 @@ fn malformed_and_foreign_schedules_are_user_errors() {
         ("[Q] -> { S0[i, j] -> [Q] }", "parameter `Q`"),
     ];
     for (schedule, reason) in cases {
-        let (code, _, stderr) = verify("examples/gemm.pk", schedule, &[]);
+        let (code, _, stderr) = verify("examples/polybench/gemm.pk", schedule, &[]);
         assert_eq!(code, Some(1), "{schedule}: {stderr}");
         assert!(stderr.contains(reason), "{schedule}: {stderr}");
     }
-    let out = polyc(&["verify", "examples/gemm.pk", "--schedule", "no/such/file"]);
+    let out = polyc(&[
+        "verify",
+        "examples/polybench/gemm.pk",
+        "--schedule",
+        "no/such/file",
+    ]);
     assert_eq!(out.status.code(), Some(1));
 }

@@ -1,4 +1,4 @@
-//! Interpreter throughput on gemm (`examples/gemm.pk`, f64): the original-order walk at
+//! Interpreter throughput on gemm (`examples/polybench/gemm.pk`, f64): the original-order walk at
 //! NI = NJ = NK = 256 (16.8 million statement instances), and `run_instances` over the
 //! materialised original order at 64. Throughput is reported in statement instances per second,
 //! twice: per second of wall-clock time (`interp_gemm`) and per second of the benchmark
@@ -12,10 +12,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 fn gemm(n: i64) -> (Kernel, ParamValues) {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/gemm.pk");
-    let source = frontend::read_source(path).expect("examples/gemm.pk is readable");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/polybench/gemm.pk");
+    let source = frontend::read_source(path).expect("examples/polybench/gemm.pk is readable");
     let kernel = frontend::compile(&source)
-        .unwrap_or_else(|d| panic!("examples/gemm.pk does not compile: {d:?}"))
+        .unwrap_or_else(|d| panic!("examples/polybench/gemm.pk does not compile: {d:?}"))
         .remove(0);
     let overrides: BTreeMap<String, i64> = ["NI", "NJ", "NK"]
         .iter()

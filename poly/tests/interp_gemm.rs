@@ -1,4 +1,4 @@
-//! gemm (`examples/gemm.pk`): against a plain Rust triple loop, in reordered instance orders,
+//! gemm (`examples/polybench/gemm.pk`): against a plain Rust triple loop, in reordered instance orders,
 //! and with parameters inferred from input files.
 
 use frontend::ir::Kernel;
@@ -16,8 +16,11 @@ fn compile(source: &str) -> Kernel {
 #[test]
 fn gemm_matches_a_triple_loop() {
     let kernel = compile(
-        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/gemm.pk"))
-            .unwrap(),
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../examples/polybench/gemm.pk"
+        ))
+        .unwrap(),
     );
     let overrides: BTreeMap<String, i64> = [("NI", 7), ("NJ", 5), ("NK", 6)]
         .map(|(n, v)| (n.to_string(), v))
@@ -45,8 +48,11 @@ fn gemm_matches_a_triple_loop() {
 /// gemm at the given sizes with seeded inputs.
 fn gemm(ni: i64, nj: i64, nk: i64) -> (Kernel, ParamValues) {
     let kernel = compile(
-        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/gemm.pk"))
-            .unwrap(),
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../examples/polybench/gemm.pk"
+        ))
+        .unwrap(),
     );
     let overrides: BTreeMap<String, i64> = [("NI", ni), ("NJ", nj), ("NK", nk)]
         .map(|(n, v)| (n.to_string(), v))

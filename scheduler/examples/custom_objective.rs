@@ -29,7 +29,10 @@ impl Objective for KeepInnermost {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let default = format!("{}/../examples/gemm.pk", env!("CARGO_MANIFEST_DIR"));
+    let default = format!(
+        "{}/../examples/polybench/gemm.pk",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let path = std::env::args().nth(1).unwrap_or(default);
     let kernels = frontend::compile(&frontend::read_source(&path)?)
         .map_err(|_| format!("{path} does not compile (run `polyc check {path}`)"))?;

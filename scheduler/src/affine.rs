@@ -377,7 +377,7 @@ mod tests {
 
     #[test]
     fn identity_tree_has_the_original_flat_map() {
-        let p = program("gemm.pk");
+        let p = program("polybench/gemm.pk");
         let tree = gemm_identity().to_tree(&p).unwrap();
         assert_eq!(tree.map().unwrap(), p.schedule.map().unwrap());
         let flat = gemm_identity().to_union_map(&p).unwrap();
@@ -392,7 +392,7 @@ mod tests {
 
     #[test]
     fn bands_are_permutable_with_coincidence_flags() {
-        let p = program("gemm.pk");
+        let p = program("polybench/gemm.pk");
         let lp = |coincident| RowKind::Loop { coincident };
         let s = AffineSchedule {
             rows: vec![
@@ -418,7 +418,7 @@ mod tests {
 
     #[test]
     fn malformed_schedules_are_errors() {
-        let p = program("gemm.pk");
+        let p = program("polybench/gemm.pk");
         let mut s = gemm_identity();
         s.rows[0].stmts.pop();
         assert!(s.to_tree(&p).is_err());

@@ -125,8 +125,8 @@ mod tests {
 
     #[test]
     fn fixed_parameters_are_solved_symbolic() {
-        let symbolic = program("gemm.pk");
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/gemm.pk");
+        let symbolic = program("polybench/gemm.pk");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/polybench/gemm.pk");
         let kernel = frontend::compile(&frontend::read_source(path).unwrap())
             .unwrap()
             .remove(0);

@@ -30,7 +30,7 @@ fn baselines_are_legal_on_every_example() {
 #[test]
 fn identity_is_the_original_order() {
     let loaded = load_path(&format!(
-        "{}/../examples/gemm.pk",
+        "{}/../examples/polybench/gemm.pk",
         env!("CARGO_MANIFEST_DIR")
     ));
     let s = Identity.schedule(&loaded.problem()).unwrap();

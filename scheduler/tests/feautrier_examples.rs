@@ -16,7 +16,7 @@ fn check(name: &str) -> scheduler::AffineSchedule {
 
 #[test]
 fn jacobi_1d() {
-    let rows = check("jacobi-1d");
+    let rows = check("polybench/jacobi-1d");
     eprintln!("{rows:?}");
     // Time first: the outer row is a loop over t that carries every dependence it can.
     assert!(matches!(
@@ -27,12 +27,12 @@ fn jacobi_1d() {
 
 #[test]
 fn gemm() {
-    let rows = check("gemm");
+    let rows = check("polybench/gemm");
     eprintln!("{rows:?}");
 }
 
 #[test]
 fn lu() {
-    let rows = check("lu");
+    let rows = check("polybench/lu");
     eprintln!("{rows:?}");
 }

@@ -32,7 +32,7 @@ fn report(path: &Path) -> Report {
     let name = path.file_name().unwrap().to_str().unwrap();
     let kernel_name = name.split('.').next().unwrap();
     let source_path = format!(
-        "{}/../examples/{kernel_name}.pk",
+        "{}/../examples/polybench/{kernel_name}.pk",
         env!("CARGO_MANIFEST_DIR")
     );
     let source = std::fs::read_to_string(&source_path).unwrap();

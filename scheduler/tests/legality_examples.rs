@@ -132,7 +132,7 @@ fn check_examples(subdir: &str) {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // The identity never fails, so every kernel was checked at least once.
     assert!(
-        kernel_count >= 20 && checked >= kernel_count,
+        kernel_count >= 6 && checked >= kernel_count,
         "{checked} pairs checked"
     );
 }

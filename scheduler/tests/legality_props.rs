@@ -123,10 +123,10 @@ impl Concrete {
 
 fn kernels() -> Vec<Concrete> {
     vec![
-        concrete("gemm", &[("NI", 2), ("NJ", 3), ("NK", 2)]),
-        concrete("jacobi-1d", &[("TSTEPS", 2), ("N", 5)]),
-        concrete("seidel-2d", &[("TSTEPS", 2), ("N", 4)]),
-        concrete("trisolv", &[("N", 4)]),
+        concrete("polybench/gemm", &[("NI", 2), ("NJ", 3), ("NK", 2)]),
+        concrete("polybench/jacobi-1d", &[("TSTEPS", 2), ("N", 5)]),
+        concrete("polybench/seidel-2d", &[("TSTEPS", 2), ("N", 4)]),
+        concrete("polybench/trisolv", &[("N", 4)]),
     ]
 }
 

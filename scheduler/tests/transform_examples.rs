@@ -45,7 +45,7 @@ fn depth(node: &Node) -> usize {
 
 #[test]
 fn tiling_gemm_gives_a_legal_six_deep_schedule() {
-    let loaded = load("gemm");
+    let loaded = load("polybench/gemm");
     let tree = gemm_ijk(&loaded);
     assert!(update_band(&tree).permutable);
     let tiled = tile::tile(&tree, &[DEFAULT_TILE_SIZE]).unwrap();
@@ -58,7 +58,7 @@ fn tiling_gemm_gives_a_legal_six_deep_schedule() {
 
 #[test]
 fn intra_tile_reordering_puts_j_innermost_in_gemm() {
-    let loaded = load("gemm");
+    let loaded = load("polybench/gemm");
     let tree = gemm_ijk(&loaded);
     let b = update_band(&tree);
     assert_eq!(b.coincident, vec![true, true, false]);
@@ -78,7 +78,7 @@ fn intra_tile_reordering_puts_j_innermost_in_gemm() {
 
 #[test]
 fn wavefront_on_jacobi_1d_tiles_gives_a_parallel_tile_loop() {
-    let loaded = load("jacobi-1d");
+    let loaded = load("polybench/jacobi-1d");
     let ctx = &loaded.program.ctx;
     let domain = loaded.program.domains().unwrap();
     // The time-skewed band (t, 2t + i), S1 one step after S0: permutable, nothing parallel.
@@ -107,7 +107,7 @@ fn wavefront_on_jacobi_1d_tiles_gives_a_parallel_tile_loop() {
 
 #[test]
 fn illegal_orders_are_reported() {
-    let loaded = load("jacobi-1d");
+    let loaded = load("polybench/jacobi-1d");
     let ctx = &loaded.program.ctx;
     let domain = loaded.program.domains().unwrap();
     // Interchanging t and i runs the stencil's dependences backwards.

@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 
 /// The embedded default example: PolyBench's gemm.
-const GEMM: &str = include_str!("../../examples/gemm.pk");
+const GEMM: &str = include_str!("../../examples/polybench/gemm.pk");
 
 /// Arguments of `polyc demo`.
 #[derive(clap::Args, Debug)]
@@ -34,7 +34,7 @@ pub struct DemoArgs {
 
 /// Runs `polyc demo`. Any disagreement between the stages is an internal error (exit 2).
 pub fn run(args: &DemoArgs) -> Result<(), CliError> {
-    let file = SourceFile::new("examples/gemm.pk (embedded)", GEMM);
+    let file = SourceFile::new("examples/polybench/gemm.pk (embedded)", GEMM);
     let kernel = frontend::compile(&file)
         .map_err(|d| CliError::Internal(d.render(&file, false)))?
         .remove(0);

@@ -1,2 +1,2 @@
 check
-examples/gemm.pk
+examples/polybench/gemm.pk

@@ -1,5 +1,5 @@
 compile
-examples/gemm.pk
+examples/polybench/gemm.pk
 --target
 cpu
 --tile

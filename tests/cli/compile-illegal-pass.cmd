@@ -1,4 +1,4 @@
 compile
-examples/seidel-2d.pk
+examples/polybench/seidel-2d.pk
 --pass
 reverse-outermost

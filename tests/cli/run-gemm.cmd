@@ -1,5 +1,5 @@
 run
-examples/gemm.pk
+examples/polybench/gemm.pk
 -D
 NI=32
 -D

@@ -1,4 +1,4 @@
 run
-examples/gemm.pk
+examples/polybench/gemm.pk
 -D
 NX=3

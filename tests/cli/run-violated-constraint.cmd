@@ -1,4 +1,8 @@
 run
-examples/fdtd-2d.pk
+examples/polybench/fdtd-2d.pk
+-D
+TMAX=40
 -D
 NX=0
+-D
+NY=80

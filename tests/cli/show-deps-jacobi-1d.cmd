@@ -1,5 +1,5 @@
 show
-examples/jacobi-1d.pk
+examples/polybench/jacobi-1d.pk
 --emit
 deps
 -D

@@ -1,4 +1,4 @@
 show
-examples/trisolv.pk
+examples/polybench/trisolv.pk
 --emit
 deps

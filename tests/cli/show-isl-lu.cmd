@@ -1,4 +1,4 @@
 show
-examples/lu.pk
+examples/polybench/lu.pk
 --emit
 isl

@@ -1,4 +1,4 @@
 show
-examples/gemm.pk
+examples/polybench/gemm.pk
 --emit
 schedule

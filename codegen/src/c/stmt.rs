@@ -607,9 +607,9 @@ fn call(t: ElemType, func: Func, args: &[String]) -> Result<String, String> {
 mod tests {
     use super::*;
 
-    /// `examples/gemm.pk`'s kernel.
+    /// `examples/polybench/gemm.pk`'s kernel.
     fn gemm() -> Kernel {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/gemm.pk");
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/polybench/gemm.pk");
         let file = frontend::read_source(path).unwrap();
         frontend::compile(&file).unwrap().remove(0)
     }

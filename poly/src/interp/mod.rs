@@ -61,7 +61,7 @@
 //! each index is linear in the loop variable) and the addresses then advance by constant
 //! steps; otherwise every instance is checked. `run_instances` checks every instance.
 //!
-//! Measured with `cargo bench -p poly --bench interp` on gemm (`examples/gemm.pk`, f64) at
+//! Measured with `cargo bench -p poly --bench interp` on gemm (`examples/polybench/gemm.pk`, f64) at
 //! NI = NJ = NK = 256 (16.8 million instances), on a shared 2-core machine under a load
 //! average of about 6: `run_original` 49 million instances per second of CPU time
 //! (group `interp_gemm_cpu`, 45-54 M/s), `run_instances` 22 M/s (at 64). Wall-clock figures

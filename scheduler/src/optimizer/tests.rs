@@ -50,13 +50,13 @@ fn kept(notes: &[Note]) -> Option<&KeepOriginal> {
 #[test]
 fn a_schedule_that_walks_columns_the_original_walks_in_rows_is_refused() {
     // bicg: Pluto fuses `q[i] += A[i, j] * p[j]` transposed, down the columns of `A`.
-    let bicg = notes("bicg");
+    let bicg = notes("polybench/bicg");
     assert!(
         matches!(kept(&bicg), Some(KeepOriginal::StridedAccesses { .. })),
         "{bicg:?}"
     );
     // gemm: Pluto's order makes `B[k, j]` contiguous where the original strides it.
-    let gemm = notes("gemm");
+    let gemm = notes("polybench/gemm");
     assert_eq!(kept(&gemm), None, "{gemm:?}");
 }
 
@@ -86,7 +86,8 @@ fn a_wavefront_of_steps_too_small_for_a_barrier_is_refused() {
 fn an_illegal_pass_is_refused_with_a_counterexample() {
     // seidel-2d's outermost loop is its time loop: running it backwards reads values not
     // yet computed.
-    let Err(OptimizeError::Illegal(report)) = optimized("seidel-2d", &[&pass::ReverseOutermost])
+    let Err(OptimizeError::Illegal(report)) =
+        optimized("polybench/seidel-2d", &[&pass::ReverseOutermost])
     else {
         panic!("the reversed time loop was not refused");
     };
@@ -94,5 +95,5 @@ fn an_illegal_pass_is_refused_with_a_counterexample() {
     let text = report.to_string();
     assert!(text.contains("S0["), "{text}");
     // Without the pass the same pipeline is legal.
-    assert!(optimized("seidel-2d", &[]).is_ok());
+    assert!(optimized("polybench/seidel-2d", &[]).is_ok());
 }

@@ -267,7 +267,10 @@ mod tests {
 
     #[test]
     fn a_column_walk_in_the_innermost_loop_is_strided() {
-        let path = format!("{}/../examples/mvt.pk", env!("CARGO_MANIFEST_DIR"));
+        let path = format!(
+            "{}/../examples/polybench/mvt.pk",
+            env!("CARGO_MANIFEST_DIR")
+        );
         let kernels = frontend::compile(&frontend::read_source(&path).unwrap()).unwrap();
         let mvt = Program::build(&Ctx::default(), &kernels[0], &BTreeMap::new()).unwrap();
         let tree = Tree::from_schedule(&mvt.schedule).unwrap();

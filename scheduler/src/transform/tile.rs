@@ -201,7 +201,7 @@ mod tests {
 
     #[test]
     fn reuse_is_carried_by_time_loops_and_reductions_only() {
-        let jacobi = program("jacobi-2d.pk");
+        let jacobi = program("polybench/jacobi-2d.pk");
         let tree = Tree::from_schedule(&jacobi.schedule).unwrap();
         let Node::Band(time) = &tree.root else {
             panic!("jacobi-2d's original order starts with its time loop");
@@ -213,7 +213,7 @@ mod tests {
         // Across time steps `A[i, j]` is touched again.
         assert!(carries_reuse(None, &tree.domain, &accesses).unwrap());
         // gemm's `C[i, j]` is touched at every `k`.
-        let gemm = program("gemm.pk");
+        let gemm = program("polybench/gemm.pk");
         let domain = Tree::from_schedule(&gemm.schedule).unwrap().domain;
         let accesses = array_accesses(&gemm).unwrap();
         assert!(carries_reuse(None, &domain, &accesses).unwrap());

@@ -332,7 +332,12 @@ mod tests {
     /// gemm's update band in the original order `(i, k, j)`, marked as an annotated tree
     /// marks it (`i` and `j` parallel, `k` a reduction).
     fn gemm_band() -> (Program, BandNode) {
-        band_of("gemm.pk", 3, &["i", "k", "j"], &[true, false, true])
+        band_of(
+            "polybench/gemm.pk",
+            3,
+            &["i", "k", "j"],
+            &[true, false, true],
+        )
     }
 
     #[test]
@@ -365,7 +370,12 @@ mod tests {
     #[test]
     fn columns_shared_by_openmp_are_split_among_the_cores() {
         // `(j, k, i)`: OpenMP shares `j`, the outermost parallel member.
-        let (gemm, band) = band_of("gemm.pk", 3, &["j", "k", "i"], &[true, false, true]);
+        let (gemm, band) = band_of(
+            "polybench/gemm.pk",
+            3,
+            &["j", "k", "i"],
+            &[true, false, true],
+        );
         let shape = RegisterShape::of(&band, 0, &gemm).unwrap().unwrap();
         assert_eq!((shape.i, shape.j, shape.k), (Some(2), 0, 1));
         let block = RegisterBlocks::for_machine(&ZEN3).of(&shape);
