@@ -377,7 +377,7 @@ fn check_files(suite: &Suite, worker: usize, compiler: &CCompiler) -> (Vec<Strin
                 let label = format!("{} / {}", kernel.name, setup.label);
                 let mut scheduled = Err(String::from("no scheduler"));
                 for name in &setup.schedulers {
-                    ctx.reset_budget();
+                    let _analysis = ctx.analysis();
                     let problem = Problem {
                         program: &program,
                         deps: &deps,

@@ -4,7 +4,7 @@
 //! budget is [`BUDGET`], and no analysis may run out of it.
 //!
 //! isl counts its operations (allocations and simplex pivots) deterministically, and each
-//! analysis starts a fresh budget (`Ctx::reset_budget`), so this fails on any machine when
+//! analysis starts a fresh budget (`Ctx::analysis`), so this fails on any machine when
 //! one analysis gets much costlier. The budget is the CLI's own
 //! ([`DEFAULT_MAX_OPERATIONS`]): what runs out of it here is refused or fails in
 //! `polyc compile` too. It is not a tight bound: deriche's costliest analysis (the

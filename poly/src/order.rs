@@ -10,7 +10,7 @@
 //! may run in any order (they are parallel); [`Ties`] chooses one, so that tests can
 //! exercise that freedom with a seeded shuffle.
 
-use crate::isl::{IslError, Map, Point, Schedule, Set, UnionMap};
+use crate::isl::{End, IslError, Map, Point, Schedule, Set, UnionMap};
 use crate::model::isl_text::isl_name;
 use crate::model::Program;
 use isl_rs::DimType;
@@ -116,7 +116,7 @@ impl AnySchedule {
 /// Checks that `map` maps instances of a statement of `program` and uses only its
 /// parameters.
 fn check_space(program: &Program, map: &Map) -> Result<(), OrderError> {
-    let tuple = tuple_name(map, DimType::In);
+    let tuple = map.tuple_name_of(End::Source);
     let stmt = program
         .statement_by_tuple(&tuple)
         .ok_or_else(|| OrderError::UnknownStatement(tuple.clone()))?;
@@ -185,7 +185,7 @@ pub fn execution_order(
     ties: Ties,
 ) -> Result<Vec<Instance>, OrderError> {
     // An analysis of its own: the full budget, not what the caller's analyses left.
-    program.ctx.reset_budget();
+    let _analysis = program.ctx.analysis();
     let params = fixed_params(program, fixed)?;
     let relation = schedule.time_relation(program)?.intersect_params(&params)?;
     let times = instance_times(program, &relation)?;
@@ -232,7 +232,7 @@ fn instance_times(
 ) -> Result<HashMap<Instance, Vec<Point>>, OrderError> {
     let mut times: HashMap<Instance, Vec<Point>> = HashMap::new();
     for map in relation.maps()? {
-        let tuple = tuple_name(&map, DimType::In);
+        let tuple = map.tuple_name_of(End::Source);
         let (k, stmt) = program
             .statements
             .iter()
@@ -246,17 +246,6 @@ fn instance_times(
         }
     }
     Ok(times)
-}
-
-/// The name of a relation's input (`DimType::In`) or output (`DimType::Out`) tuple; empty
-/// when it has none.
-pub fn tuple_name(map: &Map, dim: DimType) -> String {
-    // isl-rs reads a NULL name (an anonymous tuple) as a C string: ask first.
-    if !map.query(|m| m.has_tuple_name(dim)).unwrap_or(false) {
-        return String::new();
-    }
-    map.query(|m| m.get_tuple_name(dim).map(str::to_owned))
-        .unwrap_or_default()
 }
 
 /// An instance in isl's notation: `S0[1, 2]`.

@@ -20,7 +20,7 @@ type Pairs = BTreeSet<(Instance, Instance)>;
 
 /// For one access relation with fixed parameters, the element each instance touches.
 fn touched(relation: &Map, n_iters: usize) -> HashMap<Vec<i64>, Element> {
-    relation.ctx().reset_budget();
+    let _analysis = relation.ctx().analysis();
     let array = relation.range().unwrap().tuple_name().unwrap_or_default();
     relation
         .wrap()
@@ -105,7 +105,7 @@ fn isl_pairs(program: &Program, deps: &Dependences, kind: DepKind) -> Pairs {
         let src = index(map.domain().unwrap().tuple_name());
         let dst = index(map.range().unwrap().tuple_name());
         let n = program.statements[src].iterators.len();
-        program.ctx.reset_budget();
+        let _analysis = program.ctx.analysis();
         let points = map
             .wrap()
             .unwrap()

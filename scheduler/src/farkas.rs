@@ -8,8 +8,7 @@
 //! constraints on schedule coefficients.
 
 use crate::ilp::{Constraint, LinExpr};
-use isl_rs::DimType;
-use poly::isl::{IslError, IslResult, Map, Set};
+use poly::isl::{End, IslError, IslResult, Map, Set};
 
 /// The constraints on the coefficients `(c0, cN, a, b)` of the affine forms non-negative on a
 /// dependence polyhedron.
@@ -42,36 +41,22 @@ impl FarkasDual {
     /// this is the dual of its convex hull, which has exactly the same non-negative affine
     /// forms.
     pub fn of(dep: &Map, params: &Set) -> IslResult<FarkasDual> {
-        let space = params.query(|p| p.get_space())?;
-        let aligned = dep.apply(|m| m.align_params(space))?;
-        let n_params = dim(&aligned, DimType::Param)?;
-        let n_src = dim(&aligned, DimType::In)?;
-        let n_dst = dim(&aligned, DimType::Out)?;
+        let aligned = dep.align_params(params)?;
+        let n_params = aligned.n_params()?;
+        let n_src = aligned.n_dims(End::Source)?;
+        let n_dst = aligned.n_dims(End::Sink)?;
         let dual = aligned.wrap()?.coefficients()?;
         let width = 1 + n_params + n_src + n_dst;
         let mut rows = Vec::new();
-        for equality in [true, false] {
-            let mat = dual.query(|b| {
-                let order = (DimType::Cst, DimType::Set, DimType::Param, DimType::Div);
-                if equality {
-                    b.equalities_matrix(order.0, order.1, order.2, order.3)
-                } else {
-                    b.inequalities_matrix(order.0, order.1, order.2, order.3)
-                }
-            })?;
-            let (n_rows, n_cols) = dual.query(|_| Ok((mat.rows()?, mat.cols()?)))?;
-            if n_cols as usize != 1 + width {
+        for (row, equality) in dual.constraint_rows()? {
+            if row.len() != 1 + width {
                 return Err(IslError::Isl(format!(
-                    "unexpected Farkas dual of {dep}: {n_cols} columns, expected {}",
+                    "unexpected Farkas dual of {dep}: {} columns, expected {}",
+                    row.len(),
                     1 + width
                 )));
             }
-            for r in 0..n_rows {
-                let row = (0..n_cols)
-                    .map(|c| dual.query(|_| mat.get_element_val(r, c)?.get_num_si()))
-                    .collect::<IslResult<Vec<i64>>>()?;
-                rows.push((row[0], row[1..].to_vec(), equality));
-            }
+            rows.push((row[0], row[1..].to_vec(), equality));
         }
         Ok(FarkasDual {
             n_params,
@@ -130,10 +115,6 @@ impl FarkasDual {
             })
             .collect())
     }
-}
-
-fn dim(map: &Map, kind: DimType) -> IslResult<usize> {
-    map.query(|m| m.dim(kind)).map(|d| d.max(0) as usize)
 }
 
 #[cfg(test)]

@@ -7,8 +7,9 @@ use frontend::ir::Kernel;
 use poly::deps::Dependences;
 use poly::interp::{Interpreter, Memory, ParamValues};
 use poly::isl::Ctx;
+use poly::isl::End;
 use poly::model::Program;
-use poly::order::{instance_text, tuple_name, AnySchedule};
+use poly::order::{instance_text, AnySchedule};
 use proptest::prelude::*;
 use scheduler::legality::{check, Rule, Violation};
 use std::collections::{BTreeMap, HashMap};
@@ -51,8 +52,8 @@ fn concrete(name: &str, params: &[(&str, i64)]) -> Concrete {
     };
     let mut edges = Vec::new();
     for map in deps.validity(false).unwrap().maps().unwrap() {
-        let source = stmt(tuple_name(&map, isl_rs::DimType::In));
-        let sink = stmt(tuple_name(&map, isl_rs::DimType::Out));
+        let source = stmt(map.tuple_name_of(End::Source));
+        let sink = stmt(map.tuple_name_of(End::Sink));
         let n = program.statements[source].iterators.len();
         for mut pair in map.wrap().unwrap().points().unwrap() {
             let sink_point = pair.split_off(n);

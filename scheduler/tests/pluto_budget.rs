@@ -1,6 +1,5 @@
 //! A Pluto run that exceeds isl's operation budget stops with a clean error, never spins.
 
-use isl_rs::Context;
 use poly::deps::Dependences;
 use poly::isl::{Ctx, IslError};
 use poly::model::Program;
@@ -16,8 +15,7 @@ fn exhausted_budget_is_a_schedule_error() {
     let program = Program::build(&Ctx::default(), &kernels[0], &BTreeMap::new()).unwrap();
     let deps = Dependences::compute(&program).unwrap();
     // The run resets the budget when it starts; give it far too little.
-    let raw: &Context = program.ctx.raw();
-    raw.set_max_operations(2_000);
+    program.ctx.set_budget(2_000);
     let problem = Problem {
         program: &program,
         deps: &deps,

@@ -38,7 +38,7 @@ fn register_tiling_note(example: &str) -> Option<Note> {
     };
     // As `polyc compile`: isl's scheduler when Pluto's pipeline fails.
     let scheduled = run("pluto").or_else(|_| {
-        ctx.reset_budget();
+        let _analysis = ctx.analysis();
         run("isl")
     });
     scheduled.unwrap().notes.into_iter().find(|n| {

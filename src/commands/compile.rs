@@ -3,8 +3,8 @@
 use super::input::lift_one;
 use super::schedule::{find_scheduler, transform_options, ScheduleOptions};
 use crate::error::CliError;
-use codegen::isl_ast::{AstOptions, LoopType};
 use codegen::{c::LoopOptions, CodegenOptions};
+use poly::isl::{AstOptions, LoopType};
 use scheduler::optimizer::pass::pass_named;
 use scheduler::optimizer::{optimize, OptimizeError, Pass};
 use scheduler::target;
@@ -172,7 +172,7 @@ pub fn generate(c: &Compilation) -> Result<String, CliError> {
                 "note: {}: pluto failed ({why}); scheduling with isl",
                 lifted.program.kernel.name
             );
-            lifted.program.ctx.reset_budget();
+            let _analysis = lifted.program.ctx.analysis();
             run(find_scheduler("isl")?.as_ref())
         }
         result => result,

@@ -78,7 +78,7 @@ pub fn run(args: &DemoArgs) -> Result<(), CliError> {
     }
     print!(
         "{}",
-        indent(&codegen::isl_ast::pseudo_c(&schedule, &program.context)?)
+        indent(&poly::isl::pseudo_c(&schedule, &program.context)?)
     );
 
     let any = AnySchedule::Tree(schedule.clone());

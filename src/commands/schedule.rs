@@ -2,7 +2,7 @@
 
 use super::input::{lift_file, parse_define, Lifted};
 use crate::error::CliError;
-use codegen::isl_ast;
+
 use scheduler::optimizer::optimize;
 use scheduler::registry::{scheduler_named, scheduler_names};
 use scheduler::target::Target;
@@ -153,7 +153,7 @@ pub fn run(args: &ScheduleArgs) -> Result<(), CliError> {
             }
             Emit::Ast => {
                 println!("// kernel {name} ({})", scheduler.name());
-                print!("{}", isl_ast::pseudo_c(tree, &lifted.program.context)?);
+                print!("{}", poly::isl::pseudo_c(tree, &lifted.program.context)?);
             }
             Emit::Deps => unreachable!("handled above"),
         }

@@ -336,25 +336,3 @@ pub(super) fn hoistable(f: &For) -> Option<(&'static str, &Expr)> {
         _ => None,
     }
 }
-
-impl Expr {
-    pub(super) fn mentions(&self, name: &str) -> bool {
-        match self {
-            Expr::Int(_) => false,
-            Expr::Id(n) => n == name,
-            Expr::Op(_, args) => args.iter().any(|a| a.mentions(name)),
-        }
-    }
-}
-
-impl Node {
-    /// Whether a loop runs somewhere below (or at) this node.
-    pub(super) fn has_loop(&self) -> bool {
-        match self {
-            Node::For(_) => true,
-            Node::If(_, t, e) => t.has_loop() || e.as_ref().is_some_and(|e| e.has_loop()),
-            Node::Block(cs) => cs.iter().any(Node::has_loop),
-            Node::User(..) => false,
-        }
-    }
-}

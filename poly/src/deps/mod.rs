@@ -66,7 +66,7 @@ impl Dependences {
     /// Computes the dependences of `program` in its original order.
     pub fn compute(program: &Program) -> IslResult<Dependences> {
         let ctx = &program.ctx;
-        ctx.reset_budget();
+        let _analysis = ctx.analysis();
         let reads = program.reads()?;
         let writes = program.writes()?;
         let flow = dataflow(program, &reads, &writes, Sources::Must)?;

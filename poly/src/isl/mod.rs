@@ -4,24 +4,45 @@
 //! whose error kind is private, and nothing bounds the work isl may do. This module handles
 //! those once for the whole project:
 //! - [`Ctx`] owns one isl context, sets isl to return errors silently (no printing) and to
-//!   stop after a budget of operations ([`Ctx::reset_budget`]), so that no analysis hangs;
+//!   stop after a budget of operations, so that no analysis hangs;
 //! - [`Obj`] wraps any isl object with its context: objects are `Clone` (a reference-count
 //!   increment), methods take `&self`, and the context outlives every object made in it;
 //! - [`IslError`] tells a budget overrun from any other isl failure.
 //!
-//! Other crates reach the raw pointer with [`Obj::ptr`] when they must declare an isl
-//! function themselves (as `codegen` does for `isl_ast_build`).
+//! - [`Analysis`] scopes the budget: each analysis starts with a fresh one, and so does
+//!   whatever runs after it.
+//!
+//! This is the only place that touches isl: no other crate depends on isl-rs, every isl
+//! function isl-rs lacks is declared here (`ffi.rs`), and other crates see typed wrappers
+//! only (sets, maps, schedule trees and their nodes, the AST builder, integer programs).
 
+pub mod ast;
+mod ast_build;
+mod budget;
+mod constraints;
+mod dims;
 mod ffi;
+mod lp;
+mod node;
 mod objects;
 mod pairs;
 mod split;
 
-pub use objects::{BasicSet, Map, Obj, Point, RawIsl, Schedule, Set, UnionMap, UnionSet, Val};
+pub use ast_build::{build as build_ast, prepare as prepare_ast, pseudo_c, AstOptions, LoopType};
+pub use budget::Analysis;
+pub use constraints::Constraints;
+pub use dims::End;
+pub use lp::LpMax;
+pub use node::NodeKind;
+pub use objects::{
+    BasicSet, Map, Obj, Point, Schedule, ScheduleNode, Set, UnionMap, UnionSet, Val,
+};
+pub(crate) use objects::{Parse, RawIsl};
 pub use pairs::PairOrder;
 pub use split::SplitPairs;
 
 use isl_rs::{Context, LibISLError, Options};
+use std::cell::Cell;
 use std::fmt;
 use std::rc::Rc;
 
@@ -63,7 +84,7 @@ const ISL_ON_ERROR_CONTINUE: i32 = 1;
 
 struct CtxInner {
     raw: Context,
-    budget: u64,
+    budget: Cell<u64>,
 }
 
 /// An isl context with an operation budget. Cheap to clone (shared).
@@ -74,13 +95,13 @@ pub struct Ctx {
 
 impl fmt::Debug for Ctx {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Ctx(budget {})", self.inner.budget)
+        write!(f, "Ctx(budget {})", self.inner.budget.get())
     }
 }
 
 impl Ctx {
     /// A new context whose computations stop after `max_operations` isl operations
-    /// (counted from the last [`Ctx::reset_budget`]).
+    /// (counted from the start of the current [`Analysis`]).
     pub fn new(max_operations: u64) -> Ctx {
         let raw = Context::alloc();
         // ISL_ON_ERROR_CONTINUE: return NULL and record the error, print nothing.
@@ -89,24 +110,37 @@ impl Ctx {
         Ctx {
             inner: Rc::new(CtxInner {
                 raw,
-                budget: max_operations,
+                budget: Cell::new(max_operations),
             }),
         }
     }
 
-    /// Starts a fresh operation budget (call before each independent analysis).
-    pub fn reset_budget(&self) {
+    /// Starts an analysis with a fresh operation budget; the computation after it gets a
+    /// fresh one too (see [`Analysis`]).
+    pub fn analysis(&self) -> Analysis<'_> {
+        Analysis::start(self)
+    }
+
+    /// Changes the budget of every analysis from now on (tests that want a computation to
+    /// run out of it).
+    pub fn set_budget(&self, max_operations: u64) {
+        self.inner.budget.set(max_operations);
+        self.inner.raw.set_max_operations(max_operations);
+    }
+
+    /// Starts a fresh operation budget.
+    pub(crate) fn reset_budget(&self) {
         self.inner.raw.reset_operations();
     }
 
     /// The isl-rs context, for calling isl-rs functions directly.
-    pub fn raw(&self) -> &Context {
+    pub(crate) fn raw(&self) -> &Context {
         &self.inner.raw
     }
 
     /// Converts an isl-rs result into ours, classifying the error.
-    pub fn check<T>(&self, r: Result<T, LibISLError>) -> IslResult<T> {
-        r.map_err(|e| IslError::from_lib(e, self.inner.budget))
+    pub(crate) fn check<T>(&self, r: Result<T, LibISLError>) -> IslResult<T> {
+        r.map_err(|e| IslError::from_lib(e, self.inner.budget.get()))
     }
 
     /// Parses a set in isl's notation.
@@ -131,7 +165,8 @@ impl Ctx {
     }
 
     /// Parses any isl object from text.
-    pub fn read<T: RawIsl>(&self, text: &str) -> IslResult<Obj<T>> {
+    #[allow(private_bounds)]
+    pub fn read<T: Parse>(&self, text: &str) -> IslResult<Obj<T>> {
         if text.contains('\0') {
             return Err(IslError::Isl("text contains a NUL byte".into()));
         }
@@ -197,7 +232,7 @@ mod tests {
         let r = hard.apply(|s| s.complement()).and_then(|c| c.coalesce());
         assert_eq!(r.err(), Some(IslError::OperationLimit(100_000)));
         // A fresh budget makes the same context usable again.
-        ctx.reset_budget();
+        let _fresh = ctx.analysis();
         assert!(ctx
             .set("{ [a] : 0 <= a < 4 }")
             .and_then(|s| s.lexmin())

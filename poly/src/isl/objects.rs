@@ -6,23 +6,30 @@ use libc::{c_int, c_void, uintptr_t};
 use std::ffi::CStr;
 use std::fmt;
 
-/// What [`Obj`] needs of an isl-rs type.
-pub trait RawIsl: Sized {
+/// What [`Obj`] needs of an isl-rs type. Crate-private: no other crate sees isl-rs types.
+pub(crate) trait RawIsl: Sized {
     /// The isl-rs object's raw pointer.
     fn ptr(&self) -> uintptr_t;
-    /// Takes ownership of a raw pointer (which must be non-null and owned).
-    fn from_ptr(ptr: uintptr_t) -> Self;
+    /// Takes ownership of a raw pointer.
+    ///
+    /// # Safety
+    /// `ptr` must be a non-null, owned (`__isl_give`) pointer to an object of this type.
+    unsafe fn from_ptr(ptr: uintptr_t) -> Self;
     /// Gives up ownership: the pointer will not be freed by this value.
     fn into_ptr(self) -> uintptr_t;
     /// A new reference to the same object.
     fn copy_raw(&self) -> Result<Self, LibISLError>;
-    /// Parses the object from isl's notation.
-    fn read(ctx: &Context, text: &str) -> Result<Self, LibISLError>;
     /// Prints the object in isl's notation (caller frees the string).
     ///
     /// # Safety
     /// `ptr` must point to a live object of this type.
     unsafe fn print(ptr: uintptr_t) -> *mut libc::c_char;
+}
+
+/// isl-rs types that isl can parse from its notation.
+pub(crate) trait Parse: RawIsl {
+    /// Parses the object from isl's notation.
+    fn read(ctx: &Context, text: &str) -> Result<Self, LibISLError>;
 }
 
 macro_rules! raw_isl {
@@ -31,7 +38,7 @@ macro_rules! raw_isl {
             fn ptr(&self) -> uintptr_t {
                 self.ptr
             }
-            fn from_ptr(ptr: uintptr_t) -> Self {
+            unsafe fn from_ptr(ptr: uintptr_t) -> Self {
                 isl_rs::$ty {
                     ptr,
                     should_free_on_drop: true,
@@ -44,25 +51,32 @@ macro_rules! raw_isl {
             fn copy_raw(&self) -> Result<Self, LibISLError> {
                 self.copy()
             }
-            fn read(ctx: &Context, text: &str) -> Result<Self, LibISLError> {
-                isl_rs::$ty::read_from_str(ctx, text)
-            }
             unsafe fn print(ptr: uintptr_t) -> *mut libc::c_char {
                 unsafe { ffi::$print(ptr) }
             }
         }
     };
+    ($ty:ident, $print:ident, parse) => {
+        raw_isl!($ty, $print);
+        impl Parse for isl_rs::$ty {
+            fn read(ctx: &Context, text: &str) -> Result<Self, LibISLError> {
+                isl_rs::$ty::read_from_str(ctx, text)
+            }
+        }
+    };
 }
 
-raw_isl!(Set, isl_set_to_str);
-raw_isl!(Map, isl_map_to_str);
-raw_isl!(UnionSet, isl_union_set_to_str);
-raw_isl!(UnionMap, isl_union_map_to_str);
-raw_isl!(BasicSet, isl_basic_set_to_str);
-raw_isl!(Schedule, isl_schedule_to_str);
-raw_isl!(Val, isl_val_to_str);
+raw_isl!(Set, isl_set_to_str, parse);
+raw_isl!(Map, isl_map_to_str, parse);
+raw_isl!(UnionSet, isl_union_set_to_str, parse);
+raw_isl!(UnionMap, isl_union_map_to_str, parse);
+raw_isl!(BasicSet, isl_basic_set_to_str, parse);
+raw_isl!(Schedule, isl_schedule_to_str, parse);
+raw_isl!(Val, isl_val_to_str, parse);
+raw_isl!(ScheduleNode, isl_schedule_node_to_str);
 
 /// An isl object and its context. Cloning shares the object (isl reference counting).
+#[allow(private_bounds)]
 pub struct Obj<T: RawIsl> {
     // Declared before `ctx` so that it is dropped first: the context outlives its objects.
     raw: T,
@@ -83,14 +97,17 @@ pub type BasicSet = Obj<isl_rs::BasicSet>;
 pub type Schedule = Obj<isl_rs::Schedule>;
 /// A rational value (`isl_val`).
 pub type Val = Obj<isl_rs::Val>;
+/// A position in a schedule tree (`isl_schedule_node`), see [`super::node`].
+pub type ScheduleNode = Obj<isl_rs::ScheduleNode>;
 
 /// An integer point, as its coordinates (parameters first are not included: set dimensions
 /// only).
 pub type Point = Vec<i64>;
 
+#[allow(private_bounds)]
 impl<T: RawIsl> Obj<T> {
     /// Wraps a raw isl-rs object made in `ctx`.
-    pub fn from_raw(ctx: &Ctx, raw: T) -> Obj<T> {
+    pub(crate) fn from_raw(ctx: &Ctx, raw: T) -> Obj<T> {
         Obj {
             raw,
             ctx: ctx.clone(),
@@ -102,21 +119,26 @@ impl<T: RawIsl> Obj<T> {
     }
     /// The raw isl pointer, valid while `self` lives (for hand-declared isl functions that
     /// take the object without consuming it, `__isl_keep`).
-    pub fn ptr(&self) -> uintptr_t {
+    pub(crate) fn ptr(&self) -> uintptr_t {
         self.raw.ptr()
     }
+    /// Whether `self` and `other` are the very same isl object (not merely equal sets: a
+    /// cheap test that a value was handed on unchanged).
+    pub fn is_same_object(&self, other: &Self) -> bool {
+        self.ptr() == other.ptr()
+    }
     /// A new owned reference as a raw isl-rs object, for isl-rs functions that consume it.
-    pub fn to_raw(&self) -> T {
+    pub(crate) fn to_raw(&self) -> T {
         self.raw
             .copy_raw()
             .expect("copying an isl object only increments its reference count")
     }
     /// A new owned raw pointer (`__isl_take` arguments of hand-declared isl functions).
-    pub fn to_ptr(&self) -> uintptr_t {
+    pub(crate) fn to_ptr(&self) -> uintptr_t {
         self.to_raw().into_ptr()
     }
     /// Applies an isl-rs operation that consumes a copy of `self`.
-    pub fn apply<U: RawIsl>(
+    pub(crate) fn apply<U: RawIsl>(
         &self,
         f: impl FnOnce(T) -> Result<U, LibISLError>,
     ) -> IslResult<Obj<U>> {
@@ -124,7 +146,7 @@ impl<T: RawIsl> Obj<T> {
         Ok(Obj::from_raw(&self.ctx, out))
     }
     /// Applies an isl-rs operation that consumes copies of `self` and `other`.
-    pub fn apply2<A: RawIsl, U: RawIsl>(
+    pub(crate) fn apply2<A: RawIsl, U: RawIsl>(
         &self,
         other: &Obj<A>,
         f: impl FnOnce(T, A) -> Result<U, LibISLError>,
@@ -133,7 +155,7 @@ impl<T: RawIsl> Obj<T> {
         Ok(Obj::from_raw(&self.ctx, out))
     }
     /// Evaluates an isl-rs query that borrows `self`.
-    pub fn query<R>(&self, f: impl FnOnce(&T) -> Result<R, LibISLError>) -> IslResult<R> {
+    pub(crate) fn query<R>(&self, f: impl FnOnce(&T) -> Result<R, LibISLError>) -> IslResult<R> {
         self.ctx.check(f(&self.raw))
     }
 }
@@ -302,7 +324,11 @@ impl UnionMap {
         foreach(
             self.ctx(),
             |f, user| unsafe { ffi::isl_union_map_foreach_map(self.ptr(), f, user) },
-            &mut |ptr| out.push(Obj::from_raw(self.ctx(), isl_rs::Map::from_ptr(ptr))),
+            &mut |ptr| {
+                out.push(Obj::from_raw(self.ctx(), unsafe {
+                    isl_rs::Map::from_ptr(ptr)
+                }))
+            },
         )?;
         Ok(out)
     }
@@ -332,7 +358,11 @@ impl UnionSet {
         foreach(
             self.ctx(),
             |f, user| unsafe { ffi::isl_union_set_foreach_set(self.ptr(), f, user) },
-            &mut |ptr| out.push(Obj::from_raw(self.ctx(), isl_rs::Set::from_ptr(ptr))),
+            &mut |ptr| {
+                out.push(Obj::from_raw(self.ctx(), unsafe {
+                    isl_rs::Set::from_ptr(ptr)
+                }))
+            },
         )?;
         Ok(out)
     }
@@ -402,11 +432,6 @@ impl Set {
             },
         )?;
         Ok(out)
-    }
-    /// The Farkas dual: the set of coefficient vectors `(c0, c)` of affine forms
-    /// `c0 + c.x` non-negative on every point of the set (`isl_set_coefficients`).
-    pub fn coefficients(&self) -> IslResult<BasicSet> {
-        self.apply(|s| s.coefficients())
     }
 }
 

@@ -80,7 +80,7 @@ impl Program {
         kernel: &Kernel,
         fixed: &BTreeMap<String, i64>,
     ) -> Result<Program, ModelError> {
-        ctx.reset_budget();
+        let _analysis = ctx.analysis();
         for name in fixed.keys() {
             if !kernel.params.iter().any(|p| &p.name == name) {
                 let all: Vec<_> = kernel.params.iter().map(|p| p.name.as_str()).collect();

@@ -42,7 +42,7 @@ impl Scheduler for Feautrier {
 /// Feautrier's schedule of a problem as rows.
 pub fn affine_schedule(problem: &Problem) -> Result<AffineSchedule, ScheduleError> {
     let program = problem.program;
-    program.ctx.reset_budget();
+    let _analysis = program.ctx.analysis();
     let mut live = problem.validity()?;
     let conflicts = problem.conflicts()?;
     let mut live_all = problem.deps.validity(false)?;

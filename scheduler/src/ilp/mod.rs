@@ -4,10 +4,8 @@
 mod eliminate;
 
 use eliminate::Eliminated;
-use isl_rs::{Aff, DimType, LibISLError, Mat, PwMultiAff, Space, Val};
-use libc::uintptr_t;
 use num_rational::Rational64;
-use poly::isl::{BasicSet, Ctx, IslError, IslResult, RawIsl};
+use poly::isl::{BasicSet, Ctx, IslError, IslResult, LpMax};
 use std::collections::HashMap;
 
 /// A linear expression `sum(coeff * x_var) + constant` (sparse; coefficients in `i128` so
@@ -141,7 +139,7 @@ impl Ilp {
         let Some((reduced, eliminated)) = self.presolved(Numbers::Integer) else {
             return Ok(None);
         };
-        let Some(values) = partial_lexmin(&reduced.to_basic_set(ctx)?)? else {
+        let Some(values) = reduced.to_basic_set(ctx)?.partial_lexmin()? else {
             return Ok(None);
         };
         values
@@ -170,32 +168,16 @@ impl Ilp {
             return Ok(None);
         };
         let set = reduced.to_basic_set(ctx)?;
-        let raw = ctx.raw();
-        let int = |k: i128| -> IslResult<Val> {
-            let k = i64::try_from(k)
-                .map_err(|_| IslError::Isl(format!("objective coefficient {k} overflows")))?;
-            ctx.check(Val::int_from_si(raw, k))
-        };
         let mut out = Vec::with_capacity(objectives.len());
         for objective in objectives {
             let objective = eliminated.substitute(objective);
-            let space = ctx.check(Space::set_alloc(raw, 0, reduced.n_vars as u32))?;
-            let mut aff = ctx.check(Aff::zero_on_domain_space(space))?;
-            aff = ctx.check(aff.set_constant_val(int(objective.constant)?))?;
-            for &(var, k) in &objective.terms {
-                aff = ctx.check(aff.set_coefficient_val(DimType::In, var as i32, int(k)?))?;
+            match set.max_lp((objective.constant, &objective.terms))? {
+                LpMax::Infeasible => return Ok(None),
+                LpMax::Unbounded => {
+                    return Err(IslError::Isl("the linear program is unbounded".into()))
+                }
+                LpMax::Max(max) => out.push(max),
             }
-            let max = set.query(|b| b.max_lp_val(&aff))?;
-            if ctx.check(max.is_nan())? {
-                return Ok(None);
-            }
-            if !ctx.check(max.is_rat())? {
-                return Err(IslError::Isl("the linear program is unbounded".into()));
-            }
-            out.push(Rational64::new(
-                ctx.check(max.get_num_si())?,
-                ctx.check(max.get_den_si())?,
-            ));
         }
         Ok(Some(out))
     }
@@ -219,37 +201,13 @@ impl Ilp {
     /// The system as an isl basic set, built from its constraint matrices (no text: isl's
     /// parser intersects constraint by constraint, which costs more than the solve).
     pub fn to_basic_set(&self, ctx: &Ctx) -> IslResult<BasicSet> {
-        let raw = ctx.raw();
-        let matrix = |equality: bool| -> IslResult<Mat> {
-            let rows: Vec<&Constraint> = self
-                .constraints
-                .iter()
+        let rows = |equality: bool| -> Vec<(i128, &[(usize, i128)])> {
+            (self.constraints.iter())
                 .filter(|c| c.equality == equality)
-                .collect();
-            let cols = 1 + self.n_vars;
-            let mut mat = ctx.check(Mat::alloc(raw, 0, cols as u32))?;
-            mat = ctx.check(mat.add_zero_rows(rows.len() as u32))?;
-            for (r, c) in rows.iter().enumerate() {
-                let entries = std::iter::once((0, c.expr.constant))
-                    .chain(c.expr.terms.iter().map(|&(v, k)| (1 + v, k)));
-                for (col, k) in entries.filter(|&(_, k)| k != 0) {
-                    mat = set_entry(ctx, mat, r, col, k)?;
-                }
-            }
-            Ok(mat)
+                .map(|c| (c.expr.constant, c.expr.terms.as_slice()))
+                .collect()
         };
-        let space = ctx.check(Space::set_alloc(raw, 0, self.n_vars as u32))?;
-        let (eq, ineq) = (matrix(true)?, matrix(false)?);
-        let set = ctx.check(isl_rs::BasicSet::from_constraint_matrices(
-            space,
-            eq,
-            ineq,
-            DimType::Cst,
-            DimType::Set,
-            DimType::Param,
-            DimType::Div,
-        ))?;
-        Ok(BasicSet::from_raw(ctx, set))
+        BasicSet::from_rows(ctx, self.n_vars, &rows(true), &rows(false))
     }
 }
 
@@ -398,84 +356,6 @@ fn gcd(a: i128, b: i128) -> i128 {
     } else {
         gcd(b, a % b)
     }
-}
-
-unsafe extern "C" {
-    fn isl_basic_set_partial_lexmin_pw_multi_aff(
-        bset: uintptr_t,
-        dom: uintptr_t,
-        empty: *mut uintptr_t,
-    ) -> uintptr_t;
-}
-
-/// The lexicographic minimum of `set` (which has no parameters, integer or rational),
-/// `None` if it is empty.
-///
-/// `isl_basic_set_lexmin` would first compute the set's parameter domain by eliminating
-/// every unknown (Fourier-Motzkin), which explodes on the hundreds of constraints of a
-/// fused hyperplane search; given that domain (the universe), isl goes straight to its
-/// parametric integer programming. The minimum is read from isl's piecewise affine answer
-/// (constants), not by scanning a set for its points. isl-rs does not bind the function.
-fn partial_lexmin(set: &BasicSet) -> IslResult<Option<Vec<Rational64>>> {
-    let ctx = set.ctx();
-    let raw = ctx.raw();
-    let params = ctx.check(Space::params_alloc(raw, 0))?;
-    let universe = ctx.check(isl_rs::BasicSet::universe(params))?;
-    // SAFETY: both arguments are new owned references (`__isl_take`); a null `empty` asks
-    // for no empty set; the result is owned by the wrapper, which frees it.
-    let min = unsafe {
-        isl_basic_set_partial_lexmin_pw_multi_aff(
-            set.to_ptr(),
-            universe.into_ptr(),
-            std::ptr::null_mut(),
-        )
-    };
-    if min == 0 {
-        let err = LibISLError::new(raw.last_error(), raw.last_error_msg());
-        raw.reset_error();
-        return ctx.check(Err(err));
-    }
-    let min = PwMultiAff {
-        ptr: min,
-        should_free_on_drop: true,
-    };
-    match ctx.check(min.n_piece())? {
-        0 => return Ok(None),
-        1 => {}
-        _ => {
-            return Err(IslError::Isl(
-                "the lexicographic minimum of a parameterless set has several pieces".into(),
-            ))
-        }
-    }
-    let values = ctx.check(ctx.check(min.as_multi_aff())?.get_constant_multi_val())?;
-    (0..ctx.check(values.size())?)
-        .map(|k| {
-            let v = ctx.check(values.get_at(k))?;
-            if !ctx.check(v.is_rat())? {
-                return Err(IslError::Isl(
-                    "the lexicographic minimum is unbounded (an unknown has no lower bound)".into(),
-                ));
-            }
-            Ok(Rational64::new(
-                ctx.check(v.get_num_si())?,
-                ctx.check(v.get_den_si())?,
-            ))
-        })
-        .collect::<IslResult<Vec<Rational64>>>()
-        .map(Some)
-}
-
-/// `mat[row][col] = k`, or an error if `k` does not fit isl's machine-integer setters.
-fn set_entry(ctx: &Ctx, mat: Mat, row: usize, col: usize, k: i128) -> IslResult<Mat> {
-    let (row, col) = (row as i32, col as i32);
-    if let Ok(small) = i32::try_from(k) {
-        return ctx.check(mat.set_element_si(row, col, small));
-    }
-    let big = i64::try_from(k)
-        .map_err(|_| IslError::Isl(format!("integer program coefficient {k} overflows")))?;
-    let val = ctx.check(Val::int_from_si(ctx.raw(), big))?;
-    ctx.check(mat.set_element_val(row, col, val))
 }
 
 #[cfg(test)]

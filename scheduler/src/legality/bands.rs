@@ -4,9 +4,8 @@
 use super::report::{BandMember, DepViolation, Rule};
 use super::witness::image;
 use super::{CheckError, Facts, Pair};
-use isl_rs::{ScheduleNode, ScheduleNodeType};
 use poly::deps::DepKind;
-use poly::isl::{Ctx, IslError, IslResult, Obj, PairOrder, Schedule, UnionMap, UnionSet};
+use poly::isl::{IslError, IslResult, NodeKind, PairOrder, Schedule, ScheduleNode, UnionMap};
 
 /// Dependences as one relation and by kind (the same pairs).
 pub(super) type ByKind<'a> = (&'a UnionMap, &'a [(DepKind, UnionMap)]);
@@ -26,16 +25,14 @@ pub(super) fn check(
     tree: &Schedule,
     rules: &Rules<'_>,
 ) -> Result<Vec<DepViolation>, CheckError> {
-    let ctx = tree.ctx();
     let mut bands = Vec::new();
-    let mut stack = vec![ctx.check(tree.to_raw().get_root())?];
+    let mut stack = vec![tree.root()?];
     while let Some(node) = stack.pop() {
-        let n_children = ctx.check(node.n_children())?;
-        for k in (0..n_children).rev() {
-            stack.push(ctx.check(node.get_child(k))?);
+        for k in (0..node.n_children()?).rev() {
+            stack.push(node.child(k)?);
         }
-        if ctx.check(node.get_type())? == ScheduleNodeType::Band {
-            bands.push(Band::read(ctx, &node, bands.len())?);
+        if node.kind()? == NodeKind::Band {
+            bands.push(Band::read(&node, bands.len())?);
         }
     }
     let mut out = Vec::new();
@@ -60,27 +57,18 @@ struct Band {
 }
 
 impl Band {
-    fn read(ctx: &Ctx, node: &ScheduleNode, number: usize) -> IslResult<Band> {
-        let domain: UnionSet = Obj::from_raw(ctx, ctx.check(node.get_domain())?);
-        let prefix: UnionMap = Obj::from_raw(ctx, ctx.check(node.get_prefix_schedule_union_map())?)
-            .intersect_domain(&domain)?;
-        let n = ctx.check(node.band_n_member())?;
-        let partial = ctx.check(node.band_get_partial_schedule())?;
-        let members = (0..n)
-            .map(|m| {
-                let upa = ctx.check(partial.get_at(m))?;
-                let map = ctx.check(isl_rs::UnionMap::from_union_pw_aff(upa))?;
-                Obj::from_raw(ctx, map).intersect_domain(&domain)
-            })
+    fn read(node: &ScheduleNode, number: usize) -> IslResult<Band> {
+        let domain = node.instances()?;
+        let prefix = node.prefix_schedule()?.intersect_domain(&domain)?;
+        let members = (node.band_members()?.iter())
+            .map(|m| m.intersect_domain(&domain))
             .collect::<IslResult<Vec<_>>>()?;
-        let coincident = (0..n)
-            .map(|m| ctx.check(node.band_member_get_coincident(m)))
-            .collect::<IslResult<Vec<_>>>()?;
+        let coincident = node.band_coincident()?;
         Ok(Band {
             number,
             members,
             coincident,
-            permutable: ctx.check(node.band_get_permutable())?,
+            permutable: node.band_permutable()?,
             prefix,
         })
     }
@@ -191,10 +179,10 @@ fn member_text(facts: &Facts<'_>, member: &UnionMap, tuple: &str) -> IslResult<S
     let Some(stmt) = facts.program.statement_by_tuple(tuple) else {
         return Ok(member.to_string());
     };
-    let domain = stmt.domain.apply(isl_rs::UnionSet::from_set)?;
+    let domain = stmt.domain.to_union()?;
     let text = member
         .intersect_domain(&domain)?
-        .apply2(&domain, |m, d| m.gist_domain(d))?
+        .gist_domain(&domain)?
         .to_string();
     // Drop the parameter list `[N, M] -> ` in front.
     Ok(match text.split_once("-> {") {

@@ -34,9 +34,9 @@ pub use report::{
 
 use crate::Options;
 use poly::deps::{DepKind, Dependences};
-use poly::isl::{IslError, IslResult, Map, PairOrder, Point, Set, UnionMap};
+use poly::isl::{End, IslError, IslResult, Map, PairOrder, Point, Set, UnionMap};
 use poly::model::Program;
-use poly::order::{tuple_name, AnySchedule, OrderError};
+use poly::order::{AnySchedule, OrderError};
 use witness::{image, smallest, split_instance};
 
 /// Why the check could not be carried out.
@@ -59,7 +59,7 @@ pub fn check(
     schedule: &AnySchedule,
     options: &Options,
 ) -> Result<Report, CheckError> {
-    program.ctx.reset_budget();
+    let _analysis = program.ctx.analysis();
     let facts = Facts {
         program,
         time: schedule.time_relation(program)?,
@@ -200,10 +200,9 @@ impl Facts<'_> {
             let Some(w) = smallest(program, &map.wrap()?)? else {
                 continue;
             };
-            let (source, rest) =
-                split_instance(program, &tuple_name(&map, isl_rs::DimType::In), &w.point);
+            let (source, rest) = split_instance(program, &map.tuple_name_of(End::Source), &w.point);
             let sink = Instance {
-                tuple: tuple_name(&map, isl_rs::DimType::Out),
+                tuple: map.tuple_name_of(End::Sink),
                 point: rest,
             };
             let pair = Pair {
@@ -264,15 +263,15 @@ impl Facts<'_> {
 
 /// The statement indices of a relation's domain and range (unknown tuples last).
 fn statement_pair(program: &Program, map: &Map) -> (usize, usize) {
-    let index = |dim| {
-        let tuple = tuple_name(map, dim);
+    let index = |end| {
+        let tuple = map.tuple_name_of(end);
         program
             .statements
             .iter()
             .position(|s| s.tuple == tuple)
             .unwrap_or(usize::MAX)
     };
-    (index(isl_rs::DimType::In), index(isl_rs::DimType::Out))
+    (index(End::Source), index(End::Sink))
 }
 
 /// The sets of a union of statement instances, in statement order.

@@ -2,7 +2,6 @@
 //! its lexicographically smallest point for them, and relations evaluated at such a point.
 
 use super::report::{Instance, ParamValues};
-use isl_rs::DimType;
 use poly::isl::{IslError, IslResult, Point, Set, UnionMap, UnionSet};
 use poly::model::Program;
 
@@ -24,7 +23,7 @@ pub(crate) fn smallest(program: &Program, set: &Set) -> IslResult<Option<Witness
     if set.is_empty()? {
         return Ok(None);
     }
-    let names = param_names(&set)?;
+    let names = set.param_names()?;
     let values = smallest_params(&set, names.len())?;
     let mut fixed = set.params()?;
     let mut at = set;
@@ -42,28 +41,16 @@ pub(crate) fn smallest(program: &Program, set: &Set) -> IslResult<Option<Witness
     }))
 }
 
-fn param_names(set: &Set) -> IslResult<Vec<String>> {
-    let n = set.query(|s| s.dim(DimType::Param))?.max(0) as u32;
-    (0..n)
-        .map(|k| set.query(|s| s.get_dim_name(DimType::Param, k).map(str::to_owned)))
-        .collect()
-}
-
 /// The lexicographically smallest non-negative parameter values for which the (non-empty)
 /// `set` has a point; any values if only negative ones do.
 fn smallest_params(set: &Set, n: usize) -> IslResult<Vec<i64>> {
-    let as_vars = set.apply(|s| {
-        let n = n as u32;
-        s.params()?
-            .from_params()?
-            .move_dims(DimType::Set, 0, DimType::Param, 0, n)
-    })?;
+    let as_vars = set.params_as_set(n)?;
     let mut non_negative = as_vars.clone();
-    for k in 0..n as u32 {
-        non_negative = non_negative.apply(|s| s.lower_bound_si(DimType::Set, k, 0))?;
+    for k in 0..n {
+        non_negative = non_negative.lower_bound_dim(k, 0)?;
     }
     let chosen = if non_negative.is_empty()? {
-        as_vars.apply(|s| s.sample().and_then(isl_rs::Set::from_basic_set))?
+        as_vars.sample()?
     } else {
         non_negative.lexmin()?
     };

@@ -22,17 +22,21 @@ use poly::model::Program;
 pub const MIN_INSTANCES_PER_STEP: i64 = 1 << 18;
 
 /// Why `tree` is worse than the original order, if it is: the first of
-/// [`gains_nothing`], [`steps_too_small`] and [`ruined_strides`] that holds.
+/// [`gains_nothing`], [`steps_too_small`] and [`ruined_strides`] that holds (each an
+/// analysis of its own).
 pub fn worse_than_original(problem: &Problem, tree: &Tree) -> IslResult<Option<KeepOriginal>> {
     if let Some(why) = gains_nothing(tree) {
         return Ok(Some(why));
     }
     let program = problem.program;
-    program.ctx.reset_budget();
-    if let Some(why) = steps_too_small(program, tree)? {
-        return Ok(Some(why));
+    let too_small = {
+        let _analysis = program.ctx.analysis();
+        steps_too_small(program, tree)?
+    };
+    if too_small.is_some() {
+        return Ok(too_small);
     }
-    program.ctx.reset_budget();
+    let _analysis = program.ctx.analysis();
     ruined_strides(problem, tree)
 }
 

@@ -85,19 +85,13 @@ pub fn optimize(
     if transforms.parallel {
         // A profitability check: if isl fails on it, the schedule stays. The original order
         // is kept as written, with its parallel loops (and no tiles, which it did not need).
-        program.ctx.reset_budget();
-        let verdict = cost::worse_than_original(problem, &optimized.tree);
-        program.ctx.reset_budget();
-        match verdict {
+        match cost::worse_than_original(problem, &optimized.tree) {
             Ok(Some(reason)) => match original.merged().and_then(|o| o.clone().finish()) {
                 Ok(mut original) => {
                     original.notes.push(Note::OriginalKept(reason));
                     optimized = original;
                 }
-                Err(error) => {
-                    program.ctx.reset_budget();
-                    (optimized.notes).push(Note::OriginalRefused { reason, error });
-                }
+                Err(error) => (optimized.notes).push(Note::OriginalRefused { reason, error }),
             },
             Ok(None) => {}
             Err(e) => optimized.notes.push(Note::ProfitabilityUnknown(e)),
@@ -122,10 +116,7 @@ pub fn optimize(
             Ok((_, Some(pairs))) => {
                 notes.push(Note::Refused(Step::RegisterTiling, Refusal::Illegal(pairs)))
             }
-            Err(e) => {
-                program.ctx.reset_budget();
-                notes.push(Note::Refused(Step::RegisterTiling, Refusal::Isl(e)));
-            }
+            Err(e) => notes.push(Note::Refused(Step::RegisterTiling, Refusal::Isl(e))),
         }
     }
     for pass in passes {

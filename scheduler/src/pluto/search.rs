@@ -7,8 +7,8 @@ use crate::affine::{AffineSchedule, Band, Row, RowKind, StmtRow};
 use crate::ddg::Ddg;
 use crate::farkas::FarkasDual;
 use crate::problem::{FusePolicy, Problem, ScheduleError};
-use isl_rs::{DimType, MultiUnionPwAff};
-use poly::isl::{IslResult, UnionMap};
+
+use poly::isl::{Analysis, End, IslResult, PairOrder, UnionMap};
 use poly::model::Program;
 use std::cell::RefCell;
 use std::collections::hash_map::{Entry, HashMap};
@@ -35,14 +35,16 @@ pub struct Search<'a> {
     /// The hyperplanes found for groups of statements since the last row or band, by group
     /// (see [`Search::solve_component`]).
     solved: RefCell<HashMap<Vec<usize>, Option<GroupRows>>>,
+    /// The isl operation budget of the whole search.
+    _analysis: Analysis<'a>,
 }
 
 impl<'a> Search<'a> {
     /// A run for `problem`.
     pub fn new(pluto: &'a Pluto, problem: &'a Problem<'_>) -> Result<Self, ScheduleError> {
         let program = problem.program;
-        program.ctx.reset_budget();
         Ok(Search {
+            _analysis: program.ctx.analysis(),
             pluto,
             program,
             fuse: problem.options.fuse,
@@ -288,10 +290,7 @@ impl<'a> Search<'a> {
             bands: Vec::new(),
         };
         let function = single.to_union_map(self.program)?;
-        let ctx = &self.program.ctx;
-        let function = ctx.check(MultiUnionPwAff::from_union_map(function.to_raw()))?;
-        self.live
-            .apply(|live| live.eq_at_multi_union_pw_aff(function))
+        self.live.pairs_where(&function, PairOrder::Equal)
     }
 
     fn close_band(&mut self, start: usize) {
@@ -328,8 +327,8 @@ impl<'a> Search<'a> {
                     .clone(),
             };
             deps.push(BandDep {
-                src: self.stmt_of(m, DimType::In)?,
-                dst: self.stmt_of(m, DimType::Out)?,
+                src: self.stmt_of(m, End::Source)?,
+                dst: self.stmt_of(m, End::Sink)?,
                 dual,
             });
         }
@@ -342,18 +341,13 @@ impl<'a> Search<'a> {
             .live
             .maps()?
             .iter()
-            .map(|m| {
-                Ok((
-                    self.stmt_of(m, DimType::In)?,
-                    self.stmt_of(m, DimType::Out)?,
-                ))
-            })
+            .map(|m| Ok((self.stmt_of(m, End::Source)?, self.stmt_of(m, End::Sink)?)))
             .collect::<IslResult<Vec<_>>>()?;
         Ok(Ddg::new(self.program.statements.len(), edges))
     }
 
-    fn stmt_of(&self, map: &poly::isl::Map, side: DimType) -> IslResult<usize> {
-        let name = map.query(|m| m.get_tuple_name(side).map(str::to_owned))?;
+    fn stmt_of(&self, map: &poly::isl::Map, side: End) -> IslResult<usize> {
+        let name = map.tuple_name_of(side);
         self.program
             .statements
             .iter()

@@ -102,7 +102,7 @@ fn annotate_node(
             let covered = schedules_all(&b.members, reaching)?;
             b.permutable = covered && permutable(valid, &b.members)?;
             // Without reordered reductions both are the same relation all the way down.
-            let same = all.ptr() == valid.ptr();
+            let same = all.is_same_object(valid);
             let mut all = all.clone();
             b.coincident.clear();
             for m in &b.members {
@@ -121,7 +121,7 @@ fn annotate_node(
         }
         Node::Sequence(cs) | Node::Set(cs) => {
             let valid_in = live_in_children(valid, cs)?;
-            let all_in = if all.ptr() == valid.ptr() {
+            let all_in = if all.is_same_object(valid) {
                 valid_in.clone()
             } else {
                 live_in_children(all, cs)?

@@ -265,9 +265,9 @@ fn components(domain: &UnionSet, live: &UnionMap) -> IslResult<Vec<UnionSet>> {
     ordered
         .iter()
         .map(|c| {
-            let mut u = sets[c[0]].apply(isl_rs::UnionSet::from_set)?;
+            let mut u = sets[c[0]].to_union()?;
             for &k in &c[1..] {
-                u = u.union(&sets[k].apply(isl_rs::UnionSet::from_set)?)?;
+                u = u.union(&sets[k].to_union()?)?;
             }
             Ok(u)
         })

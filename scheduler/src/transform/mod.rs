@@ -91,7 +91,7 @@ impl<'a> Staged<'a> {
         options: &'a TransformOptions,
     ) -> IslResult<Staged<'a>> {
         // An independent analysis: it gets a fresh isl operation budget.
-        problem.program.ctx.reset_budget();
+        let _analysis = problem.program.ctx.analysis();
         let deps = TreeDeps::of(problem)?;
         let mut tree = Tree::from_schedule(schedule)?;
         analysis::annotate(&mut tree, &deps)?;
@@ -125,7 +125,7 @@ impl<'a> Staged<'a> {
     pub fn tile(&mut self) -> IslResult<()> {
         let program = self.problem.program;
         if let Some(sizer) = &self.sizer {
-            self.problem.program.ctx.reset_budget();
+            let _analysis = self.problem.program.ctx.analysis();
             let tiled = tile::tile_by(&self.tree, program, &|b, at| Ok(sizer.sizes(b, at)))?;
             self.accept(Step::Tiling, tiled)?;
             if let Some(sizes2) = &self.options.tile2 {
@@ -144,7 +144,7 @@ impl<'a> Staged<'a> {
     /// reordering) and hands over the result.
     pub fn finish(mut self) -> IslResult<Optimized> {
         if self.options.parallel {
-            self.problem.program.ctx.reset_budget();
+            let _analysis = self.problem.program.ctx.analysis();
             self.step(Step::Wavefront, &|t, _| wavefront::wavefront(t))?;
             let program = self.problem.program;
             self.step(Step::IntraTileReordering, &|t, _| {

@@ -21,12 +21,12 @@ use std::num::NonZeroU32;
 
 /// `tree` with every qualifying innermost band register-tiled (see the module doc).
 ///
-/// An analysis of its own: it starts a fresh isl operation budget (which the legality check
-/// of the result then shares). Without it, kernels with many statements (deriche: 47) ran
+/// An analysis of its own: it starts a fresh isl operation budget (and the legality check
+/// of the result gets another). Without it, kernels with many statements (deriche: 47) ran
 /// out of the budget the scheduler and the other transformations had left, and isl's parser
 /// reports an exhausted budget while reading a relation as a "syntax error".
 pub fn register_tile(tree: &Tree, program: &Program, blocks: RegisterBlocks) -> IslResult<Tree> {
-    program.ctx.reset_budget();
+    let _analysis = program.ctx.analysis();
     Ok(Tree {
         domain: tree.domain.clone(),
         root: visit(&tree.root, program, blocks)?,

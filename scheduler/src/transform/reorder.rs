@@ -26,7 +26,7 @@ fn accesses_of(s: &poly::model::Statement) -> IslResult<Vec<Access>> {
         let rank = range.n_dims()?;
         if let (Some(array), true) = (range.tuple_name(), rank > 0) {
             accesses.push(Access {
-                relation: a.relation.apply(isl_rs::UnionMap::from_map)?,
+                relation: a.relation.to_union()?,
                 array,
                 rank,
             });
@@ -66,7 +66,7 @@ pub fn strided_accesses(tree: &Tree, program: &Program) -> IslResult<BTreeMap<St
         .iter()
         .filter(|s| s.iterators.len() == most)
     {
-        let domain = s.domain.apply(isl_rs::UnionSet::from_set)?;
+        let domain = s.domain.to_union()?;
         let accesses = accesses_of(s)?;
         for leaf in &leaves {
             let full = leaf.intersect_domain(&domain)?;
@@ -127,7 +127,7 @@ fn extended(prefix: Option<&UnionMap>, members: &[UnionMap]) -> IslResult<Option
     for m in members {
         full = Some(match full {
             None => m.clone(),
-            Some(p) => p.apply2(m, |p, m| p.flat_range_product(m))?,
+            Some(p) => p.flat_range_product(m)?,
         });
     }
     Ok(full)

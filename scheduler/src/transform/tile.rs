@@ -71,7 +71,7 @@ fn array_accesses(program: &Program) -> IslResult<Vec<UnionMap>> {
     for s in &program.statements {
         for a in s.reads.iter().chain(std::iter::once(&s.write)) {
             if a.relation.range()?.n_dims()? > 0 {
-                out.push(a.relation.apply(isl_rs::UnionMap::from_map)?);
+                out.push(a.relation.to_union()?);
             }
         }
     }
@@ -135,7 +135,7 @@ fn tile_where(
             for m in &b.members {
                 schedule = Some(match schedule {
                     None => m.clone(),
-                    Some(p) => p.apply2(m, |p, m| p.flat_range_product(m))?,
+                    Some(p) => p.flat_range_product(m)?,
                 });
             }
             let schedule = schedule.expect("a band has at least one member");

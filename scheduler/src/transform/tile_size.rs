@@ -198,10 +198,9 @@ impl<'a> TileSizer<'a> {
             return self.given[..n].to_vec();
         }
         let depth = position.depth;
+        // The model is an analysis of its own (`choose` scopes it): the transformations
+        // after it get a fresh isl budget.
         let chosen = self.choose(band, position);
-        // The model is an analysis of its own: the transformations after it get a fresh
-        // isl budget.
-        self.program.ctx.reset_budget();
         let (sizes, model) = match chosen {
             Ok(Choice {
                 sizes,
@@ -250,7 +249,7 @@ impl<'a> TileSizer<'a> {
     /// Chooses sizes for the members of `band` not given, by the rule of this module.
     pub fn choose(&self, band: &BandNode, position: &Position) -> IslResult<Choice> {
         let program = self.program;
-        program.ctx.reset_budget();
+        let _analysis = program.ctx.analysis();
         let n = band.members.len();
         let depth = position.depth;
         let params = param_point(program)?;
@@ -266,9 +265,9 @@ impl<'a> TileSizer<'a> {
             .map(|&(lo, hi)| hi - lo + 1)
             .collect();
         let band_map = schedule
-            .intersect_range(&middle_iteration(&range, depth)?.apply(isl_rs::UnionSet::from_set)?)?
+            .intersect_range(&middle_iteration(&range, depth)?.to_union()?)?
             .apply_range(&program.ctx.union_map(&project_last(depth + n, n))?)?;
-        let pin = |a: &poly::isl::Map| at_params(&a.apply(isl_rs::UnionMap::from_map)?, &params);
+        let pin = |a: &poly::isl::Map| at_params(&a.to_union()?, &params);
         let accesses = program
             .statements
             .iter()
@@ -492,8 +491,7 @@ pub fn param_point(program: &Program) -> IslResult<Set> {
 /// `map` at the parameter values `params` (a point of [`param_point`]), its parameters
 /// projected out.
 pub fn at_params(map: &UnionMap, params: &Set) -> IslResult<UnionMap> {
-    map.intersect_params(params)?
-        .apply(|m| m.project_out_all_params())
+    map.intersect_params(params)?.project_out_all_params()
 }
 
 /// Bytes per element of every array, by isl tuple name.

@@ -4,8 +4,7 @@
 //! members), which isl's node cursor API makes awkward; here a tree is an ordinary enum and
 //! each band member is a union map from statement instances to one time coordinate.
 
-use isl_rs::{MultiUnionPwAff, ScheduleNode, ScheduleNodeType, UnionSetList};
-use poly::isl::{Ctx, IslError, IslResult, Obj, Schedule, UnionMap, UnionSet};
+use poly::isl::{IslError, IslResult, NodeKind, Schedule, ScheduleNode, UnionMap, UnionSet};
 
 /// How a band came to be (for summaries).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,7 +37,7 @@ impl BandNode {
     pub fn schedule(&self) -> IslResult<UnionMap> {
         let mut all = self.members[0].clone();
         for m in &self.members[1..] {
-            all = all.apply2(m, |a, m| a.flat_range_product(m))?;
+            all = all.flat_range_product(m)?;
         }
         Ok(all)
     }
@@ -79,25 +78,17 @@ impl Tree {
     /// Reads an isl schedule tree. Only domain, band, sequence, set, filter and leaf nodes
     /// are supported (the nodes every scheduler here produces).
     pub fn from_schedule(schedule: &Schedule) -> IslResult<Tree> {
-        let ctx = schedule.ctx();
-        let root = schedule.query(|s| s.get_root())?;
-        let domain = Obj::from_raw(ctx, ctx.check(root.domain_get_domain())?);
-        let root = if ctx.check(root.n_children())? == 0 {
-            Node::Leaf
-        } else {
-            read_node(ctx, &ctx.check(root.get_child(0))?)?
-        };
-        Ok(Tree { domain, root })
+        let root = schedule.root()?;
+        Ok(Tree {
+            domain: root.domain_instances()?,
+            root: first_child(&root)?,
+        })
     }
 
     /// Builds the isl schedule tree.
     pub fn to_schedule(&self) -> IslResult<Schedule> {
-        let ctx = self.domain.ctx();
-        let sched = ctx.check(isl_rs::Schedule::from_domain(self.domain.to_raw()))?;
-        let node = ctx.check(sched.get_root())?;
-        let node = ctx.check(node.child(0))?;
-        let node = write_node(ctx, node, &self.root)?;
-        Ok(Obj::from_raw(ctx, ctx.check(node.get_schedule())?))
+        let leaf = Schedule::from_domain(&self.domain)?.root()?.child(0)?;
+        write_node(&leaf, &self.root)?.schedule()
     }
 }
 
@@ -127,7 +118,7 @@ impl Node {
             a.len() == b.len()
                 && a.iter()
                     .zip(b)
-                    .all(|(x, y)| x.filter.ptr() == y.filter.ptr() && x.child.is_same(&y.child))
+                    .all(|(x, y)| x.filter.is_same_object(&y.filter) && x.child.is_same(&y.child))
         };
         match (self, other) {
             (Node::Leaf, Node::Leaf) => true,
@@ -137,7 +128,7 @@ impl Node {
                     && a.members
                         .iter()
                         .zip(&b.members)
-                        .all(|(x, y)| x.ptr() == y.ptr())
+                        .all(|(x, y)| x.is_same_object(y))
                     && a.child.is_same(&b.child)
             }
             (Node::Sequence(a), Node::Sequence(b)) | (Node::Set(a), Node::Set(b)) => {
@@ -186,98 +177,74 @@ fn unsupported(what: &str) -> IslError {
     ))
 }
 
-fn read_node(ctx: &Ctx, node: &ScheduleNode) -> IslResult<Node> {
-    let first_child = || -> IslResult<Node> {
-        if ctx.check(node.n_children())? == 0 {
-            Ok(Node::Leaf)
-        } else {
-            read_node(ctx, &ctx.check(node.get_child(0))?)
-        }
-    };
-    match ctx.check(node.get_type())? {
-        ScheduleNodeType::Leaf => Ok(Node::Leaf),
-        ScheduleNodeType::Band => {
-            let n = ctx.check(node.band_n_member())?;
-            if n == 0 {
-                return first_child();
-            }
-            let mupa = ctx.check(node.band_get_partial_schedule())?;
-            let mut members = Vec::new();
-            let mut coincident = Vec::new();
-            for k in 0..n {
-                let upa = ctx.check(mupa.get_at(k))?;
-                members.push(Obj::from_raw(
-                    ctx,
-                    ctx.check(isl_rs::UnionMap::from_union_pw_aff(upa))?,
-                ));
-                coincident.push(ctx.check(node.band_member_get_coincident(k))?);
+/// The subtree below `node` (a leaf if it has no child).
+fn first_child(node: &ScheduleNode) -> IslResult<Node> {
+    if node.n_children()? == 0 {
+        Ok(Node::Leaf)
+    } else {
+        read_node(&node.child(0)?)
+    }
+}
+
+fn read_node(node: &ScheduleNode) -> IslResult<Node> {
+    match node.kind()? {
+        NodeKind::Leaf => Ok(Node::Leaf),
+        NodeKind::Band => {
+            let members = node.band_members()?;
+            if members.is_empty() {
+                return first_child(node);
             }
             Ok(Node::Band(BandNode {
                 members,
-                permutable: ctx.check(node.band_get_permutable())?,
-                coincident,
+                permutable: node.band_permutable()?,
+                coincident: node.band_coincident()?,
                 kind: BandKind::Loop,
-                child: Box::new(first_child()?),
+                child: Box::new(first_child(node)?),
             }))
         }
-        ty @ (ScheduleNodeType::Sequence | ScheduleNodeType::Set) => {
-            let mut children = Vec::new();
-            for k in 0..ctx.check(node.n_children())? {
-                let f = ctx.check(node.get_child(k))?;
-                let filter = Obj::from_raw(ctx, ctx.check(f.filter_get_filter())?);
-                let child = if ctx.check(f.n_children())? == 0 {
-                    Node::Leaf
-                } else {
-                    read_node(ctx, &ctx.check(f.get_child(0))?)?
-                };
-                children.push(Filtered { filter, child });
-            }
-            Ok(if ty == ScheduleNodeType::Sequence {
+        kind @ (NodeKind::Sequence | NodeKind::Set) => {
+            let children = (0..node.n_children()?)
+                .map(|k| {
+                    let f = node.child(k)?;
+                    Ok(Filtered {
+                        filter: f.filter()?,
+                        child: first_child(&f)?,
+                    })
+                })
+                .collect::<IslResult<Vec<_>>>()?;
+            Ok(if kind == NodeKind::Sequence {
                 Node::Sequence(children)
             } else {
                 Node::Set(children)
             })
         }
-        ScheduleNodeType::Filter => Err(unsupported("stray filter")),
-        ScheduleNodeType::Mark => Err(unsupported("mark")),
-        ScheduleNodeType::Context => Err(unsupported("context")),
-        ScheduleNodeType::Guard => Err(unsupported("guard")),
-        ScheduleNodeType::Extension => Err(unsupported("extension")),
-        ScheduleNodeType::Expansion => Err(unsupported("expansion")),
-        ScheduleNodeType::Domain => Err(unsupported("nested domain")),
-        ScheduleNodeType::Error => Err(IslError::Isl("invalid schedule node".into())),
+        NodeKind::Filter => Err(unsupported("stray filter")),
+        NodeKind::Mark => Err(unsupported("mark")),
+        NodeKind::Domain => Err(unsupported("nested domain")),
+        NodeKind::Other => Err(unsupported("context, guard, extension or expansion")),
     }
 }
 
 /// Writes `tree` at `node` (a leaf); returns the node positioned at the written subtree's
 /// root.
-fn write_node(ctx: &Ctx, node: ScheduleNode, tree: &Node) -> IslResult<ScheduleNode> {
+fn write_node(node: &ScheduleNode, tree: &Node) -> IslResult<ScheduleNode> {
     match tree {
-        Node::Leaf => Ok(node),
+        Node::Leaf => Ok(node.clone()),
         Node::Band(b) => {
-            let mupa = ctx.check(MultiUnionPwAff::from_union_map(b.schedule()?.to_raw()))?;
-            let mut node = ctx.check(node.insert_partial_schedule(mupa))?;
-            node = ctx.check(node.band_set_permutable(b.permutable as i32))?;
+            let mut band = node
+                .insert_band(&b.schedule()?)?
+                .with_permutable(b.permutable)?;
             for (k, &c) in b.coincident.iter().enumerate() {
-                node = ctx.check(node.band_member_set_coincident(k as i32, c as i32))?;
+                band = band.with_coincident(k, c)?;
             }
-            let child = write_node(ctx, ctx.check(node.child(0))?, &b.child)?;
-            ctx.check(child.parent())
+            write_node(&band.child(0)?, &b.child)?.parent()
         }
         Node::Sequence(cs) | Node::Set(cs) => {
-            let mut list = ctx.check(UnionSetList::alloc(ctx.raw(), cs.len() as i32))?;
-            for c in cs {
-                list = ctx.check(list.add(c.filter.to_raw()))?;
-            }
-            let mut node = if matches!(tree, Node::Sequence(_)) {
-                ctx.check(node.insert_sequence(list))?
-            } else {
-                ctx.check(node.insert_set(list))?
-            };
+            let filters: Vec<&UnionSet> = cs.iter().map(|c| &c.filter).collect();
+            let mut node = node.insert_children(&filters, matches!(tree, Node::Sequence(_)))?;
             for (k, c) in cs.iter().enumerate() {
-                let leaf = ctx.check(ctx.check(node.child(k as i32))?.child(0))?;
-                let written = write_node(ctx, leaf, &c.child)?;
-                node = ctx.check(ctx.check(written.parent())?.parent())?;
+                let leaf = node.child(k)?.child(0)?;
+                node = write_node(&leaf, &c.child)?.parent()?.parent()?;
             }
             Ok(node)
         }
@@ -287,6 +254,7 @@ fn write_node(ctx: &Ctx, node: ScheduleNode, tree: &Node) -> IslResult<ScheduleN
 #[cfg(test)]
 mod tests {
     use super::*;
+    use poly::isl::Ctx;
 
     #[test]
     fn round_trip_keeps_the_flat_schedule() {

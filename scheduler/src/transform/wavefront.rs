@@ -50,7 +50,7 @@ fn parallel_first(b: &BandNode, k: usize) -> BandNode {
 }
 
 fn skew(b: &BandNode) -> IslResult<BandNode> {
-    let both = b.members[0].apply2(&b.members[1], |a, c| a.flat_range_product(c))?;
+    let both = b.members[0].flat_range_product(&b.members[1])?;
     let sum = both.apply_range(&b.members[0].ctx().union_map("{ [a, b] -> [a + b] }")?)?;
     let mut members = b.members.clone();
     members[0] = sum;

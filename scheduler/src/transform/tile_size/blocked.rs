@@ -230,7 +230,7 @@ pub fn blocked_sizes(
 fn one_statement_in_a_box(b: &BandNode, program: &Program) -> IslResult<bool> {
     let mut scheduled = Vec::new();
     for s in &program.statements {
-        let domain = s.domain.apply(isl_rs::UnionSet::from_set)?;
+        let domain = s.domain.to_union()?;
         if !b.members[0].intersect_domain(&domain)?.is_empty()? {
             scheduled.push(domain);
         }
@@ -243,7 +243,7 @@ fn one_statement_in_a_box(b: &BandNode, program: &Program) -> IslResult<bool> {
         &param_point(program)?,
     )?;
     match single_set(&points.range()?)? {
-        Some(points) => points.query(|s| s.is_box()),
+        Some(points) => points.is_box(),
         None => Ok(false),
     }
 }
@@ -272,7 +272,7 @@ fn reused_target_bytes(b: &BandNode, k: usize, program: &Program) -> IslResult<O
         None => advances,
     };
     for s in &program.statements {
-        let write = s.write.relation.apply(isl_rs::UnionMap::from_map)?;
+        let write = s.write.relation.to_union()?;
         let same_element = write.apply_range(&write.reverse()?)?;
         if !same_element.intersect(&along_k)?.is_empty()? {
             let elem = program.kernel.arrays[s.write.array.0].elem;

@@ -12,7 +12,6 @@
 //! member each: matrix products, `lu`, most of PolyBench) and an upper bound otherwise (a
 //! skewed stencil's image is a sheared box, counted as its bounding box).
 
-use isl_rs::DimType;
 use poly::isl::{IslError, IslResult, Map, Set, UnionMap, UnionSet, Val};
 use std::collections::BTreeMap;
 
@@ -89,9 +88,7 @@ impl BandFootprint {
                     }
                 }
                 if !grouped {
-                    let relation = to_instances
-                        .apply_range(&a)?
-                        .apply(isl_rs::Map::from_union_map)?;
+                    let relation = to_instances.apply_range(&a)?.to_map()?;
                     let touch = Touch {
                         relation,
                         dims: (d, r),
@@ -192,13 +189,7 @@ impl BandFootprint {
 
 /// `map` with input dimension `k` restricted to `lo..=hi`.
 fn bound_input(map: &Map, k: usize, lo: i64, hi: i64) -> IslResult<Map> {
-    let ctx = map.ctx();
-    let val = |v: i64| ctx.check(isl_rs::Val::int_from_si(ctx.raw(), v));
-    let (lo, hi) = (val(lo)?, val(hi)?);
-    map.apply(|m| {
-        m.lower_bound_val(DimType::In, k as u32, lo)?
-            .upper_bound_val(DimType::In, k as u32, hi)
-    })
+    map.bound_source(k, lo, hi)
 }
 
 /// The points of `range` whose first `depth` dimensions (the enclosing loops) are fixed to
@@ -207,21 +198,14 @@ pub fn middle_iteration(range: &Set, depth: usize) -> IslResult<Set> {
     let mut set = range.clone();
     for k in 0..depth {
         let (lo, hi) = bounds(&set)?[k];
-        let middle = fix_dim(&set, k, lo + (hi - lo) / 2)?;
+        let middle = set.fix_dim(k, lo + (hi - lo) / 2)?;
         set = if middle.is_empty()? {
-            fix_dim(&set, k, lo)?
+            set.fix_dim(k, lo)?
         } else {
             middle
         };
     }
     Ok(set)
-}
-
-fn fix_dim(set: &Set, dim: usize, value: i64) -> IslResult<Set> {
-    let v = set
-        .ctx()
-        .check(isl_rs::Val::int_from_si(set.ctx().raw(), value))?;
-    set.apply(|s| s.fix_val(isl_rs::DimType::Set, dim as u32, v))
 }
 
 /// `Some(c)` when access `b` reaches, from every instance, the element of access `a` plus
@@ -272,20 +256,17 @@ pub fn bounds(set: &Set) -> IslResult<Vec<(i64, i64)>> {
 
 /// The lowest and highest value of dimension `k` of a bounded, non-empty set.
 fn dim_bounds(set: &Set, k: usize) -> IslResult<(i64, i64)> {
-    let lo = val_i64(&set.apply(|s| s.dim_min_val(k as i32))?)?;
-    let hi = val_i64(&set.apply(|s| s.dim_max_val(k as i32))?)?;
-    Ok((lo, hi))
+    let (lo, hi) = set.dim_range(k)?;
+    Ok((val_i64(&lo)?, val_i64(&hi)?))
 }
 
 /// The integer value of `v`, or an error if it is not one (an unbounded dimension).
 fn val_i64(v: &Val) -> IslResult<i64> {
-    if v.query(|v| v.is_int())? {
-        v.query(|v| v.get_num_si())
-    } else {
-        Err(IslError::Isl(format!(
+    v.as_i64()?.ok_or_else(|| {
+        IslError::Isl(format!(
             "the tile size model needs bounded loops (got bound {v})"
-        )))
-    }
+        ))
+    })
 }
 
 #[cfg(test)]

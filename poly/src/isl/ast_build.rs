@@ -1,21 +1,16 @@
-//! isl's AST generator (`isl_ast_build`), which isl-rs does not bind: the project's only
-//! declarations of it. [`build`] turns a schedule tree into our [`ast::Node`], after
-//! [`prepare`] has split bands into single loops, marked the parallel ones and chosen their
-//! AST loop type; [`pseudo_c`] prints isl's own C-like rendering (for `polyc schedule`).
+//! isl's AST generator (`isl_ast_build`, declared in `ffi.rs`: isl-rs does not bind it).
+//! [`build`] turns a schedule tree into a plain [`ast::Node`], after [`prepare`] has split
+//! bands into single loops, marked the parallel ones and chosen their AST loop type;
+//! [`pseudo_c`] prints isl's own C-like rendering (for `polyc schedule`).
 
-use crate::ast;
+use super::ffi::{
+    isl_ast_build_free, isl_ast_build_from_context, isl_ast_build_node_from_schedule,
+    isl_ast_node_free, isl_ast_node_to_C_str,
+};
+use super::{ast, Ctx, IslError, IslResult, Obj, Schedule, Set};
 use isl_rs::{ASTLoopType, ASTNode, Id, ScheduleNode, ScheduleNodeType};
-use libc::{c_char, c_void, uintptr_t};
-use poly::isl::{IslError, IslResult, Obj, Schedule, Set};
+use libc::{c_void, uintptr_t};
 use std::ffi::CStr;
-
-unsafe extern "C" {
-    fn isl_ast_build_from_context(context: uintptr_t) -> uintptr_t;
-    fn isl_ast_build_node_from_schedule(build: uintptr_t, schedule: uintptr_t) -> uintptr_t;
-    fn isl_ast_build_free(build: uintptr_t) -> uintptr_t;
-    fn isl_ast_node_to_C_str(node: uintptr_t) -> *mut c_char;
-    fn isl_ast_node_free(node: uintptr_t) -> uintptr_t;
-}
 
 /// How isl generates the loops of each band member (`isl_ast_loop_type`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -120,11 +115,7 @@ pub fn prepare(schedule: &Schedule, options: &AstOptions) -> IslResult<Schedule>
     Ok(Obj::from_raw(ctx, ctx.check(root.get_schedule())?))
 }
 
-fn visit(
-    ctx: &poly::isl::Ctx,
-    node: ScheduleNode,
-    options: &AstOptions,
-) -> IslResult<ScheduleNode> {
+fn visit(ctx: &Ctx, node: ScheduleNode, options: &AstOptions) -> IslResult<ScheduleNode> {
     let mut node = node;
     let mut marked = false;
     if ctx.check(node.get_type())? == ScheduleNodeType::Band && ctx.check(node.band_n_member())? > 0
@@ -155,7 +146,6 @@ fn visit(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use poly::isl::Ctx;
 
     fn schedule(ctx: &Ctx, coincident: &str) -> Schedule {
         ctx.schedule(&format!(

@@ -1,12 +1,13 @@
 //! The loop AST of a schedule, as plain Rust values read from isl's AST
 //! (`isl_ast_node`/`isl_ast_expr`, through isl-rs's accessors).
 //!
-//! isl builds the AST ([`crate::isl_ast::build`]); this module only converts it, so that the
-//! C printer works on ordinary enums and never touches isl.
+//! isl builds the AST ([`super::build_ast`]); this module only converts it, so that back
+//! ends work on ordinary enums and never touch isl.
 
+use super::ffi::isl_ast_node_get_type;
+use super::{Ctx, IslError, IslResult};
 use isl_rs::{ASTExpr, ASTExprOpType, ASTExprType, ASTNode};
-use libc::{c_int, uintptr_t};
-use poly::isl::{Ctx, IslError, IslResult};
+use libc::c_int;
 
 /// An integer expression of the AST (loop bounds, conditions, iteration vectors).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -103,18 +104,36 @@ pub fn parallel_mark(depth: usize) -> String {
     format!("{PARALLEL_MARK}_c{depth}")
 }
 
-unsafe extern "C" {
-    // isl-rs's `ASTNodeType` numbers the node types from 0, isl from 1 (`isl_ast_node_for`),
-    // so its `get_type` misreads every node: read the raw value instead.
-    fn isl_ast_node_get_type(node: uintptr_t) -> c_int;
-}
-
-/// isl's `enum isl_ast_node_type`.
+/// isl's `enum isl_ast_node_type` (isl-rs's `ASTNodeType` numbers the node types from 0,
+/// isl from 1, so its `get_type` misreads every node: the raw value is read instead).
 const NODE_FOR: c_int = 1;
 const NODE_IF: c_int = 2;
 const NODE_BLOCK: c_int = 3;
 const NODE_MARK: c_int = 4;
 const NODE_USER: c_int = 5;
+
+impl Expr {
+    /// Whether the identifier `name` occurs in the expression.
+    pub fn mentions(&self, name: &str) -> bool {
+        match self {
+            Expr::Int(_) => false,
+            Expr::Id(n) => n == name,
+            Expr::Op(_, args) => args.iter().any(|a| a.mentions(name)),
+        }
+    }
+}
+
+impl Node {
+    /// Whether a loop runs somewhere below (or at) this node.
+    pub fn has_loop(&self) -> bool {
+        match self {
+            Node::For(_) => true,
+            Node::If(_, t, e) => t.has_loop() || e.as_ref().is_some_and(|e| e.has_loop()),
+            Node::Block(cs) => cs.iter().any(Node::has_loop),
+            Node::User(..) => false,
+        }
+    }
+}
 
 /// Converts an isl AST into ours.
 pub(crate) fn convert(ctx: &Ctx, node: &ASTNode) -> IslResult<Node> {

@@ -1,0 +1,87 @@
+//! [`Analysis`]: the scope of one isl operation budget.
+
+use super::Ctx;
+
+/// One analysis: created, it gives the context a fresh operation budget; dropped, it gives
+/// a fresh one again to whatever runs after it.
+///
+/// Every independent computation (an analysis, a transformation step, a model) starts one
+/// with `let _analysis = ctx.analysis();`. Starting a fresh budget on both ends means that
+/// no computation inherits what an earlier one left, whichever order callers run them in:
+/// the bug class of a forgotten reset (a step that ran out of the budget the scheduler had
+/// used up, and reported it as an isl syntax error) cannot come back by omission at the
+/// call site after it. Nested analyses each get a whole budget of their own, so the bound
+/// on any one isl computation stays the context's budget.
+#[must_use = "the budget is scoped to the guard's lifetime"]
+pub struct Analysis<'c> {
+    ctx: &'c Ctx,
+}
+
+impl<'c> Analysis<'c> {
+    pub(super) fn start(ctx: &'c Ctx) -> Analysis<'c> {
+        ctx.reset_budget();
+        Analysis { ctx }
+    }
+}
+
+impl Drop for Analysis<'_> {
+    fn drop(&mut self) {
+        self.ctx.reset_budget();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::isl::{Ctx, IslError};
+
+    /// Exhausts `ctx`'s budget of 100,000 operations (see `operation_budget_stops_hard_problems`).
+    fn exhaust(ctx: &Ctx) -> Option<IslError> {
+        let pieces: Vec<String> = (0..12)
+            .map(|k| {
+                format!(
+                    "[i, j] : exists (a, b : i = {} a + {k} and j = {} b + {} and 0 <= i <= n and 0 <= j <= n - {k})",
+                    k + 3,
+                    k + 5,
+                    2 * k
+                )
+            })
+            .collect();
+        let hard = ctx
+            .set(&format!("[n] -> {{ {} }}", pieces.join("; ")))
+            .ok()?;
+        hard.apply(|s| s.complement())
+            .and_then(|c| c.coalesce())
+            .err()
+    }
+
+    #[test]
+    fn an_analysis_leaves_a_fresh_budget_behind() {
+        let ctx = Ctx::new(100_000);
+        {
+            let _analysis = ctx.analysis();
+            assert_eq!(exhaust(&ctx), Some(IslError::OperationLimit(100_000)));
+            // Within the analysis the budget stays spent.
+            assert!(ctx
+                .set("{ [a] : 0 <= a < 4 }")
+                .and_then(|s| s.lexmin())
+                .is_err());
+        }
+        // After it, the caller goes on with a whole budget.
+        assert!(ctx
+            .set("{ [a] : 0 <= a < 4 }")
+            .and_then(|s| s.lexmin())
+            .is_ok());
+    }
+
+    #[test]
+    fn a_nested_analysis_starts_with_a_whole_budget() {
+        let ctx = Ctx::new(100_000);
+        let _outer = ctx.analysis();
+        assert!(exhaust(&ctx).is_some());
+        let _inner = ctx.analysis();
+        assert!(ctx
+            .set("{ [a] : 0 <= a < 4 }")
+            .and_then(|s| s.lexmin())
+            .is_ok());
+    }
+}

@@ -1,0 +1,247 @@
+//! Integer and linear programs on basic sets: built from constraint rows (no text: isl's
+//! parser intersects constraint by constraint, which costs more than the solve), solved
+//! exactly, and read back as constraint rows (the Farkas duals of the schedulers).
+
+use super::{ffi, BasicSet, Ctx, IslError, IslResult, Obj, Set};
+use isl_rs::{Aff, DimType, LibISLError, Mat, PwMultiAff, Space};
+use num_rational::Rational64;
+
+/// One affine constraint or objective over unknowns `x0, x1, ...`:
+/// `constant + sum of k * x_var` for each `(var, k)` of `terms`.
+pub type Row<'a> = (i128, &'a [(usize, i128)]);
+
+/// The maximum of a linear program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LpMax {
+    /// No rational point satisfies the constraints.
+    Infeasible,
+    /// The objective grows without bound.
+    Unbounded,
+    /// The maximum.
+    Max(Rational64),
+}
+
+impl BasicSet {
+    /// The set of rational points `x` of `n_vars` unknowns with every row of `equalities`
+    /// `= 0` and every row of `inequalities` `>= 0` (no parameters).
+    pub fn from_rows(
+        ctx: &Ctx,
+        n_vars: usize,
+        equalities: &[Row<'_>],
+        inequalities: &[Row<'_>],
+    ) -> IslResult<BasicSet> {
+        let raw = ctx.raw();
+        let matrix = |rows: &[Row<'_>]| -> IslResult<Mat> {
+            let mut mat = ctx.check(Mat::alloc(raw, 0, 1 + n_vars as u32))?;
+            mat = ctx.check(mat.add_zero_rows(rows.len() as u32))?;
+            for (r, &(constant, terms)) in rows.iter().enumerate() {
+                let entries =
+                    std::iter::once((0, constant)).chain(terms.iter().map(|&(v, k)| (1 + v, k)));
+                for (col, k) in entries.filter(|&(_, k)| k != 0) {
+                    mat = set_entry(ctx, mat, r, col, k)?;
+                }
+            }
+            Ok(mat)
+        };
+        let space = ctx.check(Space::set_alloc(raw, 0, n_vars as u32))?;
+        let (eq, ineq) = (matrix(equalities)?, matrix(inequalities)?);
+        let set = ctx.check(isl_rs::BasicSet::from_constraint_matrices(
+            space,
+            eq,
+            ineq,
+            DimType::Cst,
+            DimType::Set,
+            DimType::Param,
+            DimType::Div,
+        ))?;
+        Ok(Obj::from_raw(ctx, set))
+    }
+
+    /// The maximum of `objective` over the set's rational points (exact arithmetic).
+    pub fn max_lp(&self, objective: Row<'_>) -> IslResult<LpMax> {
+        let ctx = self.ctx();
+        let raw = ctx.raw();
+        let int = |k: i128| -> IslResult<isl_rs::Val> {
+            let k = i64::try_from(k)
+                .map_err(|_| IslError::Isl(format!("objective coefficient {k} overflows")))?;
+            ctx.check(isl_rs::Val::int_from_si(raw, k))
+        };
+        let n = self.query(|b| b.dim(DimType::Set))?.max(0) as u32;
+        let space = ctx.check(Space::set_alloc(raw, 0, n))?;
+        let mut aff = ctx.check(Aff::zero_on_domain_space(space))?;
+        aff = ctx.check(aff.set_constant_val(int(objective.0)?))?;
+        for &(var, k) in objective.1 {
+            aff = ctx.check(aff.set_coefficient_val(DimType::In, var as i32, int(k)?))?;
+        }
+        let max = self.query(|b| b.max_lp_val(&aff))?;
+        if ctx.check(max.is_nan())? {
+            return Ok(LpMax::Infeasible);
+        }
+        if !ctx.check(max.is_rat())? {
+            return Ok(LpMax::Unbounded);
+        }
+        Ok(LpMax::Max(Rational64::new(
+            ctx.check(max.get_num_si())?,
+            ctx.check(max.get_den_si())?,
+        )))
+    }
+
+    /// The lexicographic minimum of the set (which has no parameters, integer or
+    /// rational), `None` if it is empty.
+    ///
+    /// `isl_basic_set_lexmin` would first compute the set's parameter domain by eliminating
+    /// every unknown (Fourier-Motzkin), which explodes on the hundreds of constraints of a
+    /// fused hyperplane search; given that domain (the universe), isl goes straight to its
+    /// parametric integer programming. The minimum is read from isl's piecewise affine
+    /// answer (constants), not by scanning a set for its points.
+    pub fn partial_lexmin(&self) -> IslResult<Option<Vec<Rational64>>> {
+        let ctx = self.ctx();
+        let raw = ctx.raw();
+        let params = ctx.check(Space::params_alloc(raw, 0))?;
+        let universe = ctx.check(isl_rs::BasicSet::universe(params))?;
+        // SAFETY: both arguments are new owned references (`__isl_take`); a null `empty`
+        // asks for no empty set; the result is owned by the wrapper, which frees it.
+        let min = unsafe {
+            ffi::isl_basic_set_partial_lexmin_pw_multi_aff(
+                self.to_ptr(),
+                super::RawIsl::into_ptr(universe),
+                std::ptr::null_mut(),
+            )
+        };
+        if min == 0 {
+            let err = LibISLError::new(raw.last_error(), raw.last_error_msg());
+            raw.reset_error();
+            return ctx.check(Err(err));
+        }
+        let min = PwMultiAff {
+            ptr: min,
+            should_free_on_drop: true,
+        };
+        match ctx.check(min.n_piece())? {
+            0 => return Ok(None),
+            1 => {}
+            _ => {
+                return Err(IslError::Isl(
+                    "the lexicographic minimum of a parameterless set has several pieces".into(),
+                ))
+            }
+        }
+        let values = ctx.check(ctx.check(min.as_multi_aff())?.get_constant_multi_val())?;
+        (0..ctx.check(values.size())?)
+            .map(|k| {
+                let v = ctx.check(values.get_at(k))?;
+                if !ctx.check(v.is_rat())? {
+                    return Err(IslError::Isl(
+                        "the lexicographic minimum is unbounded (an unknown has no lower bound)"
+                            .into(),
+                    ));
+                }
+                Ok(Rational64::new(
+                    ctx.check(v.get_num_si())?,
+                    ctx.check(v.get_den_si())?,
+                ))
+            })
+            .collect::<IslResult<Vec<Rational64>>>()
+            .map(Some)
+    }
+
+    /// The constraints as rows `[constant, coefficient of each set dimension, of each
+    /// parameter]`, each with whether it is an equality (`= 0`) or an inequality (`>= 0`).
+    /// An error if the set has local (existential) variables.
+    pub fn constraint_rows(&self) -> IslResult<Vec<(Vec<i64>, bool)>> {
+        let width = {
+            let d = |t| self.query(|b| b.dim(t)).map(|n| n.max(0) as usize);
+            if d(DimType::Div)? > 0 {
+                return Err(IslError::Isl(format!(
+                    "{self} has local variables: no constraint rows"
+                )));
+            }
+            1 + d(DimType::Set)? + d(DimType::Param)?
+        };
+        let mut rows = Vec::new();
+        for equality in [true, false] {
+            let mat = self.query(|b| {
+                let order = (DimType::Cst, DimType::Set, DimType::Param, DimType::Div);
+                if equality {
+                    b.equalities_matrix(order.0, order.1, order.2, order.3)
+                } else {
+                    b.inequalities_matrix(order.0, order.1, order.2, order.3)
+                }
+            })?;
+            let (n_rows, n_cols) = self.query(|_| Ok((mat.rows()?, mat.cols()?)))?;
+            if n_cols as usize != width {
+                return Err(IslError::Isl(format!(
+                    "constraint matrix of {self}: {n_cols} columns, expected {width}"
+                )));
+            }
+            for r in 0..n_rows {
+                let row = (0..n_cols)
+                    .map(|c| self.query(|_| mat.get_element_val(r, c)?.get_num_si()))
+                    .collect::<IslResult<Vec<i64>>>()?;
+                rows.push((row, equality));
+            }
+        }
+        Ok(rows)
+    }
+}
+
+impl Set {
+    /// The Farkas dual: the set of coefficient vectors `(c0, c)` of affine forms
+    /// `c0 + c.x` non-negative on every point of the set (`isl_set_coefficients`).
+    pub fn coefficients(&self) -> IslResult<BasicSet> {
+        self.apply(|s| s.coefficients())
+    }
+}
+
+/// `mat[row][col] = k`, or an error if `k` does not fit isl's machine-integer setters.
+fn set_entry(ctx: &Ctx, mat: Mat, row: usize, col: usize, k: i128) -> IslResult<Mat> {
+    let (row, col) = (row as i32, col as i32);
+    if let Ok(small) = i32::try_from(k) {
+        return ctx.check(mat.set_element_si(row, col, small));
+    }
+    let big = i64::try_from(k)
+        .map_err(|_| IslError::Isl(format!("integer program coefficient {k} overflows")))?;
+    let val = ctx.check(isl_rs::Val::int_from_si(ctx.raw(), big))?;
+    ctx.check(mat.set_element_val(row, col, val))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_small_program_is_solved_exactly() {
+        let ctx = Ctx::default();
+        // x0 + x1 >= 3, x0 >= 0, x1 >= 1, 2 x0 - x1 = 0 (so x1 = 2 x0).
+        let set = BasicSet::from_rows(
+            &ctx,
+            2,
+            &[(0, &[(0, 2), (1, -1)])],
+            &[(-3, &[(0, 1), (1, 1)]), (0, &[(0, 1)]), (-1, &[(1, 1)])],
+        )
+        .unwrap();
+        // The rational minimum: x0 = 1, x1 = 2.
+        let min = set.partial_lexmin().unwrap().unwrap();
+        assert_eq!(min, vec![Rational64::from(1), Rational64::from(2)]);
+        // max -x0 (x0 >= 1): -1; max x0: unbounded.
+        assert_eq!(
+            set.max_lp((0, &[(0, -1)])).unwrap(),
+            LpMax::Max((-1).into())
+        );
+        assert_eq!(set.max_lp((0, &[(0, 1)])).unwrap(), LpMax::Unbounded);
+        let empty = BasicSet::from_rows(&ctx, 1, &[], &[(-1, &[(0, -1)]), (0, &[(0, 1)])]).unwrap();
+        assert_eq!(empty.partial_lexmin().unwrap(), None);
+        assert_eq!(empty.max_lp((0, &[])).unwrap(), LpMax::Infeasible);
+    }
+
+    #[test]
+    fn constraint_rows_read_back_what_was_built() {
+        let ctx = Ctx::default();
+        let set = ctx.set("[n] -> { [x] : 0 <= x <= n }").unwrap();
+        let dual = set.coefficients().unwrap();
+        let rows = dual.constraint_rows().unwrap();
+        // Columns: constant, then the dual's set dimensions (c0, c_n, c_x), no parameters.
+        assert!(rows.iter().all(|(r, _)| r.len() == 4), "{rows:?}");
+        assert!(!rows.is_empty());
+    }
+}
