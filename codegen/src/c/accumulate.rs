@@ -14,11 +14,10 @@
 //! The nest is printed twice: with constant trip counts (full register tiles, which the
 //! compiler unrolls and vectorises) and with the actual ones (partial tiles).
 
-use super::loops::{hoistable, LoopPrinter};
-use super::stmt::{Accumulable, Part};
-use super::Instances;
+use super::cexpr::hoistable;
+use super::instances::Instances;
+use super::stmt::Accumulable;
 use crate::ast::{Expr, For, Node, Op};
-use crate::CodegenError;
 
 /// At most this many accumulators per loop (4 x 32 doubles: sixteen AVX-512 registers).
 pub const MAX_ACCUMULATORS: i64 = 128;
@@ -32,7 +31,8 @@ pub(super) struct Block<'n> {
     /// The statement's tuple name and iteration vector.
     pub(super) tuple: &'n str,
     pub(super) args: &'n [Expr],
-    acc: &'n Accumulable,
+    /// How the target is held in an accumulator.
+    pub(super) acc: &'n Accumulable,
 }
 
 impl<'n> Block<'n> {
@@ -118,145 +118,6 @@ fn offset_from(base: &Expr, e: &Expr) -> Option<i64> {
             _ => None,
         },
         _ => None,
-    }
-}
-
-impl LoopPrinter<'_> {
-    /// Prints `block` with its accumulators.
-    pub(super) fn accumulated(&mut self, block: &Block, depth: usize) -> Result<(), CodegenError> {
-        let f = block.outer;
-        self.line(
-            depth,
-            &format!(
-                "{{ /* {}: accumulators across {} */",
-                block.tuple, f.iterator
-            ),
-        );
-        let d = depth + 1;
-        let (op, bound) = hoistable(f).expect("checked by Block::of");
-        let ub = self.fresh("pc_ub");
-        let bound = self.expr(bound);
-        self.line(d, &format!("const long {ub} = {bound};"));
-        let runs = format!("{} {op} {ub}", f.iterator);
-        let mut counts = Vec::new();
-        let mut guard = vec![format!("{} {op} {ub}", self.expr(&f.init))];
-        for &(g, trips) in &block.inner {
-            let n = self.trip_count(g, trips, d);
-            guard.push(format!("{n} > 0"));
-            counts.push(n);
-        }
-        let full: Vec<String> = (block.inner.iter())
-            .zip(&counts)
-            .map(|((_, t), n)| format!("{n} == {t}"))
-            .collect();
-        let constant: Vec<String> = block.inner.iter().map(|(_, t)| t.to_string()).collect();
-        self.line(d, &format!("if ({}) {{", guard.join(" && ")));
-        self.line(d + 1, &format!("if ({}) {{", full.join(" && ")));
-        self.accumulator_nests(block, &runs, &constant, d + 2)?;
-        self.line(d + 1, "} else {");
-        self.accumulator_nests(block, &runs, &counts, d + 2)?;
-        self.line(d + 1, "}");
-        self.line(d, "}");
-        self.line(depth, "}");
-        Ok(())
-    }
-
-    /// Prints `const long pc_nK = ...;`, the trip count of `g` (a loop of [`max_trip`]
-    /// `trips` at most), and returns its name.
-    pub(super) fn trip_count(&mut self, g: &For, trips: i64, depth: usize) -> String {
-        let (op, bound) = hoistable(g).expect("a loop of max_trip has a hoistable bound");
-        let n = self.fresh("pc_n");
-        let extra = if op == "<" { "" } else { " + 1" };
-        let span = format!("{} - {}{extra}", self.expr(bound), self.expr(&g.init));
-        self.line(depth, &format!("const long {n} = pc_min({trips}, {span});"));
-        n
-    }
-
-    /// The accumulators, their load nest, the loop with its update nest (`runs`: its
-    /// condition) and the store nest, for the inner loops' trip counts `counts`.
-    fn accumulator_nests(
-        &mut self,
-        block: &Block,
-        runs: &str,
-        counts: &[String],
-        depth: usize,
-    ) -> Result<(), CodegenError> {
-        let acc = self.fresh("pc_acc");
-        let dims: String = (block.inner.iter())
-            .map(|(_, t)| format!("[{t}]"))
-            .collect();
-        self.line(depth, &format!("{} {acc}{dims};", block.acc.storage));
-        let offsets: Vec<String> = block.inner.iter().map(|_| self.fresh("pc_o")).collect();
-        let element: String = std::iter::once(acc)
-            .chain(offsets.iter().map(|o| format!("[{o}]")))
-            .collect();
-        let binds: Vec<String> = (block.acc.index_iterators.iter())
-            .zip(&block.acc.index_names)
-            .map(|(&p, name)| format!("{name} = {}", self.expr(&block.args[p])))
-            .collect();
-        let lvalue = &block.acc.lvalue;
-        let load = format!(
-            "{{ const long {}; {element} = {lvalue}; }}",
-            binds.join(", ")
-        );
-        self.nest(block, counts, &offsets, depth, &load);
-        let f = block.outer;
-        let it = &f.iterator;
-        let init = self.expr(&f.init);
-        self.line(
-            depth,
-            &format!("for (long {it} = {init}; {runs}; {it}++) {{"),
-        );
-        let args: Vec<String> = block.args.iter().map(|a| self.expr(a)).collect();
-        let mut replaced = vec![(Part::Access(0), element.as_str())];
-        replaced.extend(
-            (self.panels.iter())
-                .filter(|p| std::ptr::eq(p.block, f))
-                .map(|p| (p.part, p.lvalue.as_str())),
-        );
-        let update = (self.statements).instance(block.tuple, &args, &replaced)?;
-        self.nest(block, counts, &offsets, depth + 1, &update);
-        self.line(depth, "}");
-        let store = format!(
-            "{{ const long {}; {lvalue} = {element}; }}",
-            binds.join(", ")
-        );
-        self.nest(block, counts, &offsets, depth, &store);
-        Ok(())
-    }
-
-    /// The inner loops of `block` over `offsets` from 0 to `counts`, each binding its
-    /// iterator, around the C text `body`; the innermost is an OpenMP `simd` loop when it is
-    /// parallel.
-    fn nest(
-        &mut self,
-        block: &Block,
-        counts: &[String],
-        offsets: &[String],
-        depth: usize,
-        body: &str,
-    ) {
-        let last = block.inner.len() - 1;
-        for (k, ((g, _), (n, o))) in block
-            .inner
-            .iter()
-            .zip(counts.iter().zip(offsets))
-            .enumerate()
-        {
-            let d = depth + k;
-            if k == last && g.parallel && self.options.openmp {
-                self.line(d, "#pragma omp simd");
-            }
-            self.line(d, &format!("for (long {o} = 0; {o} < {n}; {o}++) {{"));
-            let init = self.expr(&g.init);
-            self.line(d + 1, &format!("const long {} = {init} + {o};", g.iterator));
-        }
-        for l in body.lines() {
-            self.line(depth + block.inner.len(), l);
-        }
-        for k in (0..block.inner.len()).rev() {
-            self.line(depth + k, "}");
-        }
     }
 }
 

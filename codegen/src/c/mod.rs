@@ -1,16 +1,31 @@
 //! The C printer: a kernel's loop AST and statement bodies as one readable, deterministic
 //! C99 function (see `docs/codegen.md` for its ABI).
+//!
+//! Plan, then print. The modules, each depending only on those listed before it (no
+//! cycle):
+//! - `names`, `types`, [`stmt`]: C names, types and exact arithmetic, statement bodies;
+//! - `instances` ([`Instances`], [`LoopOptions`]): what the loop printer asks of statements;
+//! - `cexpr`: AST expressions as C, hoistable bounds, constant trip counts;
+//! - the deciding modules, each a pure function of the AST and the statements:
+//!   `accumulate` (accumulator blocks), `pack` (packed panels), `promote` (promoted
+//!   elements), `team` (whether a thread team shares work);
+//! - `plan`: what is done with every loop, decided in one pass (`Plan`, `LoopPlan`);
+//! - `print`: the loops as C, as the plan says (the only module that writes C for loops).
 
 mod accumulate;
-mod loops;
+mod cexpr;
+mod instances;
 pub mod names;
 mod pack;
+mod plan;
+mod print;
 mod promote;
 pub mod stmt;
 mod team;
 pub mod types;
 
-pub use loops::{Instances, LoopOptions};
+pub use instances::{Instances, LoopOptions};
+pub use print::print_loops;
 
 use crate::ast;
 use crate::CodegenError;
@@ -98,7 +113,7 @@ pub fn kernel_function(
         .iter()
         .map(|p| (isl_name(&p.name), c_name(&p.name)))
         .collect();
-    let loops = loops::LoopPrinter::new(&params, &statements, options).print(ast, 1)?;
+    let loops = print_loops(ast, 1, &params, &statements, options)?;
 
     let mut out = String::new();
     let _ = writeln!(out, "{}\n{{", signature(kernel));

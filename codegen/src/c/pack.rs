@@ -24,10 +24,10 @@
 //! sized by their largest trip counts.
 
 use super::accumulate::{max_trip, Block};
-use super::loops::{hoistable, LoopPrinter};
+use super::cexpr::{hoistable, CExprs};
+use super::instances::Instances;
 use super::stmt::{ElementAccess, InputExpression, Part};
 use crate::ast::{Expr, For, Node};
-use crate::CodegenError;
 use std::ops::Range;
 
 /// At most this many bytes per panel (allocated on the heap), sized by the scheduler's
@@ -35,17 +35,17 @@ use std::ops::Range;
 pub const MAX_PANEL_BYTES: i64 = scheduler::transform::tile_size::MAX_PANEL_BYTES as i64;
 
 /// What a panel holds: a read or a subexpression of the block's statement.
-struct Source {
+pub(super) struct Source {
     /// The part of the statement the panel stands for.
-    part: Part,
+    pub(super) part: Part,
     /// What else a panel of it makes unnecessary.
-    covers: Covers,
+    pub(super) covers: Covers,
     /// The positions of the statement iterators it depends on.
     iterators: Vec<usize>,
     /// One value as C, in the block's iterators.
-    value: String,
+    pub(super) value: String,
     /// The C type of a value.
-    storage: &'static str,
+    pub(super) storage: &'static str,
     /// The size of a value in bytes.
     bytes: usize,
 }
@@ -116,35 +116,32 @@ impl Covers {
 /// A value copied into a panel before a loop whose iterations all compute the same values.
 pub(super) struct Panel<'n> {
     /// The accumulator loop of the block that reads the panel.
-    block: &'n For,
+    pub(super) block: &'n For,
     /// What it holds.
-    source: Source,
+    pub(super) source: Source,
     /// The loops the value depends on, outermost first.
-    dims: Vec<Dim<'n>>,
+    pub(super) dims: Vec<Dim<'n>>,
 }
 
 /// One dimension of a panel: a loop the value depends on.
-struct Dim<'n> {
+pub(super) struct Dim<'n> {
     /// The loop.
-    lp: &'n For,
+    pub(super) lp: &'n For,
     /// Its largest trip count.
-    trips: i64,
+    pub(super) trips: i64,
     /// Whether it is one of the block's inner loops (their trip counts are clipped to the
     /// largest one, as the block itself does).
-    inner: bool,
+    pub(super) inner: bool,
 }
 
-/// Which panel stands for which part of a statement while the loop it is reused across is
-/// printed.
-pub(super) struct ActivePanel {
-    /// The accumulator loop of the block that reads it (compared by address only).
+/// A panel in scope, as the next decisions see it: the accumulator loop that reads it
+/// (compared by address only) and what it stands for.
+#[derive(Clone)]
+pub(super) struct InScope {
+    /// The accumulator loop of the block that reads it.
     pub(super) block: *const For,
-    /// The part it stands for.
-    pub(super) part: Part,
-    /// What else it makes unnecessary.
+    /// What it makes unnecessary.
     pub(super) covers: Covers,
-    /// The panel element as a C lvalue in the block's iterators.
-    pub(super) lvalue: String,
 }
 
 impl<'n> Panel<'n> {
@@ -152,7 +149,12 @@ impl<'n> Panel<'n> {
     /// accumulator block, and a subexpression computed from inputs (outermost first) or a
     /// strided read of an input of the block's statement depends neither on `over` nor on
     /// any loop whose bounds do, and no panel in scope or chosen here covers it.
-    pub(super) fn all(over: &'n For, printer: &LoopPrinter<'n>) -> Vec<Panel<'n>> {
+    pub(super) fn all(
+        over: &'n For,
+        statements: &'n dyn Instances,
+        cexprs: CExprs<'_>,
+        in_scope: &[InScope],
+    ) -> Vec<Panel<'n>> {
         if hoistable(over).is_none() {
             return Vec::new();
         }
@@ -161,7 +163,7 @@ impl<'n> Panel<'n> {
         let block = loop {
             match node {
                 Node::Block(cs) if cs.len() == 1 => node = &cs[0],
-                Node::For(g) => match Block::of(g, printer.statements) {
+                Node::For(g) => match Block::of(g, statements) {
                     Some(block) => break block,
                     None => {
                         middle.push(g);
@@ -171,8 +173,7 @@ impl<'n> Panel<'n> {
                 _ => return Vec::new(),
             }
         };
-        let args: Vec<String> = block.args.iter().map(|a| printer.expr(a)).collect();
-        let statements = printer.statements;
+        let args: Vec<String> = block.args.iter().map(|a| cexprs.expr(a)).collect();
         let accesses = (statements.element_accesses(block.tuple, &args)).unwrap_or_default();
         let expressions = (statements.input_expressions(block.tuple, &args, &accesses))
             .unwrap_or_default()
@@ -180,7 +181,7 @@ impl<'n> Panel<'n> {
             .map(Source::expression);
         let reads = (accesses.into_iter()).filter_map(|read| Source::read(read, &block));
         // What the panels in scope for this block and the ones chosen here stand for.
-        let mut covered: Vec<Covers> = (printer.panels.iter())
+        let mut covered: Vec<Covers> = (in_scope.iter())
             .filter(|p| std::ptr::eq(p.block, block.outer))
             .map(|p| p.covers.clone())
             .collect();
@@ -270,100 +271,10 @@ impl<'n> Panel<'n> {
     }
 }
 
-impl LoopPrinter<'_> {
-    /// Prints `panels` packed before the loop `f`, then `f` reading them.
-    pub(super) fn packed(
-        &mut self,
-        f: &For,
-        panels: &[Panel],
-        depth: usize,
-        in_parallel: bool,
-    ) -> Result<(), CodegenError> {
-        self.line(
-            depth,
-            &format!("{{ /* packed panels, reused across {} */", f.iterator),
-        );
-        let d = depth + 1;
-        let runs = self.runs_once(f).expect("checked by Panel::all");
-        // The storage, on the heap (a panel of up to 512 KiB would not fit the stack of
-        // every thread: musl gives 128 KiB), used through a `restrict` pointer (through a
-        // local array, gcc kept the block's accumulators in memory).
-        let mut names = Vec::new();
-        for panel in panels {
-            let name = self.fresh("pc_pk");
-            let ty = panel.source.storage;
-            let inner: String = (panel.dims[1..].iter())
-                .map(|d| format!("[{}]", d.trips))
-                .collect();
-            let count: String = panel
-                .dims
-                .iter()
-                .map(|d| format!(" * {}", d.trips))
-                .collect();
-            self.line(
-                d,
-                &format!("{ty} (*restrict {name}){inner} = malloc(sizeof({ty}){count});"),
-            );
-            names.push(name);
-        }
-        self.line(d, &format!("if ({}) {{", names.join(" && ")));
-        let d = d + 1;
-        let mut active = Vec::new();
-        for (panel, name) in panels.iter().zip(&names) {
-            self.line(d, &format!("if ({runs}) {{"));
-            let mut element = name.clone();
-            for (k, dim) in panel.dims.iter().enumerate() {
-                let g = dim.lp;
-                let init = self.expr(&g.init);
-                if dim.inner {
-                    let n = self.trip_count(g, dim.trips, d + 1 + k);
-                    let o = self.fresh("pc_o");
-                    self.line(
-                        d + 1 + k,
-                        &format!("for (long {o} = 0; {o} < {n}; {o}++) {{"),
-                    );
-                    self.line(
-                        d + 2 + k,
-                        &format!("const long {} = {init} + {o};", g.iterator),
-                    );
-                } else {
-                    let (header, _) = self.header(g, d + 1 + k);
-                    self.line(d + 1 + k, &header);
-                }
-                element.push_str(&format!("[{} - {init}]", g.iterator));
-            }
-            let inner = d + 1 + panel.dims.len();
-            self.line(inner, &format!("{element} = {};", panel.source.value));
-            for k in (0..panel.dims.len()).rev() {
-                self.line(d + 1 + k, "}");
-            }
-            self.line(d, "}");
-            active.push(ActivePanel {
-                block: panel.block,
-                part: panel.source.part,
-                covers: panel.source.covers.clone(),
-                lvalue: element,
-            });
-        }
-        let before = self.panels.len();
-        self.panels.extend(active);
-        let printed = self.plain_loop(f, d, in_parallel);
-        self.panels.truncate(before);
-        printed?;
-        self.line(depth + 1, "} else {");
-        self.line(d, "pc_set_fault(PC_FAULT_OUT_OF_MEMORY);");
-        self.line(depth + 1, "}");
-        for name in &names {
-            self.line(depth + 1, &format!("free({name});"));
-        }
-        self.line(depth, "}");
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::loops::{Instances, LoopOptions, LoopPrinter};
+    use super::super::instances::{Instances, LoopOptions};
+    use super::super::print::print_loops;
     use super::super::stmt::{Accumulable, ElementAccess, InputExpression, Part, Replacement};
     use crate::ast::{Expr, For, Node, Op};
     use crate::CodegenError;
@@ -526,9 +437,7 @@ mod tests {
             pack,
             ..LoopOptions::default()
         };
-        LoopPrinter::new(&params, statements, options)
-            .print(ast, 0)
-            .unwrap()
+        print_loops(ast, 0, &params, statements, options).unwrap()
     }
 
     fn print(ast: &Node, pack: bool) -> String {

@@ -14,28 +14,28 @@
 //! unchanged. The element is proven within the array's extents, and it is loaded and stored
 //! only when the loop runs at least once (then some instance accesses it).
 
-use super::loops::{hoistable, LoopPrinter};
-use super::stmt::{ElementAccess, Part, Replacement};
+use super::cexpr::{hoistable, CExprs};
+use super::instances::Instances;
+use super::stmt::ElementAccess;
 use crate::ast::{Expr, For, Node};
-use crate::CodegenError;
 use std::collections::BTreeSet;
 
 /// The statements of a loop's body and the elements held in locals across it.
 pub(super) struct Promotion<'n> {
     /// Each statement: its tuple name and its iteration vector as C.
-    statements: Vec<(&'n str, Vec<String>)>,
+    pub(super) statements: Vec<(&'n str, Vec<String>)>,
     /// The elements held in locals.
-    elements: Vec<Promoted>,
+    pub(super) elements: Vec<Promoted>,
 }
 
 /// An array element held in a local while a loop runs.
-struct Promoted {
+pub(super) struct Promoted {
     /// The element, a C lvalue in the enclosing loops' iterators.
-    element: String,
+    pub(super) element: String,
     /// The C storage type of the array's elements.
-    storage: &'static str,
+    pub(super) storage: &'static str,
     /// Per statement of the loop's body, in order: the positions of its accesses to it.
-    positions: Vec<Vec<usize>>,
+    pub(super) positions: Vec<Vec<usize>>,
 }
 
 /// The statements of a loop body made of statements only (`None`: it holds a loop or a
@@ -54,93 +54,51 @@ fn statements_of(node: &Node) -> Option<Vec<(&str, &[Expr])>> {
     }
 }
 
-impl LoopPrinter<'_> {
-    /// The elements of `f`'s body worth holding in locals, if any.
-    pub(super) fn promotion<'n>(&self, f: &'n For) -> Option<Promotion<'n>> {
-        if f.parallel || hoistable(f).is_none() {
-            return None;
-        }
-        let mut statements = Vec::new();
-        let mut accesses: Vec<(Vec<ElementAccess>, &[Expr])> = Vec::new();
-        for (tuple, args) in statements_of(&f.body)? {
-            let c: Vec<String> = args.iter().map(|a| self.expr(a)).collect();
-            accesses.push((self.statements.element_accesses(tuple, &c)?, args));
-            statements.push((tuple, c));
-        }
-        let written: BTreeSet<usize> = (accesses.iter())
-            .flat_map(|(a, _)| a.iter().filter(|x| x.write).map(|x| x.array))
-            .collect();
-        let mut elements = Vec::new();
-        'arrays: for array in written {
-            let mut first: Option<&ElementAccess> = None;
-            let mut positions = Vec::new();
-            for (all, args) in &accesses {
-                let mut mine = Vec::new();
-                for a in all.iter().filter(|a| a.array == array) {
-                    let moves = (a.iterators.iter()).any(|&p| args[p].mentions(&f.iterator));
-                    let same = first.is_none_or(|b| b.element == a.element);
-                    if !a.in_bounds || moves || !same {
-                        continue 'arrays;
-                    }
-                    first = Some(a);
-                    mine.push(a.position);
+/// The elements of `f`'s body worth holding in locals, if any.
+pub(super) fn promotion<'n>(
+    f: &'n For,
+    instances: &dyn Instances,
+    cexprs: CExprs<'_>,
+) -> Option<Promotion<'n>> {
+    if f.parallel || hoistable(f).is_none() {
+        return None;
+    }
+    let mut statements = Vec::new();
+    let mut accesses: Vec<(Vec<ElementAccess>, &[Expr])> = Vec::new();
+    for (tuple, args) in statements_of(&f.body)? {
+        let c: Vec<String> = args.iter().map(|a| cexprs.expr(a)).collect();
+        accesses.push((instances.element_accesses(tuple, &c)?, args));
+        statements.push((tuple, c));
+    }
+    let written: BTreeSet<usize> = (accesses.iter())
+        .flat_map(|(a, _)| a.iter().filter(|x| x.write).map(|x| x.array))
+        .collect();
+    let mut elements = Vec::new();
+    'arrays: for array in written {
+        let mut first: Option<&ElementAccess> = None;
+        let mut positions = Vec::new();
+        for (all, args) in &accesses {
+            let mut mine = Vec::new();
+            for a in all.iter().filter(|a| a.array == array) {
+                let moves = (a.iterators.iter()).any(|&p| args[p].mentions(&f.iterator));
+                let same = first.is_none_or(|b| b.element == a.element);
+                if !a.in_bounds || moves || !same {
+                    continue 'arrays;
                 }
-                positions.push(mine);
+                first = Some(a);
+                mine.push(a.position);
             }
-            let element = first.expect("a written array has an access");
-            elements.push(Promoted {
-                element: element.element.clone(),
-                storage: element.storage,
-                positions,
-            });
+            positions.push(mine);
         }
-        (!elements.is_empty()).then_some(Promotion {
-            statements,
-            elements,
-        })
+        let element = first.expect("a written array has an access");
+        elements.push(Promoted {
+            element: element.element.clone(),
+            storage: element.storage,
+            positions,
+        });
     }
-
-    /// Prints `f` with the elements of `promotion` in locals.
-    pub(super) fn promoted(
-        &mut self,
-        f: &For,
-        promotion: &Promotion,
-        depth: usize,
-    ) -> Result<(), CodegenError> {
-        let runs = self.runs_once(f).expect("checked by promotion");
-        let promoted = &promotion.elements;
-        let elements: Vec<&str> = promoted.iter().map(|p| p.element.as_str()).collect();
-        self.line(
-            depth,
-            &format!(
-                "if ({runs}) {{ /* {} in locals across {} */",
-                elements.join(", "),
-                f.iterator
-            ),
-        );
-        let d = depth + 1;
-        let locals: Vec<String> = promoted.iter().map(|_| self.fresh("pc_s")).collect();
-        for (p, local) in promoted.iter().zip(&locals) {
-            self.line(d, &format!("{} {local} = {};", p.storage, p.element));
-        }
-        let (header, _) = self.header(f, d);
-        self.line(d, &header);
-        for (k, (tuple, args)) in promotion.statements.iter().enumerate() {
-            let replaced: Vec<Replacement> = (promoted.iter().zip(&locals))
-                .flat_map(|(p, l)| {
-                    (p.positions[k].iter()).map(move |&pos| (Part::Access(pos), l.as_str()))
-                })
-                .collect();
-            let text = self.statements.instance(tuple, args, &replaced)?;
-            for l in text.lines() {
-                self.line(d + 1, l);
-            }
-        }
-        self.line(d, "}");
-        for (p, local) in promoted.iter().zip(&locals) {
-            self.line(d, &format!("{} = {local};", p.element));
-        }
-        self.line(depth, "}");
-        Ok(())
-    }
+    (!elements.is_empty()).then_some(Promotion {
+        statements,
+        elements,
+    })
 }

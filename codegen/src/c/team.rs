@@ -19,109 +19,38 @@
 //! with its implicit barrier: whatever follows, in this iteration or the next, sees all its
 //! writes, exactly as in the sequential order (no `nowait` anywhere).
 
-use super::loops::LoopPrinter;
+use super::accumulate::Block;
+use super::cexpr::unrolled_values;
+use super::instances::{Instances, LoopOptions};
 use crate::ast::{For, Node};
-use crate::CodegenError;
 
-impl LoopPrinter<'_> {
-    /// Whether `node` holds a parallel loop that the team would share out: one that would
-    /// have forked its own team inside a sequential loop (its iterations run loops), reached
-    /// through sequential loops, guards and blocks.
-    pub(super) fn shares_work(&self, node: &Node) -> bool {
-        match node {
-            Node::For(f) if self.prints_as_unit(f) => false,
-            Node::For(f) if f.parallel => f.body.has_loop(),
-            Node::For(f) => self.shares_work(&f.body),
-            Node::If(_, then, otherwise) => {
-                self.shares_work(then) || otherwise.as_ref().is_some_and(|e| self.shares_work(e))
-            }
-            Node::Block(children) => children.iter().any(|c| self.shares_work(c)),
-            Node::User(..) => false,
+/// Whether `node` holds a parallel loop that the team would share out: one that would have
+/// forked its own team inside a sequential loop (its iterations run loops), reached through
+/// sequential loops, guards and blocks.
+pub(super) fn shares_work(node: &Node, statements: &dyn Instances, options: LoopOptions) -> bool {
+    let shares = |n: &Node| shares_work(n, statements, options);
+    match node {
+        Node::For(f) if prints_as_unit(f, statements, options) => false,
+        Node::For(f) if f.parallel => f.body.has_loop(),
+        Node::For(f) => shares(&f.body),
+        Node::If(_, then, otherwise) => {
+            shares(then) || otherwise.as_ref().is_some_and(|e| shares(e))
         }
+        Node::Block(children) => children.iter().any(shares),
+        Node::User(..) => false,
     }
+}
 
-    /// Whether `f` is printed as one piece (unrolled, or with accumulators), never split
-    /// into work-sharing constructs.
-    fn prints_as_unit(&self, f: &For) -> bool {
-        self.unrollable(f).is_some() || super::accumulate::Block::of(f, self.statements).is_some()
-    }
-
-    /// The sequential loop `f` inside one thread team (see the module documentation).
-    pub(super) fn team(&mut self, f: &For, depth: usize) -> Result<(), CodegenError> {
-        self.line(depth, "#pragma omp parallel");
-        self.line(depth, "{");
-        self.team_for(f, depth + 1)?;
-        self.line(depth, "}");
-        Ok(())
-    }
-
-    /// `node` as run by every thread of the team.
-    fn team_node(&mut self, node: &Node, depth: usize) -> Result<(), CodegenError> {
-        let shares = self.shares_work(node);
-        match node {
-            Node::Block(children) if shares => {
-                let mut alone: Vec<Node> = Vec::new();
-                for c in children {
-                    if self.shares_work(c) {
-                        if !alone.is_empty() {
-                            self.single(&std::mem::take(&mut alone), depth)?;
-                        }
-                        self.team_node(c, depth)?;
-                    } else {
-                        alone.push(c.clone());
-                    }
-                }
-                if !alone.is_empty() {
-                    self.single(&alone, depth)?;
-                }
-            }
-            Node::If(cond, then, otherwise) if shares => {
-                let cond = self.expr(cond);
-                self.line(depth, &format!("if ({cond}) {{"));
-                self.team_node(then, depth + 1)?;
-                if let Some(e) = otherwise {
-                    self.line(depth, "} else {");
-                    self.team_node(e, depth + 1)?;
-                }
-                self.line(depth, "}");
-            }
-            Node::For(f) if shares => self.team_for(f, depth)?,
-            _ => self.single(std::slice::from_ref(node), depth)?,
-        }
-        Ok(())
-    }
-
-    /// A loop that shares work: a parallel one becomes `omp for`, a sequential one runs in
-    /// every thread around its body.
-    fn team_for(&mut self, f: &For, depth: usize) -> Result<(), CodegenError> {
-        let (header, _) = self.header(f, depth);
-        if f.parallel {
-            self.line(depth, "#pragma omp for");
-            self.line(depth, &header);
-            self.node(&f.body, depth + 1, true)?;
-        } else {
-            self.line(depth, &header);
-            self.team_node(&f.body, depth + 1)?;
-        }
-        self.line(depth, "}");
-        Ok(())
-    }
-
-    /// `nodes`, run by one thread of the team while the others wait at its end.
-    fn single(&mut self, nodes: &[Node], depth: usize) -> Result<(), CodegenError> {
-        self.line(depth, "#pragma omp single");
-        self.line(depth, "{");
-        for n in nodes {
-            self.node(n, depth + 1, true)?;
-        }
-        self.line(depth, "}");
-        Ok(())
-    }
+/// Whether `f` is printed as one piece (unrolled, or with accumulators), never split into
+/// work-sharing constructs.
+fn prints_as_unit(f: &For, statements: &dyn Instances, options: LoopOptions) -> bool {
+    unrolled_values(f, options.unroll_limit).is_some() || Block::of(f, statements).is_some()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::loops::{Instances, LoopOptions, LoopPrinter};
+    use super::super::instances::{Instances, LoopOptions};
+    use super::super::print::print_loops;
     use super::super::stmt::Replacement;
     use crate::ast::{Expr, For, Node, Op};
     use crate::CodegenError;
@@ -163,9 +92,7 @@ mod tests {
 
     fn print(ast: &Node) -> String {
         let params = BTreeMap::from([("N".to_owned(), "N".to_owned())]);
-        LoopPrinter::new(&params, &Calls, LoopOptions::default())
-            .print(ast, 0)
-            .unwrap()
+        print_loops(ast, 0, &params, &Calls, LoopOptions::default()).unwrap()
     }
 
     #[test]
