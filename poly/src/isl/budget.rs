@@ -31,11 +31,12 @@ impl Drop for Analysis<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use crate::isl::{Ctx, IslError};
 
-    /// Exhausts `ctx`'s budget of 100,000 operations (see `operation_budget_stops_hard_problems`).
-    fn exhaust(ctx: &Ctx) -> Option<IslError> {
+    /// Runs a computation whose operations exceed a budget of 100,000 (the complement of a
+    /// union of shifted lattices explodes), and returns how isl stopped it.
+    pub(in crate::isl) fn exhaust(ctx: &Ctx) -> Option<IslError> {
         let pieces: Vec<String> = (0..12)
             .map(|k| {
                 format!(
