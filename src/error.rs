@@ -79,6 +79,11 @@ impl From<OptimizeError> for CliError {
             OptimizeError::Schedule(e) => e.into(),
             OptimizeError::Isl(e) => e.into(),
             illegal @ OptimizeError::Illegal(_) => CliError::User(illegal.to_string()),
+            // The tree was built from the kernel's own domains: a mismatch is our bug.
+            OptimizeError::Check(CheckError::Schedule(e)) if !matches!(e, OrderError::Isl(_)) => {
+                CliError::Internal(e.to_string())
+            }
+            OptimizeError::Check(e) => e.into(),
         }
     }
 }

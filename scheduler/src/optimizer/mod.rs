@@ -53,16 +53,9 @@ pub enum OptimizeError {
     /// a counterexample for each violation.
     #[error("the optimized schedule is illegal, refused:\n{0}")]
     Illegal(Report),
-}
-
-impl From<CheckError> for OptimizeError {
-    fn from(e: CheckError) -> Self {
-        match e {
-            CheckError::Isl(e) => OptimizeError::Isl(e),
-            // The tree was built from the program's own domains: a mismatch is a bug.
-            CheckError::Schedule(e) => OptimizeError::Isl(IslError::Isl(e.to_string())),
-        }
-    }
+    /// The legality check of the final tree could not be carried out.
+    #[error("checking the optimized schedule failed: {0}")]
+    Check(#[from] CheckError),
 }
 
 /// Schedules `problem` with `scheduler`, applies `transforms` and the cost decisions, then
