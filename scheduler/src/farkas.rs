@@ -40,8 +40,14 @@ impl FarkasDual {
     /// as in `params` (a parameter set, e.g. the kernel's context). For a non-convex `dep`
     /// this is the dual of its convex hull, which has exactly the same non-negative affine
     /// forms.
+    ///
+    /// A dependence with existentially quantified variables (a stepped loop `i = 2a`, a
+    /// guard `i mod 3 = 0`) has no dual in isl: its local variables are projected out first,
+    /// as isl's own scheduler does. The result is a superset of the dependence, so the forms
+    /// non-negative on it are non-negative on the dependence too: schedules stay legal, and
+    /// may only lose the benefit of the stride.
     pub fn of(dep: &Map, params: &Set) -> IslResult<FarkasDual> {
-        let aligned = dep.align_params(params)?;
+        let aligned = dep.remove_divs()?.align_params(params)?;
         let n_params = aligned.n_params()?;
         let n_src = aligned.n_dims(End::Source)?;
         let n_dst = aligned.n_dims(End::Sink)?;

@@ -101,6 +101,11 @@ impl Map {
         let space = params.query(|p| p.get_space())?;
         self.apply(|m| m.align_params(space))
     }
+    /// The relation with its existentially quantified (local) variables projected out: a
+    /// superset of it, the same on the rationals, without strides or modulo constraints.
+    pub fn remove_divs(&self) -> IslResult<Map> {
+        self.apply(|m| m.remove_divs())
+    }
     /// The relation with source dimension `dim` restricted to `lo..=hi`.
     pub fn bound_source(&self, dim: usize, lo: i64, hi: i64) -> IslResult<Map> {
         let ctx = self.ctx();
