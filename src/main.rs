@@ -9,7 +9,15 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     restore_default_sigpipe();
-    let cli = commands::Cli::parse();
+    let cli = match commands::Cli::try_parse() {
+        Ok(cli) => cli,
+        // `--help` and `--version` print to standard output and succeed; a usage error is
+        // the user's (exit 1, as the README's table says), not polyc's own (exit 2).
+        Err(usage) => {
+            let _ = usage.print();
+            return ExitCode::from(u8::from(usage.use_stderr()));
+        }
+    };
     match commands::dispatch(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

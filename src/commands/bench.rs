@@ -142,19 +142,20 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     }
     let dir = tempfile::tempdir().map_err(internal)?;
     let mut failed = Vec::new();
+    let mut worst = 0;
     for file in &args.files {
         if let Err(e) = bench_file(args, file, dir.path()) {
             eprintln!("error: {file}: {e}");
+            worst = worst.max(e.exit_code());
             failed.push(file.clone());
         }
     }
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        Err(CliError::Internal(format!(
-            "benchmarking failed for {}",
-            failed.join(", ")
-        )))
+    let message = || format!("benchmarking failed for {}", failed.join(", "));
+    // The failure is ours only if some kernel failed through our fault.
+    match worst {
+        0 => Ok(()),
+        1 => Err(CliError::User(message())),
+        _ => Err(CliError::Internal(message())),
     }
 }
 

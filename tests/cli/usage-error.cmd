@@ -1,0 +1,3 @@
+compile
+examples/polybench/gemm.pk
+--nope
