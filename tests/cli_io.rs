@@ -46,27 +46,60 @@ fn every_malformed_program_exits_1_with_its_code_and_position() {
     assert!(n >= 40, "only {n} malformed programs");
 }
 
-#[test]
-fn standard_input_is_read_with_a_dash() {
+/// Runs polyc with `args`, `input` on its standard input.
+fn with_stdin(args: &[&str], input: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_polyc"))
-        .args(["run", "-", "-D", "N=4"])
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"kernel twice(x: f32[N]) -> (y: f32[N]) params N { y[i] = x[i] + x[i]; }")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+const TWICE: &[u8] = b"kernel twice(x: f32[N]) -> (y: f32[N]) params N { y[i] = x[i] + x[i]; }";
+
+#[test]
+fn standard_input_is_read_with_a_dash() {
+    let out = with_stdin(&["run", "-", "-D", "N=4"], TWICE);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         stdout(&out).starts_with("kernel twice (N=4)\ny f32[4] sum="),
         "{}",
         stdout(&out)
+    );
+    // The compiled run reads its kernel twice (to run and to compile it): standard input is
+    // read once and remembered, and both give the interpreter's checksums.
+    let compiled = with_stdin(&["run", "-", "-D", "N=4", "--target", "cpu"], TWICE);
+    assert_eq!(compiled.status.code(), Some(0), "{}", stderr(&compiled));
+    let checksums = |o: &Output| stdout(o).lines().take(2).collect::<Vec<_>>().join("\n");
+    assert_eq!(checksums(&compiled), checksums(&out));
+}
+
+#[test]
+fn an_inputs_directory_must_exist_and_name_only_arrays() {
+    let missing = polyc(&["run", "examples/strided.pk", "--inputs", "no/such/dir"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).contains("no/such/dir"),
+        "{}",
+        stderr(&missing)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    write_npy_f64(&dir.path().join("Ax.npy"), &[12, 16], &[0.0; 192]);
+    let typo = polyc(&[
+        "run",
+        "examples/strided.pk",
+        "--inputs",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(typo.status.code(), Some(1));
+    assert!(
+        stderr(&typo).contains("Ax.npy: names no array of the kernel"),
+        "{}",
+        stderr(&typo)
     );
 }
 

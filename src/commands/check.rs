@@ -15,7 +15,7 @@ pub struct CheckArgs {
 
 /// Runs `polyc check`: diagnostics go to stderr; exit 1 if there is any error.
 pub fn run(args: &CheckArgs) -> Result<(), CliError> {
-    let file = frontend::read_source(&args.file)
+    let file = super::input::read_source(&args.file)
         .map_err(|message| CliError::User(message.trim_end().to_string()))?;
     match frontend::compile(&file) {
         Ok(kernels) => {

@@ -4,11 +4,13 @@
 
 use crate::error::CliError;
 use frontend::ir::Kernel;
+use frontend::SourceFile;
 use poly::deps::Dependences;
 use poly::isl::Ctx;
 use poly::model::Program;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
+use std::sync::OnceLock;
 
 /// Arguments naming a kernel: the file, which kernel in it, fixed parameter values.
 #[derive(clap::Args, Debug, Clone)]
@@ -63,10 +65,21 @@ impl KernelArgs {
     }
 }
 
+/// Reads a kernel file. Standard input (`-`) is read once and remembered: commands read
+/// their file more than once (`run --target cpu` to run and to compile it, `bench` for each
+/// variant).
+pub fn read_source(path: &str) -> Result<SourceFile, String> {
+    if path != "-" {
+        return frontend::read_source(path);
+    }
+    static STDIN: OnceLock<Result<SourceFile, String>> = OnceLock::new();
+    STDIN.get_or_init(|| frontend::read_source(path)).clone()
+}
+
 /// Reads, parses and checks every kernel of a file; diagnostics are rendered to standard
 /// error.
 pub fn read_kernels(path: &str) -> Result<Vec<Kernel>, CliError> {
-    let file = frontend::read_source(path).map_err(|message| {
+    let file = read_source(path).map_err(|message| {
         eprint!("{message}");
         CliError::User(format!("could not read `{path}`"))
     })?;

@@ -37,7 +37,28 @@ pub struct InputFiles {
 
 impl InputFiles {
     /// Reads `dir/NAME.npy` for each input or in-out array of the kernel whose file exists.
+    /// A directory that cannot be listed, or a `.npy` file in it that names no array of the
+    /// kernel (a typo would otherwise leave that input random), is an error.
     pub fn read_dir(kernel: &Kernel, dir: &Path) -> Result<InputFiles, InterpError> {
+        let entries = std::fs::read_dir(dir).map_err(|e| npy_error(dir.to_path_buf(), e))?;
+        for entry in entries {
+            let path = entry.map_err(|e| npy_error(dir.to_path_buf(), e))?.path();
+            let stem = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or_default();
+            if path.extension().is_some_and(|e| e == "npy") && kernel.array_by_name(stem).is_none()
+            {
+                let known: Vec<&str> = kernel.arrays.iter().map(|a| a.name.as_str()).collect();
+                return Err(npy_error(
+                    path.clone(),
+                    format!(
+                        "names no array of the kernel (it has: {})",
+                        known.join(", ")
+                    ),
+                ));
+            }
+        }
         let mut arrays = BTreeMap::new();
         for a in kernel.arrays.iter().filter(|a| a.role.is_input()) {
             let path = dir.join(format!("{}.npy", a.name));
