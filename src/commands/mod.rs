@@ -5,6 +5,7 @@ mod check;
 mod compare;
 mod compile;
 mod demo;
+mod fuzz;
 mod input;
 mod run;
 mod schedule;
@@ -45,6 +46,9 @@ enum Command {
     Sim(sim::SimArgs),
     /// Check a schedule against a kernel's dependences; explain every violation.
     Verify(verify::VerifyArgs),
+    /// Random kernels through every scheduler and setting, each schedule executed and
+    /// compared with the original order.
+    FuzzSchedules(fuzz::FuzzArgs),
 }
 
 /// Runs the chosen subcommand.
@@ -60,5 +64,6 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Run(args) => run::run(&args),
         Command::Sim(args) => sim::run(&args),
         Command::Verify(args) => verify::run(&args),
+        Command::FuzzSchedules(args) => fuzz::run(&args),
     }
 }
