@@ -7,7 +7,15 @@ use common::polyc;
 
 #[test]
 fn one_random_program_agrees_under_every_schedule() {
-    let out = polyc(&["fuzz-schedules", "--count", "1", "--seed", "1", "--compile", "--show"]);
+    let out = polyc(&[
+        "fuzz-schedules",
+        "--count",
+        "1",
+        "--seed",
+        "1",
+        "--compile",
+        "--show",
+    ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         out.status.code(),

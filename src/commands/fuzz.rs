@@ -155,7 +155,7 @@ fn check_program(
     setups: &[Setup],
     compiler: Option<&CCompiler>,
 ) -> Result<(usize, Vec<String>), String> {
-    let file = SourceFile::new(&format!("fuzz{seed}.pk"), text);
+    let file = SourceFile::new(format!("fuzz{seed}.pk"), text);
     let kernel = frontend::compile(&file)
         .map_err(|d| {
             format!(
