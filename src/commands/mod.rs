@@ -11,6 +11,7 @@ mod run;
 mod schedule;
 mod show;
 mod sim;
+mod target;
 mod verify;
 
 use crate::error::CliError;
@@ -49,6 +50,9 @@ enum Command {
     /// Random kernels through every scheduler and setting, each schedule executed and
     /// compared with the original order.
     FuzzSchedules(fuzz::FuzzArgs),
+    /// Print a target description (`host`, or an NPU machine): memory levels, compute
+    /// units, cores.
+    Target(target::TargetArgs),
 }
 
 /// Runs the chosen subcommand.
@@ -65,5 +69,6 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Sim(args) => sim::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::FuzzSchedules(args) => fuzz::run(&args),
+        Command::Target(args) => target::run(&args),
     }
 }

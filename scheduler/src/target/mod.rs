@@ -50,7 +50,8 @@ pub struct MemoryLevel {
     pub capacity: Option<u64>,
     /// A cache's line, or the alignment every buffer and access in the level needs, in bytes.
     pub align: u64,
-    /// Bytes per cycle into the level from the level outside it, where known.
+    /// Bytes per cycle of the fastest data path into the level (for global memory, the
+    /// bandwidth all cores share), where known.
     pub bytes_per_cycle: Option<f64>,
 }
 
