@@ -123,7 +123,8 @@ pub struct CompileArgs {
     /// Add a `main` that reads `.npy` inputs, times the kernel and prints checksums.
     #[arg(long)]
     pub harness: bool,
-    /// The scheduling algorithm (`pluto` falls back to `isl` when it fails).
+    /// The scheduling algorithm (`pluto` falls back to `isl`, and any to the original order,
+    /// when it fails).
     #[arg(long, default_value = "pluto")]
     pub scheduler: String,
     #[command(flatten)]
@@ -142,7 +143,7 @@ pub struct Compilation<'a> {
     pub file: &'a str,
     /// Which kernel of it.
     pub kernel: Option<&'a str>,
-    /// The scheduler's name (`pluto` falls back to `isl` when it fails).
+    /// The scheduler's name (`pluto` falls back to `isl`, and any to the original order).
     pub scheduler: &'a str,
     /// Scheduling and transformation flags.
     pub schedule: &'a ScheduleOptions,
@@ -163,19 +164,33 @@ pub fn generate(c: &Compilation) -> Result<String, CliError> {
     };
     let lifted = lift_one(c.file, c.kernel, &c.schedule.define)?;
     let problem = c.schedule.problem(&lifted);
-    let run = |s: &dyn scheduler::Scheduler| optimize(&problem, s, &transforms, c.passes);
-    let optimized = match run(scheduler.as_ref()) {
-        // Pluto is the default; isl's scheduler is the fallback when it fails. An illegal
-        // result is not a failure to fall back from: it is refused.
-        Err(why) if scheduler.name() == "pluto" && !matches!(why, OptimizeError::Illegal(_)) => {
-            eprintln!(
-                "note: {}: pluto failed ({why}); scheduling with isl",
-                lifted.program.kernel.name
-            );
-            let _analysis = lifted.program.ctx.analysis();
-            run(find_scheduler("isl")?.as_ref())
+    // When a scheduler fails, the next one takes over: isl's after Pluto (the default),
+    // then the original order, which is always legal, so that a valid kernel always
+    // compiles. An illegal result is not a failure to fall back from: it is refused.
+    let mut chain = vec![scheduler];
+    if chain[0].name() == "pluto" {
+        chain.push(find_scheduler("isl")?);
+    }
+    if chain[0].name() != "identity" {
+        chain.push(find_scheduler("identity")?);
+    }
+    let mut attempts = chain.iter().peekable();
+    let optimized = loop {
+        let s = attempts
+            .next()
+            .expect("the chain holds the chosen scheduler");
+        let _analysis = lifted.program.ctx.analysis();
+        match optimize(&problem, s.as_ref(), &transforms, c.passes) {
+            Err(why) if !matches!(why, OptimizeError::Illegal(_)) && attempts.peek().is_some() => {
+                let next = attempts.peek().map_or("", |n| n.name());
+                eprintln!(
+                    "note: {}: {} failed ({why}); scheduling with {next}",
+                    lifted.program.kernel.name,
+                    s.name(),
+                );
+            }
+            result => break result,
         }
-        result => result,
     }?;
     for note in optimized.notes.iter().filter(|n| n.is_refusal()) {
         eprintln!("note: {}: {note}", lifted.program.kernel.name);

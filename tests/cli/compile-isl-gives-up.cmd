@@ -1,0 +1,6 @@
+compile
+tests/kernels/isl-gives-up.pk
+--scheduler
+isl
+-o
+/dev/null
