@@ -59,6 +59,25 @@ fn outputs_are_written_and_read_back_as_inputs() {
 }
 
 #[test]
+fn a_run_stopped_by_a_race_still_writes_its_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("race.json").display().to_string();
+    let (code, _, err) = polyc(&[
+        "sim",
+        &example("broken_double_buffer.npu"),
+        "--trace",
+        &trace,
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("error[E0024]"), "{err}");
+    let text = std::fs::read_to_string(&trace).expect("the trace is written");
+    assert!(
+        text.contains("\"traceEvents\"") && text.contains("\"dma\""),
+        "{text}"
+    );
+}
+
+#[test]
 fn user_errors_exit_with_1_and_a_diagnostic() {
     let (code, _, err) = polyc(&["sim", &example("broken_double_buffer.npu")]);
     assert_eq!(code, 1);

@@ -33,5 +33,5 @@ pub use asm::{assemble, print};
 pub use diag::{Code, Diagnostic};
 pub use machine::Machine;
 pub use program::Program;
-pub use run::{run, Run};
+pub use run::{run, run_timed, Run, Stopped};
 pub use tensor::TensorData;

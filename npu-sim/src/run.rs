@@ -28,6 +28,16 @@ pub struct Run<'p> {
     pub insts: Vec<Vec<Inst<'p>>>,
 }
 
+/// Why a run stopped, with the timeline when the timing simulation had finished (a race or a
+/// fault is found afterwards), so that the failure can be looked at in a trace.
+#[derive(Debug)]
+pub struct Stopped<'p> {
+    /// What went wrong.
+    pub diagnostic: Diagnostic,
+    /// The executed instructions per core and when each ran, if the timing was simulated.
+    pub timed: Option<(Vec<Vec<Inst<'p>>>, Timeline)>,
+}
+
 /// Runs `p` on `m`. Inputs not given get seeded random values in [-1, 1) (integers in -8..8).
 pub fn run<'p>(
     p: &'p Program,
@@ -35,15 +45,33 @@ pub fn run<'p>(
     inputs: &HashMap<String, TensorData>,
     seed: u64,
 ) -> Result<Run<'p>, Diagnostic> {
-    let lay = layout(p, m)?;
+    run_timed(p, m, inputs, seed).map_err(|s| s.diagnostic)
+}
+
+/// [`run`], keeping the timeline of a run that stops on a race or a fault.
+pub fn run_timed<'p>(
+    p: &'p Program,
+    m: &Machine,
+    inputs: &HashMap<String, TensorData>,
+    seed: u64,
+) -> Result<Run<'p>, Box<Stopped<'p>>> {
+    let untimed = |diagnostic| {
+        Box::new(Stopped {
+            diagnostic,
+            timed: None,
+        })
+    };
+    let lay = layout(p, m).map_err(untimed)?;
     let mut budget = Budget::default();
     let insts: Vec<Vec<Inst>> = (0..m.cores)
         .map(|c| expand(p, m, &lay, c, &mut budget))
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<_, _>>()
+        .map_err(untimed)?;
     let matches: Vec<Vec<Option<usize>>> = insts
         .iter()
         .map(|c| match_flags(c))
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<_, _>>()
+        .map_err(untimed)?;
     let timeline = timing::simulate(m, &insts, &matches).map_err(|d| {
         let core = &insts[d.core as usize];
         let first = core[d.blocked[0]].instr;
@@ -59,10 +87,16 @@ pub fn run<'p>(
         for &b in &d.blocked[1..] {
             diag = diag.with_related(core[b].instr.span, "also blocked");
         }
-        diag.with_note("every pipe is blocked on a wait whose set can only come after it")
+        untimed(diag.with_note("every pipe is blocked on a wait whose set can only come after it"))
     })?;
-    let mut memory = Memory::new(p, m, initial_values(p, inputs, seed)?);
-    execute_in_order(p, m, &lay, &insts, &matches, &timeline, &mut memory)?;
+    let mut memory = Memory::new(p, m, initial_values(p, inputs, seed).map_err(untimed)?);
+    if let Err(diagnostic) = execute_in_order(p, m, &lay, &insts, &matches, &timeline, &mut memory)
+    {
+        return Err(Box::new(Stopped {
+            diagnostic,
+            timed: Some((insts, timeline)),
+        }));
+    }
     let outputs = p
         .tensors
         .iter()

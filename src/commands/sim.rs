@@ -38,8 +38,17 @@ pub fn run(args: &SimArgs) -> Result<(), CliError> {
         npu_sim::assemble(&source).map_err(|d| CliError::User(d.render(&name, &source)))?;
     let machine = Machine::load(&args.machine).map_err(|e| CliError::User(e.to_string()))?;
     let inputs = read_inputs(&program, args.inputs.as_deref())?;
-    let run = npu_sim::run(&program, &machine, &inputs, args.seed)
-        .map_err(|d| CliError::User(d.render(&name, &source)))?;
+    let run = match npu_sim::run_timed(&program, &machine, &inputs, args.seed) {
+        Ok(run) => run,
+        Err(stopped) => {
+            // A run that stops on a race or a fault still has its timeline: write the trace,
+            // so that the failure can be looked at.
+            if let (Some(path), Some((insts, timeline))) = (&args.trace, &stopped.timed) {
+                write_trace(path, insts, timeline, &source)?;
+            }
+            return Err(CliError::User(stopped.diagnostic.render(&name, &source)));
+        }
+    };
     if let Some(dir) = &args.outputs {
         std::fs::create_dir_all(dir)
             .map_err(|e| CliError::User(format!("{}: {e}", dir.display())))?;
@@ -66,11 +75,20 @@ pub fn run(args: &SimArgs) -> Result<(), CliError> {
         );
     }
     if let Some(path) = &args.trace {
-        let trace = npu_sim::trace::chrome_trace(&run.insts, &run.timeline, &source);
-        std::fs::write(path, trace)
-            .map_err(|e| CliError::User(format!("{}: {e}", path.display())))?;
+        write_trace(path, &run.insts, &run.timeline, &source)?;
     }
     Ok(())
+}
+
+/// Writes the Chrome trace of a timeline to `path`.
+fn write_trace(
+    path: &Path,
+    insts: &[Vec<npu_sim::expand::Inst>],
+    timeline: &npu_sim::timing::Timeline,
+    source: &str,
+) -> Result<(), CliError> {
+    let trace = npu_sim::trace::chrome_trace(insts, timeline, source);
+    std::fs::write(path, trace).map_err(|e| CliError::User(format!("{}: {e}", path.display())))
 }
 
 fn read_source(arg: &str) -> Result<(String, String), CliError> {
