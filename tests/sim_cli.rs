@@ -78,6 +78,27 @@ fn a_run_stopped_by_a_race_still_writes_its_trace() {
 }
 
 #[test]
+fn an_output_never_written_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("half.npu");
+    std::fs::write(
+        &path,
+        "tensor x : f16[128] in\ntensor y : f16[128] out\ntensor z : f16[128] out\n\
+         buffer a : ub f16[128]\ndma a[0], x[0], len=128\nset_flag MTE2, MTE3, 0\n\
+         wait_flag MTE2, MTE3, 0\ndma y[0], a[0], len=128\n",
+    )
+    .unwrap();
+    let path = path.display().to_string();
+    let (code, _, err) = polyc(&["sim", &path, "--machine", "ub-only"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("warning: output `z` was never written"),
+        "{err}"
+    );
+    assert!(!err.contains("`y`"), "{err}");
+}
+
+#[test]
 fn user_errors_exit_with_1_and_a_diagnostic() {
     let (code, _, err) = polyc(&["sim", &example("broken_double_buffer.npu")]);
     assert_eq!(code, 1);

@@ -99,6 +99,11 @@ impl Memory {
         })
     }
 
+    /// Whether any byte of a GM tensor holds a value (given as an input, or written).
+    pub fn holds_any(&self, t: crate::program::TensorId) -> bool {
+        self.gm[t.0 as usize].written.contains(&true)
+    }
+
     /// The whole contents of a GM tensor.
     pub fn tensor(&self, t: crate::program::TensorId) -> &[u8] {
         &self.gm[t.0 as usize].bytes

@@ -26,6 +26,8 @@ pub struct Run<'p> {
     pub timeline: Timeline,
     /// The executed instructions per core (indices match the timeline).
     pub insts: Vec<Vec<Inst<'p>>>,
+    /// The output tensors the program never wrote (their zeros are not results).
+    pub unwritten_outputs: Vec<String>,
 }
 
 /// Why a run stopped, with the timeline when the timing simulation had finished (a race or a
@@ -111,12 +113,17 @@ pub fn run_timed<'p>(
             (t.name.clone(), data)
         })
         .collect();
+    let unwritten_outputs = (p.tensors.iter().enumerate())
+        .filter(|(i, t)| t.dir.is_output() && !memory.holds_any(TensorId(*i as u32)))
+        .map(|(_, t)| t.name.clone())
+        .collect();
     let report = Report::new(p, m, &lay, &insts, &timeline);
     Ok(Run {
         outputs,
         report,
         timeline,
         insts,
+        unwritten_outputs,
     })
 }
 

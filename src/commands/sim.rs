@@ -53,6 +53,9 @@ pub fn run(args: &SimArgs) -> Result<(), CliError> {
         std::fs::create_dir_all(dir)
             .map_err(|e| CliError::User(format!("{}: {e}", dir.display())))?;
     }
+    for tensor in &run.unwritten_outputs {
+        eprintln!("warning: output `{tensor}` was never written (its values are zeros)");
+    }
     for (tensor, data) in &run.outputs {
         let (sum, hash) = data.checksum();
         println!(
