@@ -8,7 +8,7 @@
 //! (`polyc fuzz-schedules --seed S --count 1 --show`).
 
 use crate::error::CliError;
-use codegen::runner;
+use codegen::runner::{self, Comparison};
 use codegen::toolchain::CCompiler;
 use codegen::CodegenOptions;
 use frontend::SourceFile;
@@ -179,9 +179,6 @@ fn check_program(
     interpreter
         .run_original(&mut expected)
         .map_err(|e| format!("original order: {e}"))?;
-    let checksums: Vec<String> = (expected.checksums().iter())
-        .map(|c| c.to_string())
-        .collect();
     let mut found = Vec::new();
     let mut checked = 0;
     for scheduler in all_schedulers() {
@@ -221,7 +218,7 @@ fn check_program(
             }
             if let Some(compiler) = compiler {
                 if let Err(e) =
-                    compiled(&program, &schedule, compiler, &initial, &params, &checksums)
+                    compiled(&program, &schedule, compiler, &initial, &params, &expected)
                 {
                     found.push(format!("{what}: generated C: {e}"));
                 }
@@ -231,41 +228,40 @@ fn check_program(
     Ok((checked, found))
 }
 
-/// Compiles `schedule` to C, runs it on `initial` and compares its output checksums with
-/// the interpreter's (`checksums`, every array).
+/// Compiles `schedule` to C, runs it on `initial` and compares the output arrays it writes
+/// with the interpreter's (`expected`), bit for bit.
 fn compiled(
     program: &Program,
     schedule: &poly::isl::Schedule,
     compiler: &CCompiler,
     initial: &Memory,
     params: &ParamValues,
-    checksums: &[String],
+    expected: &Memory,
 ) -> Result<(), String> {
     let options = CodegenOptions {
         harness: true,
         ..CodegenOptions::default()
     };
     let code = codegen::generate(program, schedule, &options).map_err(|e| e.to_string())?;
-    let out = runner::compile_and_run(compiler, &code, initial, params, None)
+    let outputs = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let out = runner::compile_and_run(compiler, &code, initial, params, Some(outputs.path()))
         .map_err(|e| e.to_string())?;
     if !out.success {
         return Err(out.stderr);
     }
-    let printed: Vec<&str> = out
-        .stdout
-        .lines()
-        .filter(|l| checksums.iter().any(|c| c == l))
-        .collect();
-    let wanted: Vec<&str> = (checksums.iter())
-        .filter(|c| {
-            out.stdout
-                .lines()
-                .any(|l| l.split(' ').next() == c.split(' ').next())
-        })
-        .map(String::as_str)
-        .collect();
-    match printed == wanted && !wanted.is_empty() {
+    let kernel = &program.kernel;
+    let got = runner::read_outputs(kernel, params, outputs.path()).map_err(|e| e.to_string())?;
+    let wrong = runner::disagreements(kernel, expected, &got, Comparison::Exact)
+        .map_err(|e| e.to_string())?;
+    match wrong.is_empty() {
         true => Ok(()),
-        false => Err(format!("checksums differ:\n{}", out.stdout)),
+        false => Err(format!(
+            "outputs differ: {}",
+            wrong
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+        )),
     }
 }

@@ -250,8 +250,9 @@ mod tests {
     }
 
     #[test]
-    fn the_host_is_probed_once() {
-        assert!(std::ptr::eq(Target::host(), Target::host()));
-        assert!(Target::host().cache_model().is_some());
+    fn the_host_target_gives_back_the_probed_machine() {
+        // Not a sizing test: it checks that no probed figure is lost on the way through
+        // the target description.
+        assert_eq!(Target::host().cache_model(), Some(Machine::host()));
     }
 }

@@ -57,7 +57,10 @@ pub struct Optimized {
     pub deps: TreeDeps,
 }
 
-/// Applies the selected transformations to a schedule.
+/// Applies the selected transformations to a schedule: the optimizer's transformation
+/// stage alone, with no cost decision, no register tiling and no final legality check (what
+/// `polyc compare` tabulates). What a back end compiles comes from
+/// [`crate::optimizer::optimize`].
 pub fn optimize(
     problem: &Problem,
     schedule: &poly::isl::Schedule,
