@@ -148,11 +148,11 @@ impl Gemm {
     }
 
     fn set(&mut self, src: Pipe, dst: Pipe, id: u32) {
-        self.b.flag(true, src, dst, id);
+        self.b.flag(true, src, dst, id as i64);
     }
 
     fn wait(&mut self, src: Pipe, dst: Pipe, id: u32) {
-        self.b.flag(false, src, dst, id);
+        self.b.flag(false, src, dst, id as i64);
     }
 
     fn at(&self, buf: BufferId, i: i64, j: i64) -> MemRef {

@@ -190,6 +190,7 @@ impl Builder {
             dst_stride,
             transpose: false,
             relu: false,
+            atomic: false,
         };
         self.push(Op::Dma(d));
     }
@@ -227,14 +228,23 @@ impl Builder {
     }
 
     /// `set_flag` (when `set`) or `wait_flag`.
-    pub fn flag(&mut self, set: bool, src: Pipe, dst: Pipe, id: u32) {
-        let f = Flag { src, dst, id };
+    pub fn flag(&mut self, set: bool, src: Pipe, dst: Pipe, id: impl Into<Expr>) {
+        let f = Flag {
+            src,
+            dst,
+            id: id.into(),
+        };
         self.push(if set { Op::SetFlag(f) } else { Op::WaitFlag(f) });
     }
 
     /// `barrier`.
     pub fn barrier(&mut self, scope: BarrierScope) {
         self.push(Op::Barrier(scope));
+    }
+
+    /// `sync_all`: a barrier across every core.
+    pub fn sync_all(&mut self) {
+        self.push(Op::SyncAll);
     }
 
     /// The program, checked by the assembler's rules (it must print and parse back to itself).

@@ -80,6 +80,8 @@ codes! {
     TooLong = "E0027",
     /// Input or output files that do not fit the program.
     Io = "E0028",
+    /// A flag set again before the wait of its previous set (flags hold one event).
+    FlagSetTwice = "E0029",
 }
 
 impl fmt::Display for Code {

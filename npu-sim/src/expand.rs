@@ -100,6 +100,8 @@ pub enum Cost {
     Wait,
     /// Wait until every other pipe of the core has drained, then the flag cost.
     BarrierAll,
+    /// Wait until every core has reached its matching `sync_all` with its pipes drained.
+    SyncAll,
 }
 
 /// One executed instruction on one core.
@@ -119,6 +121,8 @@ pub struct Inst<'p> {
     pub cost: Cost,
     /// For `mmad`: whether this execution overwrites the accumulators (false otherwise).
     pub init: bool,
+    /// For `set_flag` and `wait_flag`: the flag, its id evaluated.
+    pub flag: Option<FlagKey>,
 }
 
 /// Walks the program for one core.
@@ -251,7 +255,7 @@ impl<'p> Walker<'p, '_> {
     fn instr(&mut self, i: &'p Instr) -> Result<Inst<'p>, Diagnostic> {
         let m = self.m;
         let scalar_cost = std::mem::take(&mut self.pending) + m.scalar.issue_cycles;
-        let flag = m.scalar.flag_cycles;
+        let flag_cycles = m.scalar.flag_cycles;
         let read = |o: &Operand, operand, pattern| Access {
             space: o.space,
             pattern,
@@ -382,13 +386,23 @@ impl<'p> Walker<'p, '_> {
                     Cost::Fixed(m.vector.startup + v.repeat as f64),
                 )
             }
-            Op::SetFlag(f) => (f.src, vec![], vec![], Cost::Fixed(flag)),
+            Op::SetFlag(f) => (f.src, vec![], vec![], Cost::Fixed(flag_cycles)),
             Op::WaitFlag(f) => (f.dst, vec![], vec![], Cost::Wait),
-            Op::Barrier(BarrierScope::Pipe(p)) => (*p, vec![], vec![], Cost::Fixed(flag)),
+            Op::Barrier(BarrierScope::Pipe(p)) => (*p, vec![], vec![], Cost::Fixed(flag_cycles)),
             Op::Barrier(BarrierScope::All) => (Pipe::S, vec![], vec![], Cost::BarrierAll),
+            Op::SyncAll => (Pipe::S, vec![], vec![], Cost::SyncAll),
         };
         let init = matches!(&i.op, Op::Mmad(op) if self.eval(&op.init) != 0);
+        let flag = match &i.op {
+            Op::SetFlag(f) | Op::WaitFlag(f) => Some(FlagKey {
+                src: f.src,
+                dst: f.dst,
+                id: crate::layout::check_flag_id(self.eval(&f.id), m, i.span)?,
+            }),
+            _ => None,
+        };
         let inst = Inst {
+            flag,
             instr: i,
             pipe,
             operands,
@@ -505,6 +519,6 @@ pub fn operand_refs(op: &Op) -> Vec<&MemRef> {
         Op::Im2col(i) => vec![&i.dst, &i.src],
         Op::Mmad(m) => vec![&m.c, &m.a, &m.b],
         Op::Vector(v) => std::iter::once(&v.dst).chain(v.op.sources()).collect(),
-        Op::SetFlag(_) | Op::WaitFlag(_) | Op::Barrier(_) => vec![],
+        Op::SetFlag(_) | Op::WaitFlag(_) | Op::Barrier(_) | Op::SyncAll => vec![],
     }
 }

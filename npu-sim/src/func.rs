@@ -16,7 +16,7 @@ pub fn execute(mem: &mut Memory, core: u32, inst: &Inst, p: &Program, m: &Machin
         Op::Im2col(op) => im2col(mem, core, op, &inst.operands[0], &inst.operands[1]),
         Op::Mmad(op) => mmad(mem, core, op, inst.init, &inst.operands),
         Op::Vector(v) => vector(mem, core, v, &inst.operands, lanes(p, m, v)),
-        Op::SetFlag(_) | Op::WaitFlag(_) | Op::Barrier(_) => {}
+        Op::SetFlag(_) | Op::WaitFlag(_) | Op::Barrier(_) | Op::SyncAll => {}
     }
 }
 
@@ -52,12 +52,18 @@ fn dma(mem: &mut Memory, core: u32, d: &Dma, dst: &Operand, src: &Operand) {
     }
     let burst = (d.len * ds) as usize;
     for (i, chunk) in data.chunks_exact(burst).enumerate() {
-        mem.write(
-            core,
-            dst.space,
-            dst.addr + i as u64 * d.dst_stride * ds,
-            chunk,
-        );
+        let at = dst.addr + i as u64 * d.dst_stride * ds;
+        if d.atomic {
+            let old = elem::load(dst.dtype, mem.read(core, dst.space, at, burst as u64));
+            let sum: Vec<f64> = (old.iter().zip(elem::load(dst.dtype, chunk)))
+                .map(|(a, b)| a + b)
+                .collect();
+            let mut out = vec![0; burst];
+            elem::store(dst.dtype, &sum, &mut out);
+            mem.write(core, dst.space, at, &out);
+        } else {
+            mem.write(core, dst.space, at, chunk);
+        }
     }
 }
 

@@ -1,41 +1,54 @@
-//! Race detection by happens-before with vector clocks (one clock per pipe of a core).
+//! Race detection against happens-before computed from the program ([`crate::order`]).
 //!
-//! Order comes only from: program order within a pipe; issue by the scalar unit (everything the
-//! scalar unit had done before issuing an instruction happens before it); a `set_flag` before
-//! its matching `wait_flag`; `barrier ALL`. Cores are never ordered with each other. Memory is
-//! tracked in 32-byte blocks: for each, the last write and the last read of every pipe. An
-//! access conflicting with a write (or a write conflicting with a read) that does not happen
-//! before it is a race, whatever the timing made of it.
+//! Memory is shadowed in 32-byte blocks (the hardware's block). Each block keeps its last
+//! plain write, the atomic adds since it, and the reads since it (one per pipe of each core,
+//! the latest in that pipe's order: sequence numbers are downward closed, so the latest
+//! stands for the earlier ones). An access conflicting with a write, or a write (or atomic
+//! add) conflicting with a read, that does not happen before it is a race, whatever the
+//! timing made of it. Atomic adds do not conflict with each other. Consecutive `mmad`s of
+//! one core on the same accumulators form the cube's accumulation chain and are ordered by
+//! it. Accesses must come in an order that respects happens-before ([`crate::order::Order::logical`]).
 
 use crate::expand::{Access, Inst, Space};
-use crate::program::{Pipe, Tier};
+use crate::order::{before, Stamp};
+use crate::program::{Op, Pipe, Tier};
 use std::collections::HashMap;
 
 /// The shadow granule in bytes.
 pub const BLOCK: u64 = 32;
 
-/// A vector clock: one counter per pipe.
-pub type Clock = [u32; Pipe::COUNT];
-
-/// Who last touched a block: the core, the pipe, its clock, and the instruction (index in the
-/// core's list). `clock == 0` means nobody.
+/// How an access touches memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Touch {
+    /// A read or a plain write.
+    #[default]
+    Plain,
+    /// The accumulators of an `mmad` (read and written by the cube's accumulation chain).
+    Accumulator,
+    /// An atomic add into GM.
+    AtomicAdd,
+}
+
+/// One access to a block: who made it and where it stands in happens-before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Epoch {
     /// Core.
     pub core: u32,
-    /// Pipe index.
-    pub pipe: u8,
-    /// The pipe's clock at the access.
-    pub clock: u32,
-    /// The instruction.
+    /// Pipe.
+    pub pipe: Pipe,
+    /// The instruction (index in the core's list).
     pub inst: u32,
+    /// Its place in happens-before.
+    pub stamp: Stamp,
+    /// How it touched the block.
+    pub touch: Touch,
 }
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Block {
-    write: Epoch,
-    reads: [Epoch; Pipe::COUNT],
-    readers: u64,
+    write: Option<Epoch>,
+    atomics: Vec<Epoch>,
+    reads: Vec<Epoch>,
 }
 
 /// A race found: the current access and the earlier one it conflicts with.
@@ -53,84 +66,47 @@ pub struct Race {
     pub earlier_write: bool,
 }
 
-/// The happens-before state of a whole run.
-#[derive(Debug)]
+/// The shadow memory of a whole run.
+#[derive(Debug, Default)]
 pub struct Hazards {
-    clocks: Vec<[Clock; Pipe::COUNT]>,
-    snapshots: Vec<HashMap<usize, Clock>>,
     gm: HashMap<u32, Vec<Block>>,
     tiers: HashMap<(u32, Tier), Vec<Block>>,
 }
 
-fn join(a: &mut Clock, b: &Clock) {
-    for (x, y) in a.iter_mut().zip(b) {
-        *x = (*x).max(*y);
-    }
-}
-
 impl Hazards {
-    /// Fresh state for `cores` cores.
-    pub fn new(cores: u32) -> Hazards {
-        Hazards {
-            clocks: vec![[[0; Pipe::COUNT]; Pipe::COUNT]; cores as usize],
-            snapshots: vec![HashMap::new(); cores as usize],
-            gm: HashMap::new(),
-            tiers: HashMap::new(),
-        }
-    }
-
-    /// Advances the clocks for instruction `i` of `core` and checks its accesses.
-    /// `s_pred` is the last scalar-unit instruction before it in program order; `set` the
-    /// set a wait matches. Instructions must come in an order that respects happens-before.
-    pub fn step(
-        &mut self,
-        core: u32,
-        i: usize,
-        inst: &Inst,
-        s_pred: Option<usize>,
-        set: Option<usize>,
-        barrier_all: bool,
-    ) -> Result<(), Race> {
-        let c = core as usize;
-        let p = inst.pipe.index();
-        let mut vc = self.clocks[c][p];
-        if let Some(s) = s_pred {
-            join(&mut vc, &self.snapshots[c][&s]);
-        }
-        if let Some(s) = set {
-            join(&mut vc, &self.snapshots[c][&s]);
-        }
-        if barrier_all {
-            for q in 0..Pipe::COUNT {
-                let other = self.clocks[c][q];
-                join(&mut vc, &other);
-            }
-        }
-        vc[p] += 1;
-        self.clocks[c][p] = vc;
-        if inst.pipe == Pipe::S || matches!(inst.instr.op, crate::program::Op::SetFlag(_)) {
-            self.snapshots[c].insert(i, vc);
-        }
-        let me = Epoch {
-            core,
-            pipe: p as u8,
-            clock: vc[p],
-            inst: i as u32,
-        };
+    /// Checks the accesses of instruction `i` of `core`, stamped `stamp`.
+    pub fn step(&mut self, core: u32, i: usize, inst: &Inst, stamp: &Stamp) -> Result<(), Race> {
+        let mmad = matches!(inst.instr.op, Op::Mmad(_));
+        let atomic = matches!(&inst.instr.op, Op::Dma(d) if d.atomic);
         for a in &inst.accesses {
-            self.access(me, &vc, a)?;
+            let touch = match (a.write, a.operand == 0) {
+                (_, true) if mmad => Touch::Accumulator,
+                (true, true) if atomic => Touch::AtomicAdd,
+                _ => Touch::Plain,
+            };
+            let me = Epoch {
+                core,
+                pipe: inst.pipe,
+                inst: i as u32,
+                stamp: *stamp,
+                touch,
+            };
+            self.access(me, a)?;
         }
         Ok(())
     }
 
-    fn access(&mut self, me: Epoch, vc: &Clock, a: &Access) -> Result<(), Race> {
+    fn access(&mut self, me: Epoch, a: &Access) -> Result<(), Race> {
         let blocks = match a.space {
             Space::Gm(t) => self.gm.entry(t.0).or_default(),
             Space::Tier(t) => self.tiers.entry((me.core, t)).or_default(),
         };
         let ordered = |e: &Epoch| {
-            e.clock == 0
-                || (e.core == me.core && (e.pipe == me.pipe || vc[e.pipe as usize] >= e.clock))
+            let itself = e.core == me.core && e.inst == me.inst;
+            let chain = e.touch == Touch::Accumulator
+                && me.touch == Touch::Accumulator
+                && e.core == me.core;
+            itself || chain || before((e.core, e.pipe, &e.stamp), (me.core, &me.stamp))
         };
         for run in a.pattern.runs() {
             let (first, last) = (run.start / BLOCK, (run.end - 1) / BLOCK);
@@ -146,30 +122,31 @@ impl Hazards {
                     earlier,
                     earlier_write,
                 };
-                if !ordered(&blk.write) {
-                    return Err(race(blk.write, true));
+                if let Some(w) = blk.write.filter(|w| !ordered(w)) {
+                    return Err(race(w, true));
+                }
+                if me.touch != Touch::AtomicAdd {
+                    if let Some(w) = blk.atomics.iter().find(|w| !ordered(w)) {
+                        return Err(race(*w, true));
+                    }
                 }
                 if a.write {
                     if let Some(r) = blk.reads.iter().find(|r| !ordered(r)) {
                         return Err(race(*r, false));
                     }
-                    if blk.readers & !(1u64 << me.core) != 0 {
-                        let other = blk.readers.trailing_zeros();
-                        let earlier = blk
-                            .reads
-                            .iter()
-                            .find(|r| r.core == other)
-                            .copied()
-                            .unwrap_or(Epoch { core: other, ..me });
-                        return Err(race(earlier, false));
+                    if me.touch == Touch::AtomicAdd {
+                        blk.atomics
+                            .retain(|e| (e.core, e.pipe) != (me.core, me.pipe));
+                        blk.atomics.push(me);
+                    } else {
+                        *blk = Block {
+                            write: Some(me),
+                            ..Block::default()
+                        };
                     }
-                    *blk = Block {
-                        write: me,
-                        ..Block::default()
-                    };
                 } else {
-                    blk.reads[me.pipe as usize] = me;
-                    blk.readers |= 1 << me.core;
+                    blk.reads.retain(|e| (e.core, e.pipe) != (me.core, me.pipe));
+                    blk.reads.push(me);
                 }
             }
         }

@@ -155,18 +155,26 @@ fn check_instr(p: &Program, m: &Machine, i: &Instr) -> Result<(), Diagnostic> {
             }
         }
         Op::SetFlag(f) | Op::WaitFlag(f) => {
-            if f.id >= m.flag_ids {
-                return Err(Diagnostic::new(
-                    Code::BadFlag,
-                    i.span,
-                    format!(
-                        "flag id {} is out of range: `{}` has flag ids 0..{}",
-                        f.id, m.name, m.flag_ids
-                    ),
-                ));
+            if let Expr::Const(id) = f.id {
+                check_flag_id(id, m, i.span)?;
             }
         }
-        Op::Barrier(_) => {}
+        Op::Barrier(_) | Op::SyncAll => {}
     }
     Ok(())
+}
+
+/// A flag id must be one of the machine's (E0020).
+pub fn check_flag_id(id: i64, m: &Machine, span: Span) -> Result<u32, Diagnostic> {
+    match u32::try_from(id) {
+        Ok(id) if id < m.flag_ids => Ok(id),
+        _ => Err(Diagnostic::new(
+            Code::BadFlag,
+            span,
+            format!(
+                "flag id {id} is out of range: `{}` has flag ids 0..{}",
+                m.name, m.flag_ids
+            ),
+        )),
+    }
 }

@@ -336,6 +336,10 @@ pub enum Op {
     WaitFlag(Flag),
     /// `barrier PIPE` (in-order drain of one pipe) or `barrier ALL`.
     Barrier(BarrierScope),
+    /// `sync_all`: every core waits until all cores have reached it with their pipes
+    /// drained (Ascend's SyncAll); what precedes it on any core happens before what follows
+    /// it on every core.
+    SyncAll,
 }
 
 impl Op {
@@ -349,6 +353,7 @@ impl Op {
             Op::SetFlag(_) => "set_flag".into(),
             Op::WaitFlag(_) => "wait_flag".into(),
             Op::Barrier(_) => "barrier".into(),
+            Op::SyncAll => "sync_all".into(),
         }
     }
 }
@@ -356,7 +361,9 @@ impl Op {
 /// `dma DST, SRC`: `count` bursts of `len` elements; burst `i` reads at `src + i*src_stride`
 /// and writes at `dst + i*dst_stride` (strides in elements). With `transpose` (L1 -> L0 only)
 /// the `count x len` source block is written transposed, contiguously. With `relu`
-/// (L0C -> UB only) negative values become zero. L0C -> UB converts f32 to f16/bf16.
+/// (L0C -> UB only) negative values become zero. L0C -> UB converts f32 to f16/bf16. With
+/// `atomic` (UB -> GM only) the burst is added into GM rather than written (Ascend's
+/// SetAtomicAdd): atomic adds of different pipes or cores do not race with each other.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dma {
     /// Destination.
@@ -375,6 +382,8 @@ pub struct Dma {
     pub transpose: bool,
     /// Apply ReLU on the way.
     pub relu: bool,
+    /// Add into the destination (GM) instead of writing it.
+    pub atomic: bool,
 }
 
 /// `im2col DST, SRC`: from an `h x w x c` feature map (HWC) write the matrix with one row per
@@ -431,9 +440,21 @@ pub struct Mmad {
     pub init: Expr,
 }
 
-/// Flag operands: the setting pipe, the waiting pipe and the flag id.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Flag operands: the setting pipe, the waiting pipe and the flag id (an expression, so that
+/// the slots of a ring can have an id each inside one loop).
+#[derive(Clone, Debug, PartialEq)]
 pub struct Flag {
+    /// The pipe that sets.
+    pub src: Pipe,
+    /// The pipe that waits.
+    pub dst: Pipe,
+    /// The id.
+    pub id: Expr,
+}
+
+/// One executed flag: the pipes and the evaluated id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FlagKey {
     /// The pipe that sets.
     pub src: Pipe,
     /// The pipe that waits.
@@ -442,10 +463,17 @@ pub struct Flag {
     pub id: u32,
 }
 
+impl fmt::Display for FlagKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} -> {} id {}", self.src, self.dst, self.id)
+    }
+}
+
 /// What a barrier drains.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BarrierScope {
-    /// One pipe (a no-op for ordering, since pipes are in order; costs a cycle).
+    /// One pipe: everything before it on the pipe completes before anything after it starts
+    /// (Ascend's PipeBarrier; needed between dependent instructions of one pipe).
     Pipe(Pipe),
     /// Every pipe of the core: everything issued before completes before anything after.
     All,

@@ -1,5 +1,10 @@
-//! A whole simulation: layout, expansion on every core, flag matching, timing, then the
-//! functional execution and the checks in an order that respects happens-before.
+//! A whole simulation: layout, expansion on every core, flag matching, happens-before from
+//! the program ([`crate::order`]), timing, the race check in happens-before order, then the
+//! functional execution in the order the timing produced.
+//!
+//! The race verdict never depends on the timing. The values do only through the order of
+//! execution, which for a race-free program cannot change them (the timing-randomisation
+//! oracle, [`crate::oracle`], checks exactly that).
 
 use crate::diag::{Code, Diagnostic};
 use crate::expand::{expand, Budget, Cost, Inst, Space};
@@ -8,6 +13,7 @@ use crate::hazards::{Hazards, Race, BLOCK};
 use crate::layout::{layout, Layout};
 use crate::machine::Machine;
 use crate::memory::Memory;
+use crate::order::{self, Semantics};
 use crate::program::*;
 use crate::report::Report;
 use crate::tensor::TensorData;
@@ -40,22 +46,25 @@ pub struct Stopped<'p> {
     pub timed: Option<(Vec<Vec<Inst<'p>>>, Timeline)>,
 }
 
-/// Runs `p` on `m`. Inputs not given get seeded random values in [-1, 1) (integers in -8..8).
+/// Runs `p` on `m` in the strict semantics. Inputs not given get seeded random values in
+/// [-1, 1) (integers in -8..8).
 pub fn run<'p>(
     p: &'p Program,
     m: &Machine,
     inputs: &HashMap<String, TensorData>,
     seed: u64,
 ) -> Result<Run<'p>, Diagnostic> {
-    run_timed(p, m, inputs, seed).map_err(|s| s.diagnostic)
+    run_timed(p, m, inputs, seed, Semantics::Strict).map_err(|s| s.diagnostic)
 }
 
-/// [`run`], keeping the timeline of a run that stops on a race or a fault.
+/// [`run`] in either semantics, keeping the timeline of a run that stops on a race or a
+/// fault.
 pub fn run_timed<'p>(
     p: &'p Program,
     m: &Machine,
     inputs: &HashMap<String, TensorData>,
     seed: u64,
+    semantics: Semantics,
 ) -> Result<Run<'p>, Box<Stopped<'p>>> {
     let untimed = |diagnostic| {
         Box::new(Stopped {
@@ -74,31 +83,26 @@ pub fn run_timed<'p>(
         .map(|c| match_flags(c))
         .collect::<Result<_, _>>()
         .map_err(untimed)?;
-    let timeline = timing::simulate(m, &insts, &matches).map_err(|d| {
-        let core = &insts[d.core as usize];
-        let first = core[d.blocked[0]].instr;
-        let mut diag = Diagnostic::new(
-            Code::Deadlock,
-            first.span,
-            format!(
-                "deadlock on core {}: `{}` waits forever",
-                d.core,
-                first.op.mnemonic()
-            ),
-        );
-        for &b in &d.blocked[1..] {
-            diag = diag.with_related(core[b].instr.span, "also blocked");
-        }
-        untimed(diag.with_note("every pipe is blocked on a wait whose set can only come after it"))
-    })?;
-    let mut memory = Memory::new(p, m, initial_values(p, inputs, seed).map_err(untimed)?);
-    if let Err(diagnostic) = execute_in_order(p, m, &lay, &insts, &matches, &timeline, &mut memory)
-    {
-        return Err(Box::new(Stopped {
-            diagnostic,
-            timed: Some((insts, timeline)),
-        }));
+    let deadlock = |core: u32, blocked: &[usize]| deadlock_diagnostic(&insts, core, blocked);
+    let order = order::order(&insts, &matches, semantics)
+        .map_err(|b| untimed(deadlock(b.core, &b.insts)))?;
+    if semantics == Semantics::Strict {
+        order::single_event_flags(&insts, &matches, &order).map_err(untimed)?;
     }
+    let timeline = timing::simulate(m, &insts, &matches, semantics)
+        .map_err(|d| untimed(deadlock(d.core, &d.blocked)))?;
+    let initial = initial_values(p, inputs, seed).map_err(untimed)?;
+    let checked = check_races(p, &lay, &insts, &order)
+        .and_then(|()| execute_in_order(p, m, &lay, &insts, &timeline, initial));
+    let memory = match checked {
+        Ok(memory) => memory,
+        Err(diagnostic) => {
+            return Err(Box::new(Stopped {
+                diagnostic,
+                timed: Some((insts, timeline)),
+            }))
+        }
+    };
     let outputs = p
         .tensors
         .iter()
@@ -127,15 +131,35 @@ pub fn run_timed<'p>(
     })
 }
 
+/// "deadlock on core C: `wait_flag` waits forever", with every blocked instruction.
+fn deadlock_diagnostic(insts: &[Vec<Inst>], core: u32, blocked: &[usize]) -> Diagnostic {
+    let insts = &insts[core as usize];
+    let first = insts[blocked[0]].instr;
+    let mut diag = Diagnostic::new(
+        Code::Deadlock,
+        first.span,
+        format!(
+            "deadlock on core {core}: `{}` waits forever",
+            first.op.mnemonic()
+        ),
+    );
+    for &b in &blocked[1..] {
+        diag = diag.with_related(insts[b].instr.span, "also blocked");
+    }
+    diag.with_note(
+        "every pipe is blocked on a wait whose set can only come after it (or a `sync_all` some core never reaches)",
+    )
+}
+
 /// The k-th wait of each flag matches its k-th set; a wait with no set is a deadlock, a set
 /// with no wait an error.
 fn match_flags(core: &[Inst]) -> Result<Vec<Option<usize>>, Diagnostic> {
-    let mut sets: BTreeMap<(Pipe, Pipe, u32), Vec<usize>> = BTreeMap::new();
-    let mut waits: BTreeMap<(Pipe, Pipe, u32), Vec<usize>> = BTreeMap::new();
+    let mut sets: BTreeMap<FlagKey, Vec<usize>> = BTreeMap::new();
+    let mut waits: BTreeMap<FlagKey, Vec<usize>> = BTreeMap::new();
     for (i, inst) in core.iter().enumerate() {
-        match inst.instr.op {
-            Op::SetFlag(f) => sets.entry((f.src, f.dst, f.id)).or_default().push(i),
-            Op::WaitFlag(f) => waits.entry((f.src, f.dst, f.id)).or_default().push(i),
+        match (&inst.instr.op, inst.flag) {
+            (Op::SetFlag(_), Some(f)) => sets.entry(f).or_default().push(i),
+            (Op::WaitFlag(_), Some(f)) => waits.entry(f).or_default().push(i),
             _ => {}
         }
     }
@@ -148,10 +172,7 @@ fn match_flags(core: &[Inst]) -> Result<Vec<Option<usize>>, Diagnostic> {
                 Code::Deadlock,
                 w.span,
                 format!(
-                    "deadlock: flag {} -> {} id {} is waited for {} time(s) but set only {} time(s); this wait never returns",
-                    key.0,
-                    key.1,
-                    key.2,
+                    "deadlock: flag {key} is waited for {} time(s) but set only {} time(s); this wait never returns",
                     ws.len(),
                     ss.len()
                 ),
@@ -169,10 +190,7 @@ fn match_flags(core: &[Inst]) -> Result<Vec<Option<usize>>, Diagnostic> {
                 Code::UnwaitedFlag,
                 s.span,
                 format!(
-                    "flag {} -> {} id {} is set {} time(s) but waited for only {n}",
-                    key.0,
-                    key.1,
-                    key.2,
+                    "flag {key} is set {} time(s) but waited for only {n}",
                     ss.len()
                 ),
             )
@@ -256,7 +274,7 @@ fn execution_order(insts: &[Vec<Inst>], timeline: &Timeline) -> Vec<(u32, usize)
     let mut order: Vec<(f64, u8, u32, usize)> = vec![];
     for (c, core) in insts.iter().enumerate() {
         for (i, inst) in core.iter().enumerate() {
-            let late = matches!(inst.cost, Cost::Wait | Cost::BarrierAll) as u8;
+            let late = matches!(inst.cost, Cost::Wait | Cost::BarrierAll | Cost::SyncAll) as u8;
             order.push((timeline.cores[c].end[i], late, c as u32, i));
         }
     }
@@ -269,67 +287,54 @@ fn execution_order(insts: &[Vec<Inst>], timeline: &Timeline) -> Vec<(u32, usize)
     order.into_iter().map(|(_, _, c, i)| (c, i)).collect()
 }
 
+/// Checks every access against happens-before, in an order that respects it.
+fn check_races(
+    p: &Program,
+    lay: &Layout,
+    insts: &[Vec<Inst>],
+    order: &order::Order,
+) -> Result<(), Diagnostic> {
+    let mut hazards = Hazards::default();
+    for &(c, i) in &order.logical {
+        let inst = &insts[c as usize][i];
+        hazards
+            .step(c, i, inst, &order.stamps[c as usize][i])
+            .map_err(|r| race_diagnostic(p, lay, insts, c, inst, &r))?;
+    }
+    Ok(())
+}
+
+/// Executes every instruction in the order the timing finished them. A read of unwritten
+/// bytes (an atomic add reads its destination) is an error; a race-free program reads the
+/// same bytes in every order that respects happens-before.
 fn execute_in_order(
     p: &Program,
     m: &Machine,
     lay: &Layout,
     insts: &[Vec<Inst>],
-    matches: &[Vec<Option<usize>>],
     timeline: &Timeline,
-    memory: &mut Memory,
-) -> Result<(), Diagnostic> {
-    let s_preds: Vec<Vec<Option<usize>>> = insts
-        .iter()
-        .map(|core| {
-            let mut last = None;
-            core.iter()
-                .enumerate()
-                .map(|(i, inst)| {
-                    let pred = last;
-                    if inst.pipe == Pipe::S {
-                        last = Some(i);
-                    }
-                    pred
-                })
-                .collect()
-        })
-        .collect();
-    let mut hazards = Hazards::new(m.cores);
-    // A read of unwritten bytes is reported at the end unless a race explains it: a read that
-    // ran before an unordered write is a race first.
-    let mut uninitialised = None;
+    initial: Vec<Option<Vec<u8>>>,
+) -> Result<Memory, Diagnostic> {
+    let mut memory = Memory::new(p, m, initial);
     for (c, i) in execution_order(insts, timeline) {
         let inst = &insts[c as usize][i];
-        let barrier = inst.cost == Cost::BarrierAll;
-        hazards
-            .step(
-                c,
-                i,
-                inst,
-                s_preds[c as usize][i],
-                matches[c as usize][i],
-                barrier,
-            )
-            .map_err(|r| race_diagnostic(p, lay, insts, c, inst, &r))?;
-        for a in inst.accesses.iter().filter(|a| !a.write) {
-            if let (None, Some(byte)) = (
-                &uninitialised,
-                memory.first_unwritten(c, a.space, &a.pattern),
-            ) {
+        let atomic = matches!(&inst.instr.op, Op::Dma(d) if d.atomic);
+        for a in inst.accesses.iter().filter(|a| !a.write || atomic) {
+            if let Some(byte) = memory.first_unwritten(c, a.space, &a.pattern) {
                 let what = place(p, lay, a.space, byte, 1);
                 let mnemonic = inst.instr.op.mnemonic();
                 let message =
                     format!("`{mnemonic}` on core {c} reads {what}, which nothing has written");
-                uninitialised = Some(Diagnostic::new(
+                return Err(Diagnostic::new(
                     Code::Uninitialised,
                     inst.instr.span,
                     message,
                 ));
             }
         }
-        func::execute(memory, c, inst, p, m);
+        func::execute(&mut memory, c, inst, p, m);
     }
-    uninitialised.map_or(Ok(()), Err)
+    Ok(memory)
 }
 
 /// "ub bytes 64..96 (buffer `a`)" or "bytes 0..32 of GM tensor `x`".
@@ -361,19 +366,14 @@ fn race_diagnostic(
     r: &Race,
 ) -> Diagnostic {
     let verb = |w: bool| if w { "writes" } else { "reads" };
-    let pipe = |i: u8| Pipe::ALL[i as usize];
-    let earlier = insts
-        .get(r.earlier.core as usize)
-        .and_then(|c| c.get(r.earlier.inst as usize));
-    let who = match earlier {
-        Some(e) => format!(
-            "`{}` on {} of core {}",
-            e.instr.op.mnemonic(),
-            pipe(r.earlier.pipe),
-            r.earlier.core
-        ),
-        None => format!("core {}", r.earlier.core),
-    };
+    let e = r.earlier;
+    let earlier = &insts[e.core as usize][e.inst as usize];
+    let who = format!(
+        "`{}` on {} of core {}",
+        earlier.instr.op.mnemonic(),
+        e.pipe,
+        e.core
+    );
     let diag = Diagnostic::new(
         Code::Race,
         inst.instr.span,
@@ -385,17 +385,17 @@ fn race_diagnostic(
             place(p, lay, r.space, r.byte, BLOCK),
             verb(r.earlier_write)
         ),
+    )
+    .with_related(
+        earlier.instr.span,
+        format!("the other access ({} on {})", verb(r.earlier_write), e.pipe),
     );
-    let diag = match earlier {
-        Some(e) => diag.with_related(
-            e.instr.span,
-            format!(
-                "the other access ({} on {})",
-                verb(r.earlier_write),
-                pipe(r.earlier.pipe)
-            ),
-        ),
-        None => diag,
-    };
-    diag.with_note("order them with set_flag/wait_flag between the two pipes (or barrier ALL); cores are never ordered")
+    if e.core == core && e.pipe == inst.pipe {
+        diag.with_note(format!(
+            "dependent instructions of one pipe need `barrier {}` between them (or `--relaxed`, where a pipe runs in order)",
+            inst.pipe
+        ))
+    } else {
+        diag.with_note("order them with set_flag/wait_flag between the two pipes (or barrier ALL); cores are ordered only by sync_all")
+    }
 }

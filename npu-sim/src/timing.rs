@@ -1,18 +1,22 @@
 //! Timing: the scalar unit issues in program order into one in-order queue per pipe; pipes run
-//! concurrently; flags and `barrier ALL` are the only order across pipes.
+//! concurrently; flags, `barrier ALL` and `sync_all` are the only order across pipes.
 //!
 //! A transfer costs its path's latency, then its bytes at the path's bandwidth, capped by a
 //! max-min fair share of the GM bandwidth that all cores' GM transfers share. Latency is
 //! pipelined: the next transfer of a pipe may start its latency while the current one moves
 //! data, but moves its own data only after the current one has finished (so transfers still
 //! start and finish in order). A `wait_flag` gates only what comes after it: it may run while
-//! a transfer before it is still in flight. Everything else (a `set_flag` in particular, which
-//! signals that everything before it has finished) occupies its pipe alone, at least a cycle.
-//! A discrete-event simulation over all cores at once.
+//! a transfer before it is still in flight. In the strict semantics a `set_flag` only sets a
+//! bit: it leaves its pipe at once and fires a flag cycle after everything before it on the
+//! pipe has finished, while the pipe goes on; in the relaxed semantics it occupies its pipe
+//! until then. Everything else occupies its pipe alone, at least a cycle. `sync_all` starts
+//! when every core has reached it with its pipes drained and lasts one GM round trip (the
+//! longest GM path latency; our choice). A discrete-event simulation over all cores at once.
 
 use crate::expand::{Cost, Inst};
 use crate::machine::{Machine, Mem};
-use crate::program::Pipe;
+use crate::order::Semantics;
+use crate::program::{Op, Pipe};
 use std::collections::VecDeque;
 
 /// When each instruction ran, per core.
@@ -81,6 +85,18 @@ struct CoreState {
     pipes: [Slot; Pipe::COUNT],
     next_issue: usize,
     s_pending: Option<usize>,
+    /// Strict `set_flag`s that have left their pipe: each with the instructions still on the
+    /// pipe when it left (it fires after they finish), then its firing time.
+    sets: Vec<(usize, [Option<usize>; 2], Option<f64>)>,
+}
+
+impl CoreState {
+    /// Every pipe but S idle with an empty queue.
+    fn drained(&self) -> bool {
+        (0..Pipe::COUNT)
+            .filter(|&q| q != Pipe::S.index())
+            .all(|q| self.queues[q].is_empty() && self.pipes[q].idle())
+    }
 }
 
 const EPS: f64 = 1e-6;
@@ -90,6 +106,7 @@ pub fn simulate(
     m: &Machine,
     cores: &[Vec<Inst>],
     matches: &[Vec<Option<usize>>],
+    semantics: Semantics,
 ) -> Result<Timeline, Deadlock> {
     let mut states: Vec<CoreState> = cores
         .iter()
@@ -98,6 +115,7 @@ pub fn simulate(
             pipes: [Slot::default(); Pipe::COUNT],
             next_issue: 0,
             s_pending: None,
+            sets: vec![],
         })
         .collect();
     let mut times: Vec<CoreTimes> = cores
@@ -111,10 +129,14 @@ pub fn simulate(
     let mut now = 0.0f64;
     let mut rates: Vec<(usize, usize, f64)> = vec![];
     loop {
-        start_ready(m, cores, matches, &mut states, &mut times, now);
+        start_ready(m, cores, matches, semantics, &mut states, &mut times, now);
+        start_sync(m, cores, &mut states, &mut times, now);
         rates.clear();
         collect_rates(m, cores, &states, &mut rates);
         let mut next = f64::INFINITY;
+        for s in &states {
+            next = (s.sets.iter().filter_map(|f| f.2)).fold(next, f64::min);
+        }
         for (c, s) in states.iter().enumerate() {
             for (p, slot) in s.pipes.iter().enumerate() {
                 for job in [slot.current, slot.next].into_iter().flatten() {
@@ -146,7 +168,10 @@ pub fn simulate(
                 }
             }
         }
-        complete(cores, &mut states, &mut times, now);
+        complete(m, cores, &mut states, &mut times, now);
+        for (c, s) in states.iter_mut().enumerate() {
+            fire_sets(m, s, &mut times[c], now);
+        }
     }
 }
 
@@ -194,10 +219,44 @@ fn collect_rates(
     }
 }
 
+/// Starts every core's `sync_all` once all of them have reached one with their pipes drained.
+fn start_sync(
+    m: &Machine,
+    cores: &[Vec<Inst>],
+    states: &mut [CoreState],
+    times: &mut [CoreTimes],
+    now: f64,
+) {
+    let at_sync = |(c, s): (usize, &CoreState)| {
+        s.s_pending
+            .is_some_and(|i| cores[c][i].cost == Cost::SyncAll)
+            && s.pipes[Pipe::S.index()].idle()
+            && s.drained()
+            && s.sets.is_empty()
+    };
+    if states.is_empty() || !states.iter().enumerate().all(at_sync) {
+        return;
+    }
+    let round_trip = (m.paths.iter())
+        .filter(|p| p.from == Mem::Gm || p.to == Mem::Gm)
+        .map(|p| p.latency)
+        .fold(1.0, f64::max);
+    for (c, s) in states.iter_mut().enumerate() {
+        let i = s.s_pending.take().expect("at a sync");
+        times[c].start[i] = now;
+        s.pipes[Pipe::S.index()].current = Some(Job {
+            inst: i,
+            issue: false,
+            phase: Phase::Until(now + round_trip),
+        });
+    }
+}
+
 fn start_ready(
     m: &Machine,
     cores: &[Vec<Inst>],
     matches: &[Vec<Option<usize>>],
+    semantics: Semantics,
     states: &mut [CoreState],
     times: &mut [CoreTimes],
     now: f64,
@@ -232,6 +291,19 @@ fn start_ready(
                 };
                 let Some(i) = candidate else { continue };
                 let slot = s.pipes[p];
+                if semantics == Semantics::Strict
+                    && p != Pipe::S.index()
+                    && matches!(insts[i].instr.op, Op::SetFlag(_))
+                {
+                    // Sets a bit once what is before it has finished; the pipe goes on.
+                    s.queues[p].pop_front();
+                    times[c].start[i] = now;
+                    let before = [slot.current, slot.next].map(|j| j.map(|j| j.inst));
+                    s.sets.push((i, before, None));
+                    fire_sets(m, s, &mut times[c], now);
+                    progressed = true;
+                    continue;
+                }
                 let overlaps = matches!(insts[i].cost, Cost::Transfer { .. } | Cost::Wait);
                 let behind_transfer = slot.next.is_none()
                     && slot
@@ -255,14 +327,12 @@ fn start_ready(
                         Phase::Until(at_least_one(m.scalar.flag_cycles))
                     }
                     Cost::BarrierAll => {
-                        let drained = (0..Pipe::COUNT)
-                            .filter(|&q| q != Pipe::S.index())
-                            .all(|q| s.queues[q].is_empty() && s.pipes[q].idle());
-                        if !drained {
+                        if !s.drained() || !s.sets.is_empty() {
                             continue;
                         }
                         Phase::Until(at_least_one(m.scalar.flag_cycles))
                     }
+                    Cost::SyncAll => continue,
                 };
                 if p == Pipe::S.index() {
                     s.s_pending = None;
@@ -286,8 +356,15 @@ fn start_ready(
     }
 }
 
-fn complete(cores: &[Vec<Inst>], states: &mut [CoreState], times: &mut [CoreTimes], now: f64) {
+fn complete(
+    m: &Machine,
+    cores: &[Vec<Inst>],
+    states: &mut [CoreState],
+    times: &mut [CoreTimes],
+    now: f64,
+) {
     for (c, s) in states.iter_mut().enumerate() {
+        fire_sets(m, s, &mut times[c], now);
         for p in 0..Pipe::COUNT {
             let slot = &mut s.pipes[p];
             if let Some(job) = slot.next.as_mut() {
@@ -338,6 +415,23 @@ fn complete(cores: &[Vec<Inst>], states: &mut [CoreState], times: &mut [CoreTime
             }
         }
     }
+}
+
+/// Strict sets: one whose predecessor on its pipe has finished fires a flag cycle later.
+fn fire_sets(m: &Machine, s: &mut CoreState, times: &mut CoreTimes, now: f64) {
+    s.sets.retain_mut(|(i, before, fire)| match fire {
+        Some(t) if *t <= now + EPS => {
+            times.end[*i] = now;
+            false
+        }
+        Some(_) => true,
+        None => {
+            if before.iter().flatten().all(|&b| !times.end[b].is_nan()) {
+                *fire = Some(now + m.scalar.flag_cycles.max(1.0));
+            }
+            true
+        }
+    });
 }
 
 fn finish(

@@ -78,7 +78,7 @@ fn track(pipe: usize, lane: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use crate::{assemble, run, Machine};
+    use crate::{assemble, run_timed, Machine, Semantics};
     use serde_json::Value;
 
     /// The complete events of a trace, as ((core, track), start, end) in cycles.
@@ -101,11 +101,17 @@ mod tests {
     #[test]
     fn no_two_events_of_a_track_overlap() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/npu");
-        for name in ["gemm", "softmax", "vadd"] {
+        // The gemm is not yet written for the strict semantics (docs/npu.md, "The examples").
+        for (name, semantics) in [
+            ("gemm", Semantics::Relaxed),
+            ("softmax", Semantics::Strict),
+            ("vadd", Semantics::Strict),
+            ("double_buffer", Semantics::Strict),
+        ] {
             let text = std::fs::read_to_string(format!("{dir}/{name}.npu")).unwrap();
             let program = assemble(&text).unwrap();
             let machine = Machine::preset("ascend-like").unwrap();
-            let run = run(&program, &machine, &Default::default(), 0).unwrap();
+            let run = run_timed(&program, &machine, &Default::default(), 0, semantics).unwrap();
             let mut all = events(&super::chrome_trace(&run.insts, &run.timeline, &text));
             assert!(!all.is_empty());
             all.sort_by(|a, b| (a.0, a.1).partial_cmp(&(b.0, b.1)).unwrap());

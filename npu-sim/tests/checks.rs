@@ -49,3 +49,50 @@ fn inputs_of_the_wrong_shape_are_rejected() {
     let err = run(&p, &m, &[("x".to_string(), bad)].into(), 0).unwrap_err();
     assert_eq!(err.code, Code::Io);
 }
+
+/// Two cores add their rows into one GM vector: core 0 zeroes it first, `sync_all` orders
+/// the zeroing before both atomic adds, and the adds do not race with each other.
+const SPLIT_SUM: &str = "tensor x : f32[2, 64] in\ntensor y : f32[64] out\n\
+    buffer a : ub f32[64]\nbuffer z : ub f32[64]\n\
+    loop t in 0..(core == 0) {\n  vdup z[0], 0.0\n  set_flag V, MTE3, 0\n  wait_flag V, MTE3, 0\n  dma y[0], z[0], len=64\n}\n\
+    sync_all\n\
+    dma a[0], x[core, 0], len=64\nset_flag MTE2, MTE3, 0\nwait_flag MTE2, MTE3, 0\n\
+    dma y[0], a[0], len=64, atomic\n";
+
+#[test]
+fn atomic_adds_of_two_cores_after_a_sync_all_sum_their_rows() {
+    let m = Machine::preset("mini").unwrap();
+    assert_eq!(m.cores, 2);
+    let p = assemble(SPLIT_SUM).unwrap();
+    let r = run(&p, &m, &Default::default(), 0)
+        .unwrap_or_else(|d| panic!("{}", d.render("split.npu", SPLIT_SUM)));
+    let x = npu_sim::run::random_inputs(&p, 0)[0].values();
+    let want: Vec<f64> = (0..64).map(|j| x[j] + x[64 + j]).collect();
+    let got = r.outputs[0].1.values();
+    for j in 0..64 {
+        assert!(
+            (got[j] - want[j]).abs() <= 1e-6,
+            "y[{j}] = {}, want {}",
+            got[j],
+            want[j]
+        );
+    }
+    let outcome = npu_sim::oracle::check_timing(
+        &p,
+        &m,
+        &Default::default(),
+        0,
+        npu_sim::Semantics::Strict,
+        10,
+    );
+    assert!(outcome.agreed(), "{outcome}");
+    // Without the sync_all, core 1's add may come before core 0's zeroing: a race.
+    let unsynced = SPLIT_SUM.replace("sync_all\n", "");
+    let err = run(&assemble(&unsynced).unwrap(), &m, &Default::default(), 0).unwrap_err();
+    assert_eq!(
+        err.code,
+        Code::Race,
+        "{}",
+        err.render("unsynced.npu", &unsynced)
+    );
+}

@@ -66,6 +66,7 @@ fn instr(b: &mut Builder, rng: &mut ChaCha8Rng, d: &Decls, scope: &[Expr]) {
                 dst_stride: len,
                 transpose: true,
                 relu: false,
+                atomic: false,
             }));
         }
         2 => {

@@ -31,7 +31,7 @@ fn vector(line: &str, dt: DType, a: &[f64], b: &[f64], c: &[f64]) -> Vec<f64> {
         "tensor a : {dt}[128] in\ntensor b : {dt}[128] in\ntensor c : {dt}[128] in\ntensor d : {dt}[128] out\n\
          buffer ua : ub {dt}[128]\nbuffer ub2 : ub {dt}[128]\nbuffer uc : ub {dt}[128]\nbuffer ud : ub {dt}[128]\n\
          dma ua[0], a[0], len=128\ndma ub2[0], b[0], len=128\ndma uc[0], c[0], len=128\n\
-         set_flag MTE2, V, 0\nwait_flag MTE2, V, 0\nvdup ud[0], 0.0, repeat={reps}\n{line}\n\
+         set_flag MTE2, V, 0\nwait_flag MTE2, V, 0\nvdup ud[0], 0.0, repeat={reps}\nbarrier V\n{line}\n\
          set_flag V, MTE3, 0\nwait_flag V, MTE3, 0\ndma d[0], ud[0], len=128\n"
     );
     sim(
@@ -167,7 +167,7 @@ fn masks_repeat_strides_reductions_and_broadcasts() {
 fn conversions_round_and_saturate() {
     let src = "tensor a : f32[64] in\ntensor d : i8[64] out\nbuffer ua : ub f32[64]\nbuffer h : ub f16[64]\nbuffer ud : ub i8[64]\n\
         dma ua[0], a[0], len=64\nset_flag MTE2, V, 0\nwait_flag MTE2, V, 0\n\
-        vconv h[0], ua[0]\nvconv ud[0], h[0], mask=64\nset_flag V, MTE3, 0\nwait_flag V, MTE3, 0\ndma d[0], ud[0], len=64\n";
+        vconv h[0], ua[0]\nbarrier V\nvconv ud[0], h[0], mask=64\nset_flag V, MTE3, 0\nwait_flag V, MTE3, 0\ndma d[0], ud[0], len=64\n";
     let a: Vec<f64> = (0..64).map(|i| (i as f64 - 32.0) * 7.3).collect();
     let got = sim(src, &[("a", DType::F32, a.clone())]);
     for i in 0..64 {

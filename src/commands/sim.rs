@@ -1,7 +1,7 @@
 //! `polyc sim`: run a `.npu` program on the simulated NPU.
 
 use crate::error::CliError;
-use npu_sim::{Machine, Program, TensorData};
+use npu_sim::{Machine, Program, Semantics, TensorData};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -29,6 +29,14 @@ pub struct SimArgs {
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// The relaxed (teaching) semantics: counting flags, a `set_flag` drains its pipe, every
+    /// pipe in program order (no `barrier` needed between dependent instructions of one pipe).
+    #[arg(long)]
+    pub relaxed: bool,
+    /// Also run on N machines with every latency, bandwidth and start-up scaled by up to 10x
+    /// either way: the verdict and every output bit must be the same on all of them.
+    #[arg(long, value_name = "N")]
+    pub check_timing: Option<usize>,
 }
 
 /// Runs `polyc sim`.
@@ -38,13 +46,28 @@ pub fn run(args: &SimArgs) -> Result<(), CliError> {
         npu_sim::assemble(&source).map_err(|d| CliError::User(d.render(&name, &source)))?;
     let machine = Machine::load(&args.machine).map_err(|e| CliError::User(e.to_string()))?;
     let inputs = read_inputs(&program, args.inputs.as_deref())?;
-    let run = match npu_sim::run_timed(&program, &machine, &inputs, args.seed) {
+    let semantics = match args.relaxed {
+        true => Semantics::Relaxed,
+        false => Semantics::Strict,
+    };
+    let timing_check = (args.check_timing).map(|n| {
+        npu_sim::oracle::check_timing(&program, &machine, &inputs, args.seed, semantics, n)
+    });
+    if let Some(outcome) = timing_check.as_ref().filter(|o| !o.agreed()) {
+        return Err(CliError::Internal(format!(
+            "{outcome}: the simulator's verdict depends on the timing"
+        )));
+    }
+    let run = match npu_sim::run_timed(&program, &machine, &inputs, args.seed, semantics) {
         Ok(run) => run,
         Err(stopped) => {
             // A run that stops on a race or a fault still has its timeline: write the trace,
             // so that the failure can be looked at.
             if let (Some(path), Some((insts, timeline))) = (&args.trace, &stopped.timed) {
                 write_trace(path, insts, timeline, &source)?;
+            }
+            if let Some(outcome) = &timing_check {
+                eprintln!("{outcome}");
             }
             return Err(CliError::User(stopped.diagnostic.render(&name, &source)));
         }
@@ -76,6 +99,9 @@ pub fn run(args: &SimArgs) -> Result<(), CliError> {
             100.0 * run.report.fraction(),
             run.report.roofline
         );
+    }
+    if let Some(outcome) = &timing_check {
+        println!("{outcome}");
     }
     if let Some(path) = &args.trace {
         write_trace(path, &run.insts, &run.timeline, &source)?;

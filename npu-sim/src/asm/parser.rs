@@ -57,6 +57,8 @@ impl Num {
 enum Arg {
     Ref(MemRef),
     Num(Num, Span),
+    /// `(expr)`: an expression operand (a flag id).
+    Expr(Expr, Span),
     Pipe(Pipe, Span),
     All(Span),
 }
@@ -65,7 +67,7 @@ impl Arg {
     fn span(&self) -> Span {
         match self {
             Arg::Ref(r) => r.span,
-            Arg::Num(_, s) | Arg::Pipe(_, s) | Arg::All(s) => *s,
+            Arg::Num(_, s) | Arg::Expr(_, s) | Arg::Pipe(_, s) | Arg::All(s) => *s,
         }
     }
 }
@@ -483,7 +485,10 @@ impl Parser {
             pos: vec![],
             opts: vec![],
         };
-        if !matches!(self.peek(), Tok::Eof | Tok::Punct('}')) {
+        // `sync_all` takes no operands: newlines only separate tokens, so what follows it is
+        // the next instruction.
+        let takes_operands = opcode != "sync_all";
+        if takes_operands && !matches!(self.peek(), Tok::Eof | Tok::Punct('}')) {
             loop {
                 self.arg(&mut args)?;
                 if !self.eat(',') {
@@ -518,6 +523,11 @@ impl Parser {
                     args.opts.push((name, None, span));
                 }
             }
+            Tok::Punct('(') => {
+                let start = self.span();
+                let e = self.expr()?;
+                args.pos.push(Arg::Expr(e, start.to(self.prev_span())));
+            }
             Tok::Punct('-') => {
                 let start = self.bump().1;
                 let (n, span) = self.number(true)?;
@@ -546,6 +556,7 @@ impl Parser {
                     len,
                     transpose: a.flag("transpose")?,
                     relu: a.flag("relu")?,
+                    atomic: a.flag("atomic")?,
                     dst,
                     src,
                 };
@@ -601,6 +612,10 @@ impl Parser {
                 } else {
                     Op::WaitFlag(flag)
                 }
+            }
+            "sync_all" => {
+                a.arity(&[])?;
+                Op::SyncAll
             }
             "barrier" => {
                 a.arity(&["pipe or ALL"])?;
@@ -758,9 +773,10 @@ impl Args {
             _ => Err(self.wrong(i, "a number")),
         }
     }
-    fn flag_id(&self, i: usize) -> PResult<u32> {
+    fn flag_id(&self, i: usize) -> PResult<Expr> {
         match &self.pos[i] {
-            Arg::Num(Num::Int(n), _) if (0..1 << 16).contains(n) => Ok(*n as u32),
+            Arg::Num(Num::Int(n), _) if (0..1 << 16).contains(n) => Ok(Expr::Const(*n)),
+            Arg::Expr(e, _) => Ok(e.clone()),
             Arg::Num(_, span) => Err(Diagnostic::new(
                 Code::BadFlag,
                 *span,
@@ -866,6 +882,24 @@ fn check_dma(prog: &Program, d: &Dma, span: Span) -> PResult<()> {
             Code::WrongTier,
             span,
             "`relu` applies only to copies out of l0c",
+        ));
+    }
+    if d.atomic && !(st == Some(Tier::Ub) && dt.is_none()) {
+        return Err(Diagnostic::new(
+            Code::WrongTier,
+            span,
+            format!(
+                "`atomic` applies only to ub -> gm, not {} -> {}",
+                tier_name(st),
+                tier_name(dt)
+            ),
+        ));
+    }
+    if d.atomic && !matches!(dd, DType::F16 | DType::F32 | DType::I32) {
+        return Err(Diagnostic::new(
+            Code::DType,
+            span,
+            format!("`atomic` adds f16, f32 or i32, not {dd}"),
         ));
     }
     if d.transpose && !(st == Some(Tier::L1) && matches!(dt, Some(Tier::L0a | Tier::L0b))) {

@@ -84,7 +84,14 @@ pub fn instr(p: &Program, op: &Op) -> String {
             args.push(format!("len={}", d.len));
             opt("src_stride", d.src_stride, d.len, &mut args);
             opt("dst_stride", d.dst_stride, d.len, &mut args);
-            flags(&[("transpose", d.transpose), ("relu", d.relu)], &mut args);
+            flags(
+                &[
+                    ("transpose", d.transpose),
+                    ("relu", d.relu),
+                    ("atomic", d.atomic),
+                ],
+                &mut args,
+            );
         }
         Op::Im2col(i) => {
             args.extend([r(&i.dst), r(&i.src)]);
@@ -135,10 +142,15 @@ pub fn instr(p: &Program, op: &Op) -> String {
             }
         }
         Op::SetFlag(f) | Op::WaitFlag(f) => {
-            args.extend([f.src.to_string(), f.dst.to_string(), f.id.to_string()])
+            let id = match &f.id {
+                Expr::Const(id) => id.to_string(),
+                e => format!("({})", expr(p, e)),
+            };
+            args.extend([f.src.to_string(), f.dst.to_string(), id])
         }
         Op::Barrier(BarrierScope::All) => args.push("ALL".into()),
         Op::Barrier(BarrierScope::Pipe(pipe)) => args.push(pipe.to_string()),
+        Op::SyncAll => return op.mnemonic(),
     }
     format!("{} {}", op.mnemonic(), args.join(", "))
 }
