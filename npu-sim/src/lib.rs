@@ -22,6 +22,7 @@ pub mod hazards;
 pub mod layout;
 pub mod machine;
 pub mod memory;
+pub mod mutate;
 pub mod oracle;
 pub mod order;
 pub mod program;
