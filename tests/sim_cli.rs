@@ -118,11 +118,17 @@ fn user_errors_exit_with_1_and_a_diagnostic() {
 fn the_timing_check_accepts_the_double_buffer_and_rejects_its_broken_variant_everywhere() {
     let (code, out, err) = polyc(&["sim", &example("double_buffer.npu"), "--check-timing", "8"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("timing check: 9 machines, same outputs"), "{out}");
+    assert!(
+        out.contains("timing check: 9 machines, same outputs"),
+        "{out}"
+    );
     let broken = example("broken_double_buffer.npu");
     let (code, _, err) = polyc(&["sim", &broken, "--check-timing", "8"]);
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("timing check: 9 machines, all reject (E0024)"), "{err}");
+    assert!(
+        err.contains("timing check: 9 machines, all reject (E0024)"),
+        "{err}"
+    );
     assert!(err.contains("error[E0024]: race"), "{err}");
 }
 

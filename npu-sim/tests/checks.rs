@@ -64,6 +64,11 @@ fn atomic_adds_of_two_cores_after_a_sync_all_sum_their_rows() {
     let m = Machine::preset("mini").unwrap();
     assert_eq!(m.cores, 2);
     let p = assemble(SPLIT_SUM).unwrap();
+    assert_eq!(
+        assemble(&npu_sim::print(&p)).unwrap(),
+        p,
+        "sync_all and atomic print back"
+    );
     let r = run(&p, &m, &Default::default(), 0)
         .unwrap_or_else(|d| panic!("{}", d.render("split.npu", SPLIT_SUM)));
     let x = npu_sim::run::random_inputs(&p, 0)[0].values();

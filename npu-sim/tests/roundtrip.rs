@@ -149,13 +149,17 @@ fn instr(b: &mut Builder, rng: &mut ChaCha8Rng, d: &Decls, scope: &[Expr]) {
                 .filter(|p| **p != src)
                 .nth(rng.random_range(0..5))
                 .unwrap();
-            b.flag(rng.random_bool(0.5), src, dst, rng.random_range(0..8));
+            let id = match rng.random_bool(0.5) {
+                true => Expr::Const(rng.random_range(0..8)),
+                false => e(rng),
+            };
+            b.flag(rng.random_bool(0.5), src, dst, id);
         }
-        5 => b.barrier(if rng.random_bool(0.5) {
-            BarrierScope::All
-        } else {
-            BarrierScope::Pipe(Pipe::ALL[rng.random_range(0..6)])
-        }),
+        5 => match rng.random_range(0..3) {
+            0 => b.barrier(BarrierScope::All),
+            1 => b.barrier(BarrierScope::Pipe(Pipe::ALL[rng.random_range(0..6)])),
+            _ => b.sync_all(),
+        },
         _ => {
             let (dst, src) = (b.at(d.l0a, [e(rng)]), b.at(d.l1, [e(rng)]));
             b.push(Op::Im2col(Im2col {

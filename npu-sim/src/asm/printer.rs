@@ -142,8 +142,9 @@ pub fn instr(p: &Program, op: &Op) -> String {
             }
         }
         Op::SetFlag(f) | Op::WaitFlag(f) => {
+            // A bare id is a small non-negative integer; anything else is an expression.
             let id = match &f.id {
-                Expr::Const(id) => id.to_string(),
+                Expr::Const(id) if (0..1 << 16).contains(id) => id.to_string(),
                 e => format!("({})", expr(p, e)),
             };
             args.extend([f.src.to_string(), f.dst.to_string(), id])
