@@ -50,27 +50,25 @@ fn inputs_of_the_wrong_shape_are_rejected() {
     assert_eq!(err.code, Code::Io);
 }
 
-/// Two cores add their rows into one GM vector: core 0 zeroes it first, `sync_all` orders
+/// examples/npu/split_sum.npu on the two cores of `mini`: core 0 zeroes y, `sync_all` orders
 /// the zeroing before both atomic adds, and the adds do not race with each other.
-const SPLIT_SUM: &str = "tensor x : f32[2, 64] in\ntensor y : f32[64] out\n\
-    buffer a : ub f32[64]\nbuffer z : ub f32[64]\n\
-    loop t in 0..(core == 0) {\n  vdup z[0], 0.0\n  set_flag V, MTE3, 0\n  wait_flag V, MTE3, 0\n  dma y[0], z[0], len=64\n}\n\
-    sync_all\n\
-    dma a[0], x[core, 0], len=64\nset_flag MTE2, MTE3, 0\nwait_flag MTE2, MTE3, 0\n\
-    dma y[0], a[0], len=64, atomic\n";
-
 #[test]
 fn atomic_adds_of_two_cores_after_a_sync_all_sum_their_rows() {
     let m = Machine::preset("mini").unwrap();
     assert_eq!(m.cores, 2);
-    let p = assemble(SPLIT_SUM).unwrap();
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/npu/split_sum.npu"
+    ))
+    .unwrap();
+    let p = assemble(&src).unwrap();
     assert_eq!(
         assemble(&npu_sim::print(&p)).unwrap(),
         p,
         "sync_all and atomic print back"
     );
     let r = run(&p, &m, &Default::default(), 0)
-        .unwrap_or_else(|d| panic!("{}", d.render("split.npu", SPLIT_SUM)));
+        .unwrap_or_else(|d| panic!("{}", d.render("split_sum.npu", &src)));
     let x = npu_sim::run::random_inputs(&p, 0)[0].values();
     let want: Vec<f64> = (0..64).map(|j| x[j] + x[64 + j]).collect();
     let got = r.outputs[0].1.values();
@@ -92,7 +90,7 @@ fn atomic_adds_of_two_cores_after_a_sync_all_sum_their_rows() {
     );
     assert!(outcome.agreed(), "{outcome}");
     // Without the sync_all, core 1's add may come before core 0's zeroing: a race.
-    let unsynced = SPLIT_SUM.replace("sync_all\n", "");
+    let unsynced = src.replace("sync_all\n", "");
     let err = run(&assemble(&unsynced).unwrap(), &m, &Default::default(), 0).unwrap_err();
     assert_eq!(
         err.code,

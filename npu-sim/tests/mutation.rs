@@ -1,5 +1,5 @@
 //! The mutation corpus: every synchronisation mistake of `npu_sim::mutate` applied to the
-//! examples and to generated ring-buffer pipelines. The originals must be accepted with the
+//! examples and to generated ring-buffer pipelines (the two-core atomic sum runs on `mini`). The originals must be accepted with the
 //! same outputs on every machine of the timing oracle; a mutant is killed when the simulator
 //! rejects it, and a mutant it accepts must still compute the same bits on every varied
 //! machine (else the race detector missed a race). Prints the kill rate per kind
@@ -56,14 +56,6 @@ fn ring(slots: i64, tiles: i64, ops: usize) -> String {
     p
 }
 
-/// Two cores add their rows into one vector after core 0 has zeroed it.
-const SPLIT_SUM: &str = "tensor x : f32[2, 64] in\ntensor y : f32[64] out\n\
-    buffer a : ub f32[64]\nbuffer z : ub f32[64]\n\
-    loop t in 0..(core == 0) {\n  vdup z[0], 0.0\n  set_flag V, MTE3, 0\n  wait_flag V, MTE3, 0\n  dma y[0], z[0], len=64\n}\n\
-    sync_all\n\
-    dma a[0], x[core, 0], len=64\nset_flag MTE2, MTE3, 0\nwait_flag MTE2, MTE3, 0\n\
-    dma y[0], a[0], len=64, atomic\n";
-
 fn corpus() -> Vec<(String, String, Machine)> {
     let ascend = Machine::preset("ascend-like").unwrap();
     let mini = Machine::preset("mini").unwrap();
@@ -75,7 +67,7 @@ fn corpus() -> Vec<(String, String, Machine)> {
         let name = format!("ring {slots} slots, {tiles} tiles, {ops} ops");
         c.push((name, ring(slots, tiles, ops), mini.clone()));
     }
-    c.push(("split sum".into(), SPLIT_SUM.into(), mini));
+    c.push(("split_sum.npu".into(), example("split_sum.npu"), mini));
     c
 }
 
