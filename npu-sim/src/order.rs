@@ -24,7 +24,7 @@
 
 use crate::diag::{Code, Diagnostic};
 use crate::expand::{Cost, Inst};
-use crate::program::{Op, Pipe};
+use crate::program::{BarrierScope, Op, Pipe};
 use std::collections::VecDeque;
 
 /// Which synchronisation rules a run follows.
@@ -210,11 +210,8 @@ fn step(walk: &mut Walk, inst: &Inst, set: Option<Stamp>, semantics: Semantics) 
     if let Some(s) = set {
         join(&mut known, &completed(&s, inst_pipe_of_set(inst)));
     }
-    let drains_pipe = matches!(
-        inst.instr.op,
-        Op::SetFlag(_) | Op::Barrier(crate::program::BarrierScope::Pipe(_))
-    );
-    if drains_pipe {
+    let barrier = matches!(inst.instr.op, Op::Barrier(BarrierScope::Pipe(_)));
+    if barrier || matches!(inst.instr.op, Op::SetFlag(_)) {
         join(&mut known, &walk.all[p]);
     }
     if matches!(inst.cost, Cost::BarrierAll | Cost::SyncAll) {
@@ -233,7 +230,7 @@ fn step(walk: &mut Walk, inst: &Inst, set: Option<Stamp>, semantics: Semantics) 
     join(&mut walk.all[p], &done);
     if inst.pipe == Pipe::S {
         walk.scalar = done;
-    } else if semantics == Semantics::Relaxed || drains_pipe && !is_set(inst) {
+    } else if semantics == Semantics::Relaxed || barrier {
         // In order, or after a barrier of this pipe: every earlier instruction of the pipe
         // has completed before the next one starts.
         join(&mut walk.front[p], &done);
@@ -243,10 +240,6 @@ fn step(walk: &mut Walk, inst: &Inst, set: Option<Stamp>, semantics: Semantics) 
         join(&mut walk.front[p], &known);
     }
     stamp
-}
-
-fn is_set(inst: &Inst) -> bool {
-    matches!(inst.instr.op, Op::SetFlag(_))
 }
 
 /// The pipe a wait's set ran on.
