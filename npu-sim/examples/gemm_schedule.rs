@@ -10,7 +10,7 @@
 //! ("Performance") explains why each choice was made.
 
 use npu_sim::builder::Builder;
-use npu_sim::program::{BufferId, DType, Direction, Expr, MemRef, Pipe, TensorId, Tier};
+use npu_sim::program::{BufferId, DType, Direction, Dma, Expr, MemRef, Pipe, TensorId, Tier};
 
 const HEADER: &str = "\
 # C = A x B, 1024x1024x1024, f16 inputs and output, f32 accumulation, on the 8 cores of
@@ -172,11 +172,12 @@ impl Gemm {
             let src = self.b.at(self.a, [row0(), c(ch.k)]);
             let dst = self.at(self.a_l1, 0, ch.k);
             self.b
-                .dma_strided(dst, src, 256, ch.rows as u64, 1024, 1024);
+                .push(Dma::new(dst, src, 256, ch.rows).strides(1024, 1024));
         }
         let src = self.b.at(self.bm, [c(ch.k), plus(col0(), ch.tile * 256)]);
         let dst = self.at(self.b_l1, ch.k, 0);
-        self.b.dma_strided(dst, src, ch.rows as u64, 256, 1024, 256);
+        self.b
+            .push(Dma::new(dst, src, ch.rows, 256).strides(1024, 256));
         self.set(Pipe::Mte2, Pipe::Mte1, 0);
         if ch.tile == 1 && ch.index == TILE1_CHUNKS.len() - 1 {
             self.set(Pipe::Mte2, Pipe::Mte3, 0); // tile 0's stores may start
@@ -192,9 +193,9 @@ impl Gemm {
         let (a_piece, b_piece) = (self.at(self.a_l0, s, 0), self.at(self.b_l0, s, 0));
         let a_src = self.at(self.a_l1, 0, k);
         self.b
-            .dma_strided(a_piece, a_src, 256, ks as u64, 1024, ks as u64);
+            .push(Dma::new(a_piece, a_src, 256, ks).strides(1024, ks));
         let b_src = self.at(self.b_l1, k, 0);
-        self.b.dma(b_piece, b_src, 1, (ks * 256) as u64);
+        self.b.dma(b_piece, b_src, 1, ks * 256);
         self.set(Pipe::Mte1, Pipe::M, 0);
         self.wait(Pipe::Mte1, Pipe::M, 0);
         let rows = if strips { DRAIN_ROWS } else { 256 };
@@ -207,8 +208,7 @@ impl Gemm {
                 self.at(self.a_l0, s, r * ks),
                 self.at(self.b_l0, s, 0),
             );
-            self.b
-                .mmad(cc, a, b, (rows as u64, ks as u64, 256), c(i64::from(init)));
+            self.b.mmad(cc, a, b, (rows, ks, 256), c(i64::from(init)));
         }
         self.set(Pipe::M, Pipe::Mte1, 0);
     }
@@ -218,7 +218,7 @@ impl Gemm {
         self.set(Pipe::M, Pipe::V, 0);
         self.wait(Pipe::M, Pipe::V, 0);
         let (ub, acc) = (self.at(self.c_ub, tile, r * 256), self.at(self.c_l0, r, 0));
-        self.b.dma(ub, acc, 1, (rows * 256) as u64);
+        self.b.dma(ub, acc, 1, rows * 256);
         self.set(Pipe::V, Pipe::Mte3, 0);
         if tile == 0 {
             self.set(Pipe::V, Pipe::M, 0);
@@ -231,7 +231,8 @@ impl Gemm {
             .b
             .at(self.cm, [plus(row0(), r), plus(col0(), tile * 256)]);
         let src = self.at(self.c_ub, tile, r * 256);
-        self.b.dma_strided(dst, src, rows as u64, 256, 256, 1024);
+        self.b
+            .push(Dma::new(dst, src, rows, 256).strides(256, 1024));
     }
 
     /// MTE1 and M over one chunk (after waiting for it to arrive).
@@ -291,7 +292,7 @@ impl Gemm {
                         self.at(self.a_l0, 0, at),
                         self.at(self.a_l1, r, k + 64 * slot),
                     );
-                    self.b.dma_strided(dst, src, rows as u64, 64, 1024, 64);
+                    self.b.push(Dma::new(dst, src, rows, 64).strides(1024, 64));
                     self.set(Pipe::Mte1, Pipe::M, 0);
                 }
                 for &(slot, at) in &halves {
@@ -301,12 +302,12 @@ impl Gemm {
                         self.at(self.a_l0, 0, at),
                         self.at(self.b_l0, slot, 0),
                     );
-                    self.b.mmad(cc, a, b, (rows as u64, 64, 256), c(0));
+                    self.b.mmad(cc, a, b, (rows, 64, 256), c(0));
                 }
             } else {
                 let (dst, src) = (self.at(self.a_l0, 0, g), self.at(self.a_l1, r, k));
                 self.b
-                    .dma_strided(dst, src, rows as u64, FINAL_K as u64, 1024, FINAL_K as u64);
+                    .push(Dma::new(dst, src, rows, FINAL_K).strides(1024, FINAL_K));
                 self.set(Pipe::Mte1, Pipe::M, 0);
                 self.wait(Pipe::Mte1, Pipe::M, 0);
                 let (cc, a, b) = (
@@ -314,8 +315,7 @@ impl Gemm {
                     self.at(self.a_l0, 0, g),
                     self.at(self.b_l0, 0, 0),
                 );
-                self.b
-                    .mmad(cc, a, b, (rows as u64, FINAL_K as u64, 256), c(0));
+                self.b.mmad(cc, a, b, (rows, FINAL_K, 256), c(0));
             }
             self.set(Pipe::M, Pipe::Mte1, 1); // this A region is free
             self.drain(1, r, rows);

@@ -8,15 +8,23 @@
 //! let y = b.tensor("y", DType::F16, &[4, 128], Direction::Out);
 //! let a = b.buffer("a", Tier::Ub, DType::F16, &[128]);
 //! b.for_loop("i", 0.into(), 4.into(), 1, |b, i| {
+//!     b.origin(Some("y[i, :] = x[i, :]"));
 //!     b.dma(b.at(a, [0.into()]), b.at(x, [i.clone(), 0.into()]), 1, 128);
 //!     b.flag(true, Pipe::Mte2, Pipe::Mte3, 0);
 //!     b.flag(false, Pipe::Mte2, Pipe::Mte3, 0);
-//!     b.dma(b.at(y, [i, 0.into()]), b.at(a, [0.into()]), 1, 128);
+//!     // Every option has a helper: here strides, in elements between burst starts.
+//!     b.push(Dma::new(b.at(y, [i, 0.into()]), b.at(a, [0.into()]), 2, 64).strides(64, 64));
 //!     b.barrier(BarrierScope::All);
 //! });
 //! let program = b.finish().unwrap();
-//! assert!(npu_sim::print(&program).contains("loop i in 0..4"));
+//! let text = npu_sim::print(&program);
+//! assert!(text.contains("loop i in 0..4"));
+//! assert!(text.contains("# y[i, :] = x[i, :]"));
 //! ```
+//!
+//! Sizes, strides, repeats, masks and flag ids are expressions ([`Expr`]), so that a partial
+//! tile is `min(64, n - i)` rather than a copy of the loop: `Expr::min`, `Expr::select` and
+//! the comparison helpers build them.
 
 use crate::diag::Diagnostic;
 use crate::program::*;
@@ -27,6 +35,7 @@ use std::ops;
 pub struct Builder {
     prog: Program,
     open: Vec<Vec<Stmt>>,
+    origin: Origin,
 }
 
 impl From<i64> for Expr {
@@ -56,6 +65,129 @@ impl ops::Mul<i64> for Expr {
     }
 }
 
+impl Expr {
+    /// `min(self, other)`.
+    pub fn min(self, other: impl Into<Expr>) -> Expr {
+        Expr::Min(Box::new(self), Box::new(other.into()))
+    }
+    /// `max(self, other)`.
+    pub fn max(self, other: impl Into<Expr>) -> Expr {
+        Expr::Max(Box::new(self), Box::new(other.into()))
+    }
+    /// `self OP other`: 1 where it holds, else 0.
+    pub fn cmp(self, op: CmpOp, other: impl Into<Expr>) -> Expr {
+        Expr::Cmp(op, Box::new(self), Box::new(other.into()))
+    }
+    /// `select(self, a, b)`: `a` where `self` is non-zero, else `b`.
+    pub fn select(self, a: impl Into<Expr>, b: impl Into<Expr>) -> Expr {
+        Expr::Select(Box::new(self), Box::new(a.into()), Box::new(b.into()))
+    }
+}
+
+impl ops::Div<i64> for Expr {
+    type Output = Expr;
+    /// Floor division by a positive constant.
+    fn div(self, c: i64) -> Expr {
+        Expr::Div(Box::new(self), c)
+    }
+}
+
+impl ops::Rem<i64> for Expr {
+    type Output = Expr;
+    /// Non-negative remainder by a positive constant.
+    fn rem(self, c: i64) -> Expr {
+        Expr::Mod(Box::new(self), c)
+    }
+}
+
+impl Dma {
+    /// `count` contiguous bursts of `len` elements, no option set.
+    pub fn new(dst: MemRef, src: MemRef, count: impl Into<Expr>, len: impl Into<Expr>) -> Dma {
+        let len = len.into();
+        Dma {
+            dst,
+            src,
+            sizes: DmaSizes {
+                count: count.into(),
+                src_stride: len.clone(),
+                dst_stride: len.clone(),
+                len,
+            },
+            transpose: false,
+            relu: false,
+            atomic: false,
+        }
+    }
+    /// Elements between burst starts in the source and in the destination.
+    pub fn strides(mut self, src: impl Into<Expr>, dst: impl Into<Expr>) -> Dma {
+        self.sizes.src_stride = src.into();
+        self.sizes.dst_stride = dst.into();
+        self
+    }
+    /// `transpose`: write the `count x len` block transposed (L1 -> L0A/L0B).
+    pub fn transposed(mut self) -> Dma {
+        self.transpose = true;
+        self
+    }
+    /// `relu`: negative values become zero on the way (out of L0C).
+    pub fn with_relu(mut self) -> Dma {
+        self.relu = true;
+        self
+    }
+    /// `atomic`: add into GM instead of writing (UB -> GM).
+    pub fn atomic_add(mut self) -> Dma {
+        self.atomic = true;
+        self
+    }
+}
+
+impl Vector {
+    /// `op` into `dst` over `repeat` repeats, every lane active, default strides.
+    pub fn new(op: VecOp, dst: MemRef, repeat: impl Into<Expr>) -> Vector {
+        Vector {
+            op,
+            dst,
+            sizes: VectorSizes::repeats(repeat),
+        }
+    }
+    /// `mask=`: the first `lanes` lanes of each repeat are active.
+    pub fn mask(mut self, lanes: impl Into<Expr>) -> Vector {
+        self.sizes.mask = Some(lanes.into());
+        self
+    }
+    /// `dst_rs=`: elements between the destination's repeats.
+    pub fn dst_stride(mut self, elements: impl Into<Expr>) -> Vector {
+        self.sizes.dst_rs = Some(elements.into());
+        self
+    }
+    /// `srcK_rs=`: elements between the repeats of source `k` (0-based).
+    pub fn src_stride(mut self, k: usize, elements: impl Into<Expr>) -> Vector {
+        self.sizes.src_rs[k] = Some(elements.into());
+        self
+    }
+}
+
+impl From<Dma> for Op {
+    fn from(d: Dma) -> Op {
+        Op::Dma(d)
+    }
+}
+impl From<Vector> for Op {
+    fn from(v: Vector) -> Op {
+        Op::Vector(v)
+    }
+}
+impl From<Im2col> for Op {
+    fn from(i: Im2col) -> Op {
+        Op::Im2col(i)
+    }
+}
+impl From<Mmad> for Op {
+    fn from(m: Mmad) -> Op {
+        Op::Mmad(m)
+    }
+}
+
 /// Something a memory reference can point at.
 pub trait IntoTarget {
     /// The target.
@@ -78,7 +210,14 @@ impl Builder {
         Builder {
             prog: Program::default(),
             open: vec![vec![]],
+            origin: Origin::default(),
         }
+    }
+
+    /// The note the instructions pushed from now on carry (the kernel statement they
+    /// implement, say); diagnostics and traces show it, the printer writes it as a comment.
+    pub fn origin(&mut self, note: Option<&str>) {
+        self.origin = Origin(note.map(Into::into));
     }
 
     /// Declares a GM tensor.
@@ -159,40 +298,22 @@ impl Builder {
     }
 
     /// Appends any instruction.
-    pub fn push(&mut self, op: Op) {
-        self.stmt(Stmt::Instr(Instr {
-            op,
+    pub fn push(&mut self, op: impl Into<Op>) {
+        self.stmt(Stmt::Instr(Box::new(Instr {
+            op: op.into(),
             span: Span::default(),
-        }));
+            origin: self.origin.clone(),
+        })));
     }
 
-    /// `dma dst, src, count=, len=` with contiguous bursts.
-    pub fn dma(&mut self, dst: MemRef, src: MemRef, count: u64, len: u64) {
-        self.dma_strided(dst, src, count, len, len, len);
+    /// `dma dst, src, count=, len=` with contiguous bursts ([`Dma::new`] for the options).
+    pub fn dma(&mut self, dst: MemRef, src: MemRef, count: impl Into<Expr>, len: impl Into<Expr>) {
+        self.push(Dma::new(dst, src, count, len));
     }
 
-    /// `dma dst, src` with explicit strides (elements between burst starts).
-    pub fn dma_strided(
-        &mut self,
-        dst: MemRef,
-        src: MemRef,
-        count: u64,
-        len: u64,
-        src_stride: u64,
-        dst_stride: u64,
-    ) {
-        let d = Dma {
-            dst,
-            src,
-            count,
-            len,
-            src_stride,
-            dst_stride,
-            transpose: false,
-            relu: false,
-            atomic: false,
-        };
-        self.push(Op::Dma(d));
+    /// `im2col dst, src` with its sizes.
+    pub fn im2col(&mut self, dst: MemRef, src: MemRef, sizes: Im2colSizes<Expr>) {
+        self.push(Im2col { dst, src, sizes });
     }
 
     /// `mmad c, a, b, m=, k=, n=, init=` (overwrites where `init` is non-zero).
@@ -201,30 +322,26 @@ impl Builder {
         c: MemRef,
         a: MemRef,
         b: MemRef,
-        (m, k, n): (u64, u64, u64),
-        init: Expr,
+        (m, k, n): (impl Into<Expr>, impl Into<Expr>, impl Into<Expr>),
+        init: impl Into<Expr>,
     ) {
-        self.push(Op::Mmad(Mmad {
+        let sizes = MmadSizes {
+            m: m.into(),
+            k: k.into(),
+            n: n.into(),
+        };
+        self.push(Mmad {
             c,
             a,
             b,
-            m,
-            k,
-            n,
-            init,
-        }));
+            sizes,
+            init: init.into(),
+        });
     }
 
-    /// A vector instruction over `repeat` full repeats.
-    pub fn vector(&mut self, op: VecOp, dst: MemRef, repeat: u64) {
-        self.push(Op::Vector(Vector {
-            op,
-            dst,
-            repeat,
-            mask: None,
-            dst_rs: None,
-            src_rs: [None; 3],
-        }));
+    /// A vector instruction over `repeat` full repeats ([`Vector::new`] for the options).
+    pub fn vector(&mut self, op: VecOp, dst: MemRef, repeat: impl Into<Expr>) {
+        self.push(Vector::new(op, dst, repeat));
     }
 
     /// `set_flag` (when `set`) or `wait_flag`.
@@ -248,6 +365,8 @@ impl Builder {
     }
 
     /// The program, checked by the assembler's rules (it must print and parse back to itself).
+    /// Its spans point into its printed text ([`crate::print`]), so that diagnostics can show
+    /// the line of an instruction in the text a user would read.
     pub fn finish(mut self) -> Result<Program, Diagnostic> {
         self.prog.body = self.open.swap_remove(0);
         let text = crate::print(&self.prog);
@@ -273,6 +392,19 @@ impl Builder {
                 &got[at.saturating_sub(80)..(at + 80).min(got.len())]
             )));
         }
-        Ok(self.prog)
+        let mut parsed = parsed;
+        transfer_origins(&self.prog.body, &mut parsed.body);
+        Ok(parsed)
+    }
+}
+
+/// Copies the origins of `from` onto the same statements of `to` (an equal program).
+fn transfer_origins(from: &[Stmt], to: &mut [Stmt]) {
+    for (f, t) in from.iter().zip(to) {
+        match (f, t) {
+            (Stmt::Instr(f), Stmt::Instr(t)) => t.origin = f.origin.clone(),
+            (Stmt::Loop(f), Stmt::Loop(t)) => transfer_origins(&f.body, &mut t.body),
+            _ => {}
+        }
     }
 }

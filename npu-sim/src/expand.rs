@@ -119,11 +119,29 @@ pub struct Inst<'p> {
     pub scalar_cost: f64,
     /// Its cost on its pipe.
     pub cost: Cost,
-    /// For `mmad`: whether this execution overwrites the accumulators (false otherwise).
-    pub init: bool,
+    /// The data operation with its sizes evaluated for this execution.
+    pub exec: Exec<'p>,
     /// For `set_flag` and `wait_flag`: the flag, its id evaluated.
     pub flag: Option<FlagKey>,
 }
+
+/// A data instruction as one execution sees it: the static instruction and its evaluated sizes.
+#[derive(Clone, Debug)]
+pub enum Exec<'p> {
+    /// A `dma`.
+    Dma(&'p Dma, DmaSizes<u64>),
+    /// An `im2col`.
+    Im2col(&'p Im2col, Im2colSizes<u64>),
+    /// An `mmad`, and whether this execution overwrites the accumulators.
+    Mmad(&'p Mmad, MmadSizes<u64>, bool),
+    /// A vector instruction.
+    Vector(&'p Vector, VectorSizes<u64>),
+    /// A flag, barrier or `sync_all`: moves no data.
+    Control,
+}
+
+/// Largest value a size, stride, repeat or mask may take.
+pub const MAX_SIZE: u64 = 1 << 32;
 
 /// Walks the program for one core.
 pub fn expand<'p>(
@@ -139,6 +157,7 @@ pub fn expand<'p>(
         layout,
         core,
         vars: vec![0; p.vars.len()],
+        active: vec![],
         out: vec![],
         pending: 0.0,
         budget,
@@ -171,6 +190,8 @@ struct Walker<'p, 'a> {
     layout: &'a Layout,
     core: u32,
     vars: Vec<i64>,
+    /// The loops around the current statement, outermost first.
+    active: Vec<VarId>,
     out: Vec<Inst<'p>>,
     pending: f64,
     budget: &'a mut Budget,
@@ -186,6 +207,7 @@ impl<'p> Walker<'p, '_> {
             match s {
                 Stmt::Loop(l) => {
                     let (lo, hi) = (self.eval(&l.lo), self.eval(&l.hi));
+                    self.active.push(l.var);
                     let mut v = lo;
                     while v < hi {
                         if self.budget.iterations == 0 {
@@ -203,6 +225,7 @@ impl<'p> Walker<'p, '_> {
                         self.stmts(&l.body)?;
                         v += l.step as i64;
                     }
+                    self.active.pop();
                 }
                 Stmt::Instr(i) => {
                     if self.budget.instances == 0 {
@@ -268,41 +291,58 @@ impl<'p> Walker<'p, '_> {
             write: true,
             operand,
         };
-        let (pipe, operands, accesses, cost) = match &i.op {
+        let (pipe, operands, accesses, cost, exec) = match &i.op {
             Op::Dma(d) => {
+                let z = d.sizes.eval(|name, e| self.size(i, name, e))?;
+                self.check(i, z.count >= 1 && z.len >= 1, || {
+                    "`count` and `len` must be positive".into()
+                })?;
                 let (dst, src) = (self.operand(&d.dst)?, self.operand(&d.src)?);
                 let (ss, ds) = (src.dtype.size(), dst.dtype.size());
                 let sp = Pattern {
                     start: src.addr,
-                    count: d.count,
-                    len: d.len * ss,
-                    stride: d.src_stride * ss,
+                    count: z.count,
+                    len: z.len * ss,
+                    stride: z.src_stride * ss,
                 };
                 let dp = if d.transpose {
-                    Pattern::run(dst.addr, d.count * d.len * ds)
+                    Pattern::run(dst.addr, z.count * z.len * ds)
                 } else {
                     Pattern {
                         start: dst.addr,
-                        count: d.count,
-                        len: d.len * ds,
-                        stride: d.dst_stride * ds,
+                        count: z.count,
+                        len: z.len * ds,
+                        stride: z.dst_stride * ds,
                     }
                 };
                 let path = self.path(&d.src, &d.dst);
-                let bytes = d.count * d.len * ss.max(ds);
+                let bytes = z.count * z.len * ss.max(ds);
                 (
                     m.paths[path].pipe,
                     vec![dst, src],
                     vec![read(&src, 1, sp), write(&dst, 0, dp)],
                     Cost::Transfer { path, bytes },
+                    Exec::Dma(d, z),
                 )
             }
             Op::Im2col(op) => {
+                let z = op.sizes.eval(|name, e| self.size(i, name, e))?;
+                let positive = [z.h, z.w, z.c, z.kh, z.kw, z.stride]
+                    .iter()
+                    .all(|&v| v >= 1);
+                self.check(i, positive, || {
+                    "`h`, `w`, `c`, `kh`, `kw` and `stride` must be positive".into()
+                })?;
+                self.check(
+                    i,
+                    z.kh <= z.h + 2 * z.pad && z.kw <= z.w + 2 * z.pad,
+                    || "the kernel does not fit the padded image".into(),
+                )?;
                 let (dst, src) = (self.operand(&op.dst)?, self.operand(&op.src)?);
                 let size = src.dtype.size();
-                let (oh, ow) = op.out_hw();
-                let sp = Pattern::run(src.addr, op.h * op.w * op.c * size);
-                let bytes = oh * ow * op.kh * op.kw * op.c * size;
+                let (oh, ow) = z.out_hw();
+                let sp = Pattern::run(src.addr, z.h * z.w * z.c * size);
+                let bytes = oh * ow * z.kh * z.kw * z.c * size;
                 let path = self.path(&op.src, &op.dst);
                 let acc = vec![
                     read(&src, 1, sp),
@@ -313,44 +353,61 @@ impl<'p> Walker<'p, '_> {
                     vec![dst, src],
                     acc,
                     Cost::Transfer { path, bytes },
+                    Exec::Im2col(op, z),
                 )
             }
             Op::Mmad(op) => {
+                let z = op.sizes.eval(|name, e| self.size(i, name, e))?;
+                self.check(i, z.m >= 1 && z.k >= 1 && z.n >= 1, || {
+                    "`m`, `k` and `n` must be positive".into()
+                })?;
                 let (c, a, b) = (
                     self.operand(&op.c)?,
                     self.operand(&op.a)?,
                     self.operand(&op.b)?,
                 );
                 let int8 = a.dtype == DType::I8;
-                let cp = Pattern::run(c.addr, op.m * op.n * c.dtype.size());
+                let cp = Pattern::run(c.addr, z.m * z.n * c.dtype.size());
                 let mut acc = vec![
-                    read(&a, 1, Pattern::run(a.addr, op.m * op.k * a.dtype.size())),
-                    read(&b, 2, Pattern::run(b.addr, op.k * op.n * b.dtype.size())),
+                    read(&a, 1, Pattern::run(a.addr, z.m * z.k * a.dtype.size())),
+                    read(&b, 2, Pattern::run(b.addr, z.k * z.n * b.dtype.size())),
                 ];
-                if self.eval(&op.init) == 0 {
+                let init = self.eval(&op.init) != 0;
+                if !init {
                     acc.push(read(&c, 0, cp));
                 }
                 acc.push(write(&c, 0, cp));
                 let cube = &m.cube;
                 let k0 = if int8 { cube.k0_i8 } else { cube.k0 };
-                let steps = op.m.div_ceil(cube.m0) * op.k.div_ceil(k0) * op.n.div_ceil(cube.n0);
+                let steps = z.m.div_ceil(cube.m0) * z.k.div_ceil(k0) * z.n.div_ceil(cube.n0);
                 (
                     Pipe::M,
                     vec![c, a, b],
                     acc,
                     Cost::Fixed(cube.startup + steps as f64),
+                    Exec::Mmad(op, z, init),
                 )
             }
             Op::Vector(v) => {
+                let z = v.sizes.eval(|name, e| self.size(i, name, e))?;
                 let lanes = lanes(self.p, m, v);
-                let active = v.mask.unwrap_or(lanes);
+                self.check(i, (1..=m.vector.max_repeat).contains(&z.repeat), || {
+                    format!(
+                        "repeat={} is outside 1..={}, the machine's repeats per instruction",
+                        z.repeat, m.vector.max_repeat
+                    )
+                })?;
+                let active = z.mask.unwrap_or(lanes);
+                self.check(i, (1..=lanes).contains(&active), || {
+                    format!("mask={active} is outside 1..={lanes}, the lanes of this instruction")
+                })?;
                 let dst = self.operand(&v.dst)?;
                 let mut operands = vec![dst];
                 let mut acc = vec![];
                 for (k, r) in v.op.sources().into_iter().enumerate() {
                     let o = self.operand(r)?;
                     let single = matches!(v.op, VecOp::Bcast { .. });
-                    let rs = v.src_rs[k].unwrap_or(if single { 1 } else { lanes });
+                    let rs = z.src_rs[k].unwrap_or(if single { 1 } else { lanes });
                     let len = if single { 1 } else { active };
                     let size = o.dtype.size();
                     acc.push(read(
@@ -358,7 +415,7 @@ impl<'p> Walker<'p, '_> {
                         k + 1,
                         Pattern {
                             start: o.addr,
-                            count: v.repeat,
+                            count: z.repeat,
                             len: len * size,
                             stride: rs * size,
                         },
@@ -366,7 +423,7 @@ impl<'p> Walker<'p, '_> {
                     operands.push(o);
                 }
                 let reduce = matches!(v.op, VecOp::Reduce { .. });
-                let rs = v.dst_rs.unwrap_or(if reduce { 1 } else { lanes });
+                let rs = z.dst_rs.unwrap_or(if reduce { 1 } else { lanes });
                 let len = if reduce { 1 } else { active };
                 let size = dst.dtype.size();
                 acc.push(write(
@@ -374,25 +431,30 @@ impl<'p> Walker<'p, '_> {
                     0,
                     Pattern {
                         start: dst.addr,
-                        count: v.repeat,
+                        count: z.repeat,
                         len: len * size,
                         stride: rs * size,
                     },
                 ));
-                (
-                    Pipe::V,
-                    operands,
-                    acc,
-                    Cost::Fixed(m.vector.startup + v.repeat as f64),
-                )
+                let cost = Cost::Fixed(m.vector.startup + z.repeat as f64);
+                (Pipe::V, operands, acc, cost, Exec::Vector(v, z))
             }
-            Op::SetFlag(f) => (f.src, vec![], vec![], Cost::Fixed(flag_cycles)),
-            Op::WaitFlag(f) => (f.dst, vec![], vec![], Cost::Wait),
-            Op::Barrier(BarrierScope::Pipe(p)) => (*p, vec![], vec![], Cost::Fixed(flag_cycles)),
-            Op::Barrier(BarrierScope::All) => (Pipe::S, vec![], vec![], Cost::BarrierAll),
-            Op::SyncAll => (Pipe::S, vec![], vec![], Cost::SyncAll),
+            Op::SetFlag(f) => (
+                f.src,
+                vec![],
+                vec![],
+                Cost::Fixed(flag_cycles),
+                Exec::Control,
+            ),
+            Op::WaitFlag(f) => (f.dst, vec![], vec![], Cost::Wait, Exec::Control),
+            Op::Barrier(BarrierScope::Pipe(p)) => {
+                (*p, vec![], vec![], Cost::Fixed(flag_cycles), Exec::Control)
+            }
+            Op::Barrier(BarrierScope::All) => {
+                (Pipe::S, vec![], vec![], Cost::BarrierAll, Exec::Control)
+            }
+            Op::SyncAll => (Pipe::S, vec![], vec![], Cost::SyncAll, Exec::Control),
         };
-        let init = matches!(&i.op, Op::Mmad(op) if self.eval(&op.init) != 0);
         let flag = match &i.op {
             Op::SetFlag(f) | Op::WaitFlag(f) => Some(FlagKey {
                 src: f.src,
@@ -409,10 +471,55 @@ impl<'p> Walker<'p, '_> {
             accesses,
             scalar_cost,
             cost,
-            init,
+            exec,
         };
         self.check_accesses(&inst)?;
         Ok(inst)
+    }
+
+    /// One size, stride, repeat or mask of this execution: a value in `0..=MAX_SIZE`.
+    fn size(&self, i: &Instr, name: &str, e: &Expr) -> Result<u64, Diagnostic> {
+        let v = self.eval(e);
+        u64::try_from(v)
+            .ok()
+            .filter(|v| *v <= MAX_SIZE)
+            .ok_or_else(|| {
+                Diagnostic::new(
+                    Code::BadValue,
+                    i.span,
+                    format!(
+                        "`{name}` evaluates to {v} on core {}{}, outside 0..=2^32",
+                        self.core,
+                        self.where_()
+                    ),
+                )
+            })
+    }
+
+    /// E0012 at the instruction unless `ok`, saying where it executes.
+    fn check(&self, i: &Instr, ok: bool, why: impl FnOnce() -> String) -> Result<(), Diagnostic> {
+        if ok {
+            return Ok(());
+        }
+        let at = format!(" (core {}{})", self.core, self.where_());
+        Err(Diagnostic::new(Code::BadValue, i.span, why() + &at))
+    }
+
+    /// ` at i = 3, j = 0`: the values of the enclosing loops' variables, if any.
+    fn where_(&self) -> String {
+        let vals: Vec<String> = (self.active.iter())
+            .map(|v| {
+                format!(
+                    "{} = {}",
+                    self.p.vars[v.0 as usize], self.vars[v.0 as usize]
+                )
+            })
+            .collect();
+        if vals.is_empty() {
+            String::new()
+        } else {
+            format!(" at {}", vals.join(", "))
+        }
     }
 
     fn path(&self, src: &MemRef, dst: &MemRef) -> usize {

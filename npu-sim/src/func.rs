@@ -3,7 +3,7 @@
 //! multiplies f16/bf16 in f32 (accumulating in f32) and i8 in i32.
 
 use crate::elem;
-use crate::expand::{Inst, Operand};
+use crate::expand::{Exec, Inst, Operand};
 use crate::layout::lanes;
 use crate::machine::Machine;
 use crate::memory::Memory;
@@ -11,24 +11,24 @@ use crate::program::*;
 
 /// Executes one instruction of `core` on memory. Bounds were checked at expansion.
 pub fn execute(mem: &mut Memory, core: u32, inst: &Inst, p: &Program, m: &Machine) {
-    match &inst.instr.op {
-        Op::Dma(d) => dma(mem, core, d, &inst.operands[0], &inst.operands[1]),
-        Op::Im2col(op) => im2col(mem, core, op, &inst.operands[0], &inst.operands[1]),
-        Op::Mmad(op) => mmad(mem, core, op, inst.init, &inst.operands),
-        Op::Vector(v) => vector(mem, core, v, &inst.operands, lanes(p, m, v)),
-        Op::SetFlag(_) | Op::WaitFlag(_) | Op::Barrier(_) | Op::SyncAll => {}
+    match &inst.exec {
+        Exec::Dma(d, z) => dma(mem, core, d, z, &inst.operands[0], &inst.operands[1]),
+        Exec::Im2col(_, z) => im2col(mem, core, z, &inst.operands[0], &inst.operands[1]),
+        Exec::Mmad(_, z, init) => mmad(mem, core, z, *init, &inst.operands),
+        Exec::Vector(v, z) => vector(mem, core, v, z, &inst.operands, lanes(p, m, v)),
+        Exec::Control => {}
     }
 }
 
-fn dma(mem: &mut Memory, core: u32, d: &Dma, dst: &Operand, src: &Operand) {
+fn dma(mem: &mut Memory, core: u32, d: &Dma, z: &DmaSizes<u64>, dst: &Operand, src: &Operand) {
     let (ss, ds) = (src.dtype.size(), dst.dtype.size());
-    let mut data = Vec::with_capacity((d.count * d.len * ss) as usize);
-    for i in 0..d.count {
+    let mut data = Vec::with_capacity((z.count * z.len * ss) as usize);
+    for i in 0..z.count {
         data.extend_from_slice(mem.read(
             core,
             src.space,
-            src.addr + i * d.src_stride * ss,
-            d.len * ss,
+            src.addr + i * z.src_stride * ss,
+            z.len * ss,
         ));
     }
     if src.dtype != dst.dtype || d.relu {
@@ -40,7 +40,7 @@ fn dma(mem: &mut Memory, core: u32, d: &Dma, dst: &Operand, src: &Operand) {
         elem::store(dst.dtype, &vals, &mut data);
     }
     if d.transpose {
-        let (rows, cols, e) = (d.count as usize, d.len as usize, ds as usize);
+        let (rows, cols, e) = (z.count as usize, z.len as usize, ds as usize);
         let mut t = vec![0; data.len()];
         for r in 0..rows {
             for c in 0..cols {
@@ -50,9 +50,9 @@ fn dma(mem: &mut Memory, core: u32, d: &Dma, dst: &Operand, src: &Operand) {
         mem.write(core, dst.space, dst.addr, &t);
         return;
     }
-    let burst = (d.len * ds) as usize;
+    let burst = (z.len * ds) as usize;
     for (i, chunk) in data.chunks_exact(burst).enumerate() {
-        let at = dst.addr + i as u64 * d.dst_stride * ds;
+        let at = dst.addr + i as u64 * z.dst_stride * ds;
         if d.atomic {
             let old = elem::load(dst.dtype, mem.read(core, dst.space, at, burst as u64));
             let sum: Vec<f64> = (old.iter().zip(elem::load(dst.dtype, chunk)))
@@ -67,7 +67,7 @@ fn dma(mem: &mut Memory, core: u32, d: &Dma, dst: &Operand, src: &Operand) {
     }
 }
 
-fn im2col(mem: &mut Memory, core: u32, op: &Im2col, dst: &Operand, src: &Operand) {
+fn im2col(mem: &mut Memory, core: u32, op: &Im2colSizes<u64>, dst: &Operand, src: &Operand) {
     let e = src.dtype.size() as usize;
     let img = mem
         .read(core, src.space, src.addr, op.h * op.w * op.c * e as u64)
@@ -116,7 +116,7 @@ pub fn matmul_acc<T: Copy + std::ops::Mul<Output = T> + std::ops::AddAssign>(
     }
 }
 
-fn mmad(mem: &mut Memory, core: u32, op: &Mmad, init: bool, ops: &[Operand]) {
+fn mmad(mem: &mut Memory, core: u32, op: &MmadSizes<u64>, init: bool, ops: &[Operand]) {
     let (c, a, b) = (&ops[0], &ops[1], &ops[2]);
     let (mm, k, n) = (op.m as usize, op.k as usize, op.n as usize);
     let a_bytes = mem.read(core, a.space, a.addr, op.m * op.k * a.dtype.size());
@@ -213,19 +213,26 @@ pub fn reduce(op: ReduceOp, xs: &[f64]) -> f64 {
     }
 }
 
-fn vector(mem: &mut Memory, core: u32, v: &Vector, ops: &[Operand], lanes: u64) {
-    let active = v.mask.unwrap_or(lanes);
+fn vector(
+    mem: &mut Memory,
+    core: u32,
+    v: &Vector,
+    z: &VectorSizes<u64>,
+    ops: &[Operand],
+    lanes: u64,
+) {
+    let active = z.mask.unwrap_or(lanes);
     let dst = &ops[0];
     let bcast = matches!(v.op, VecOp::Bcast { .. });
     let reduce_op = matches!(v.op, VecOp::Reduce { .. });
-    let dst_rs = v.dst_rs.unwrap_or(if reduce_op { 1 } else { lanes });
+    let dst_rs = z.dst_rs.unwrap_or(if reduce_op { 1 } else { lanes });
     let mut out_bytes = vec![0u8; (active * dst.dtype.size()) as usize];
-    for r in 0..v.repeat {
+    for r in 0..z.repeat {
         let srcs: Vec<Vec<f64>> = ops[1..]
             .iter()
             .enumerate()
             .map(|(k, o)| {
-                let rs = v.src_rs[k].unwrap_or(if bcast { 1 } else { lanes });
+                let rs = z.src_rs[k].unwrap_or(if bcast { 1 } else { lanes });
                 let n = if bcast { 1 } else { active };
                 elem::load(
                     o.dtype,

@@ -134,32 +134,12 @@ fn check_instr(p: &Program, m: &Machine, i: &Instr) -> Result<(), Diagnostic> {
                 }
             }
         }
-        Op::Vector(v) => {
-            if v.repeat > m.vector.max_repeat {
-                return Err(Diagnostic::new(
-                    Code::BadValue,
-                    i.span,
-                    format!(
-                        "repeat={} exceeds the machine's {} repeats per instruction",
-                        v.repeat, m.vector.max_repeat
-                    ),
-                ));
-            }
-            let lanes = lanes(p, m, v);
-            if let Some(mask) = v.mask.filter(|&k| k > lanes) {
-                return Err(Diagnostic::new(
-                    Code::BadValue,
-                    i.span,
-                    format!("mask={mask} exceeds the {lanes} lanes of this instruction"),
-                ));
-            }
-        }
         Op::SetFlag(f) | Op::WaitFlag(f) => {
             if let Expr::Const(id) = f.id {
                 check_flag_id(id, m, i.span)?;
             }
         }
-        Op::Barrier(_) | Op::SyncAll => {}
+        Op::Vector(_) | Op::Barrier(_) | Op::SyncAll => {}
     }
     Ok(())
 }

@@ -56,14 +56,15 @@ pub fn mutants(p: &Program) -> Vec<(Kind, Program)> {
                 out.extend(retarget(p, f).map(|m| (Kind::RetargetFlag, m)));
             }
             Op::Barrier(_) => out.push((Kind::DropBarrier, delete_at(p, path))),
-            Op::Dma(d) if d.count > 1 => {
+            Op::Dma(d) if d.sizes.count != Expr::Const(1) => {
                 for side in [Side::Src, Side::Dst] {
                     let mut m = p.clone();
                     if let Op::Dma(d) = &mut instr_at_mut(&mut m.body, path).op {
-                        match side {
-                            Side::Src => d.src_stride += 1,
-                            Side::Dst => d.dst_stride += 1,
-                        }
+                        let stride = match side {
+                            Side::Src => &mut d.sizes.src_stride,
+                            Side::Dst => &mut d.sizes.dst_stride,
+                        };
+                        *stride = Expr::Add(Box::new(stride.clone()), Box::new(Expr::Const(1)));
                     }
                     out.push((Kind::StrideOffByOne, m));
                 }
@@ -258,18 +259,11 @@ fn no_core(e: &Expr) -> Option<Expr> {
 
 /// `e` with `f` applied to its first operand it changes.
 fn rebuild(e: &Expr, f: fn(&Expr) -> Option<Expr>) -> Option<Expr> {
-    let b = |x: &Expr| f(x).map(Box::new);
-    match e {
-        Expr::Const(_) | Expr::Var(_) | Expr::Core | Expr::Cores => None,
-        Expr::Add(x, y) => (b(x).map(|x| Expr::Add(x, y.clone())))
-            .or_else(|| b(y).map(|y| Expr::Add(x.clone(), y))),
-        Expr::Sub(x, y) => (b(x).map(|x| Expr::Sub(x, y.clone())))
-            .or_else(|| b(y).map(|y| Expr::Sub(x.clone(), y))),
-        Expr::Eq(x, y) => {
-            (b(x).map(|x| Expr::Eq(x, y.clone()))).or_else(|| b(y).map(|y| Expr::Eq(x.clone(), y)))
-        }
-        Expr::Mul(c, x) => b(x).map(|x| Expr::Mul(*c, x)),
-        Expr::Div(x, c) => b(x).map(|x| Expr::Div(x, *c)),
-        Expr::Mod(x, c) => b(x).map(|x| Expr::Mod(x, *c)),
-    }
+    let children = e.children();
+    children.iter().enumerate().find_map(|(k, x)| {
+        let new = f(x)?;
+        let mut all: Vec<Expr> = children.iter().map(|c| (*c).clone()).collect();
+        all[k] = new;
+        Some(e.with_children(all))
+    })
 }

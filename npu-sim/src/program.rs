@@ -237,7 +237,8 @@ pub struct MemRef {
     pub span: Span,
 }
 
-/// A quasi-affine integer expression over loop variables and the core index.
+/// An integer expression over loop variables and the core index: quasi-affine terms, `min`,
+/// `max`, comparisons and `select`, so that the size of a partial tile is an expression.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
     /// A constant.
@@ -258,28 +259,70 @@ pub enum Expr {
     Div(Box<Expr>, i64),
     /// Non-negative remainder by a positive constant.
     Mod(Box<Expr>, i64),
-    /// 1 if both sides are equal, else 0 (for trip counts and `init=`).
-    Eq(Box<Expr>, Box<Expr>),
+    /// The smaller of two.
+    Min(Box<Expr>, Box<Expr>),
+    /// The larger of two.
+    Max(Box<Expr>, Box<Expr>),
+    /// 1 if the comparison holds, else 0.
+    Cmp(CmpOp, Box<Expr>, Box<Expr>),
+    /// `select(c, a, b)`: `a` where `c` is non-zero, else `b`.
+    Select(Box<Expr>, Box<Expr>, Box<Expr>),
 }
 
 impl Expr {
     /// Evaluates with the given variable values, core index and core count.
     pub fn eval(&self, vars: &[i64], core: i64, cores: i64) -> i64 {
+        let ev = |e: &Expr| e.eval(vars, core, cores);
         match self {
             Expr::Const(c) => *c,
             Expr::Var(v) => vars[v.0 as usize],
             Expr::Core => core,
             Expr::Cores => cores,
-            Expr::Add(a, b) => a
-                .eval(vars, core, cores)
-                .wrapping_add(b.eval(vars, core, cores)),
-            Expr::Sub(a, b) => a
-                .eval(vars, core, cores)
-                .wrapping_sub(b.eval(vars, core, cores)),
-            Expr::Mul(c, e) => c.wrapping_mul(e.eval(vars, core, cores)),
-            Expr::Div(e, c) => e.eval(vars, core, cores).div_euclid(*c),
-            Expr::Mod(e, c) => e.eval(vars, core, cores).rem_euclid(*c),
-            Expr::Eq(a, b) => (a.eval(vars, core, cores) == b.eval(vars, core, cores)) as i64,
+            Expr::Add(a, b) => ev(a).wrapping_add(ev(b)),
+            Expr::Sub(a, b) => ev(a).wrapping_sub(ev(b)),
+            Expr::Mul(c, e) => c.wrapping_mul(ev(e)),
+            Expr::Div(e, c) => ev(e).div_euclid(*c),
+            Expr::Mod(e, c) => ev(e).rem_euclid(*c),
+            Expr::Min(a, b) => ev(a).min(ev(b)),
+            Expr::Max(a, b) => ev(a).max(ev(b)),
+            Expr::Cmp(op, a, b) => op.holds(ev(a), ev(b)) as i64,
+            Expr::Select(c, a, b) => {
+                if ev(c) != 0 {
+                    ev(a)
+                } else {
+                    ev(b)
+                }
+            }
+        }
+    }
+    /// The direct subexpressions, left to right.
+    pub fn children(&self) -> Vec<&Expr> {
+        match self {
+            Expr::Const(_) | Expr::Var(_) | Expr::Core | Expr::Cores => vec![],
+            Expr::Mul(_, a) | Expr::Div(a, _) | Expr::Mod(a, _) => vec![a],
+            Expr::Add(a, b)
+            | Expr::Sub(a, b)
+            | Expr::Min(a, b)
+            | Expr::Max(a, b)
+            | Expr::Cmp(_, a, b) => vec![a, b],
+            Expr::Select(c, a, b) => vec![c, a, b],
+        }
+    }
+    /// The same operation over new subexpressions (as many as [`Expr::children`] gives).
+    pub fn with_children(&self, children: Vec<Expr>) -> Expr {
+        let mut it = children.into_iter().map(Box::new);
+        let mut next = || it.next().expect("one child per subexpression");
+        match self {
+            Expr::Const(_) | Expr::Var(_) | Expr::Core | Expr::Cores => self.clone(),
+            Expr::Mul(c, _) => Expr::Mul(*c, next()),
+            Expr::Div(_, c) => Expr::Div(next(), *c),
+            Expr::Mod(_, c) => Expr::Mod(next(), *c),
+            Expr::Add(..) => Expr::Add(next(), next()),
+            Expr::Sub(..) => Expr::Sub(next(), next()),
+            Expr::Min(..) => Expr::Min(next(), next()),
+            Expr::Max(..) => Expr::Max(next(), next()),
+            Expr::Cmp(op, ..) => Expr::Cmp(*op, next(), next()),
+            Expr::Select(..) => Expr::Select(next(), next(), next()),
         }
     }
 }
@@ -306,8 +349,8 @@ pub struct Loop {
 pub enum Stmt {
     /// A loop.
     Loop(Loop),
-    /// An instruction.
-    Instr(Instr),
+    /// An instruction (boxed: instructions are much larger than loops).
+    Instr(Box<Instr>),
 }
 
 /// An instruction with its source position.
@@ -317,6 +360,27 @@ pub struct Instr {
     pub op: Op,
     /// Where it is written.
     pub span: Span,
+    /// What it was built from, if a compiler said so.
+    pub origin: Origin,
+}
+
+/// What a built instruction comes from (a note such as the kernel statement it implements),
+/// shown in diagnostics and in the trace. Metadata, like [`Span`]: it never takes part in
+/// equality, and the printer writes it as a comment, which the parser skips.
+#[derive(Clone, Debug, Default)]
+pub struct Origin(pub Option<std::sync::Arc<str>>);
+
+impl PartialEq for Origin {
+    fn eq(&self, _: &Origin) -> bool {
+        true
+    }
+}
+
+impl Origin {
+    /// The note, if any.
+    pub fn note(&self) -> Option<&str> {
+        self.0.as_deref()
+    }
 }
 
 /// The operation of an instruction.
@@ -370,20 +434,43 @@ pub struct Dma {
     pub dst: MemRef,
     /// Source.
     pub src: MemRef,
-    /// Number of bursts.
-    pub count: u64,
-    /// Elements per burst.
-    pub len: u64,
-    /// Source distance between burst starts, in elements.
-    pub src_stride: u64,
-    /// Destination distance between burst starts, in elements.
-    pub dst_stride: u64,
+    /// Burst count, length and strides.
+    pub sizes: DmaSizes<Expr>,
     /// Write the block transposed.
     pub transpose: bool,
     /// Apply ReLU on the way.
     pub relu: bool,
     /// Add into the destination (GM) instead of writing it.
     pub atomic: bool,
+}
+
+/// The sizes of a `dma`, in elements: expressions in a program (`N = Expr`), numbers once an
+/// instance executes (`N = u64`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DmaSizes<N> {
+    /// Number of bursts.
+    pub count: N,
+    /// Elements per burst.
+    pub len: N,
+    /// Source distance between burst starts.
+    pub src_stride: N,
+    /// Destination distance between burst starts.
+    pub dst_stride: N,
+}
+
+impl DmaSizes<Expr> {
+    /// The sizes of one execution, each through `f` (which names the option it evaluates).
+    pub fn eval<E>(
+        &self,
+        mut f: impl FnMut(&'static str, &Expr) -> Result<u64, E>,
+    ) -> Result<DmaSizes<u64>, E> {
+        Ok(DmaSizes {
+            count: f("count", &self.count)?,
+            len: f("len", &self.len)?,
+            src_stride: f("src_stride", &self.src_stride)?,
+            dst_stride: f("dst_stride", &self.dst_stride)?,
+        })
+    }
 }
 
 /// `im2col DST, SRC`: from an `h x w x c` feature map (HWC) write the matrix with one row per
@@ -394,23 +481,48 @@ pub struct Im2col {
     pub dst: MemRef,
     /// Source feature map (L1).
     pub src: MemRef,
-    /// Height.
-    pub h: u64,
-    /// Width.
-    pub w: u64,
-    /// Channels.
-    pub c: u64,
-    /// Kernel height.
-    pub kh: u64,
-    /// Kernel width.
-    pub kw: u64,
-    /// Stride in both directions.
-    pub stride: u64,
-    /// Zero padding on every side.
-    pub pad: u64,
+    /// Image, kernel, stride and padding.
+    pub sizes: Im2colSizes<Expr>,
 }
 
-impl Im2col {
+/// The sizes of an `im2col`: expressions in a program, numbers once an instance executes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Im2colSizes<N> {
+    /// Height.
+    pub h: N,
+    /// Width.
+    pub w: N,
+    /// Channels.
+    pub c: N,
+    /// Kernel height.
+    pub kh: N,
+    /// Kernel width.
+    pub kw: N,
+    /// Stride in both directions.
+    pub stride: N,
+    /// Zero padding on every side.
+    pub pad: N,
+}
+
+impl Im2colSizes<Expr> {
+    /// The sizes of one execution, each through `f` (which names the option it evaluates).
+    pub fn eval<E>(
+        &self,
+        mut f: impl FnMut(&'static str, &Expr) -> Result<u64, E>,
+    ) -> Result<Im2colSizes<u64>, E> {
+        Ok(Im2colSizes {
+            h: f("h", &self.h)?,
+            w: f("w", &self.w)?,
+            c: f("c", &self.c)?,
+            kh: f("kh", &self.kh)?,
+            kw: f("kw", &self.kw)?,
+            stride: f("stride", &self.stride)?,
+            pad: f("pad", &self.pad)?,
+        })
+    }
+}
+
+impl Im2colSizes<u64> {
     /// Output height and width.
     pub fn out_hw(&self) -> (u64, u64) {
         let oh = (self.h + 2 * self.pad).saturating_sub(self.kh) / self.stride + 1;
@@ -429,15 +541,36 @@ pub struct Mmad {
     pub a: MemRef,
     /// Right input.
     pub b: MemRef,
-    /// Rows of A and C.
-    pub m: u64,
-    /// Columns of A, rows of B.
-    pub k: u64,
-    /// Columns of B and C.
-    pub n: u64,
+    /// `m`, `k` and `n`.
+    pub sizes: MmadSizes<Expr>,
     /// Overwrite rather than accumulate where this evaluates to non-zero (`init` alone is
     /// `init=1`; absent is `init=0`).
     pub init: Expr,
+}
+
+/// The sizes of an `mmad`: expressions in a program, numbers once an instance executes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MmadSizes<N> {
+    /// Rows of A and C.
+    pub m: N,
+    /// Columns of A, rows of B.
+    pub k: N,
+    /// Columns of B and C.
+    pub n: N,
+}
+
+impl MmadSizes<Expr> {
+    /// The sizes of one execution, each through `f` (which names the option it evaluates).
+    pub fn eval<E>(
+        &self,
+        mut f: impl FnMut(&'static str, &Expr) -> Result<u64, E>,
+    ) -> Result<MmadSizes<u64>, E> {
+        Ok(MmadSizes {
+            m: f("m", &self.m)?,
+            k: f("k", &self.k)?,
+            n: f("n", &self.n)?,
+        })
+    }
 }
 
 /// Flag operands: the setting pipe, the waiting pipe and the flag id (an expression, so that
@@ -488,15 +621,54 @@ pub struct Vector {
     pub op: VecOp,
     /// Destination.
     pub dst: MemRef,
+    /// Repeats, mask and repeat strides.
+    pub sizes: VectorSizes<Expr>,
+}
+
+/// The sizes of a vector instruction: expressions in a program, numbers once an instance
+/// executes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VectorSizes<N> {
     /// Repeats (1..=max_repeat).
-    pub repeat: u64,
+    pub repeat: N,
     /// Active lanes (all when absent).
-    pub mask: Option<u64>,
+    pub mask: Option<N>,
     /// Destination repeat stride in elements (lanes, or 1 for reductions, when absent).
-    pub dst_rs: Option<u64>,
+    pub dst_rs: Option<N>,
     /// Source repeat strides in elements, one per source (lanes, or 1 for `vbcast`, when
     /// absent).
-    pub src_rs: [Option<u64>; 3],
+    pub src_rs: [Option<N>; 3],
+}
+
+impl VectorSizes<Expr> {
+    /// Full repeats with every lane active and the default strides.
+    pub fn repeats(repeat: impl Into<Expr>) -> VectorSizes<Expr> {
+        VectorSizes {
+            repeat: repeat.into(),
+            mask: None,
+            dst_rs: None,
+            src_rs: [None, None, None],
+        }
+    }
+    /// The sizes of one execution, each through `f` (which names the option it evaluates).
+    pub fn eval<E>(
+        &self,
+        mut f: impl FnMut(&'static str, &Expr) -> Result<u64, E>,
+    ) -> Result<VectorSizes<u64>, E> {
+        let repeat = f("repeat", &self.repeat)?;
+        let mut opt = |name, e: &Option<Expr>| e.as_ref().map(|e| f(name, e)).transpose();
+        let [s0, s1, s2] = &self.src_rs;
+        Ok(VectorSizes {
+            repeat,
+            mask: opt("mask", &self.mask)?,
+            dst_rs: opt("dst_rs", &self.dst_rs)?,
+            src_rs: [
+                opt("src0_rs", s0)?,
+                opt("src1_rs", s1)?,
+                opt("src2_rs", s2)?,
+            ],
+        })
+    }
 }
 
 keywords! {
@@ -520,6 +692,31 @@ keywords! {
     CmpOp { /** < */ Lt = "lt", /** <= */ Le = "le", /** > */ Gt = "gt", /** >= */ Ge = "ge",
         /** == */ Eq = "eq", /** != */ Ne = "ne" }
 }
+impl CmpOp {
+    /// Whether `a OP b`.
+    pub fn holds<T: PartialOrd>(self, a: T, b: T) -> bool {
+        match self {
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+            CmpOp::Gt => a > b,
+            CmpOp::Ge => a >= b,
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+        }
+    }
+    /// The operator as written in an expression.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+        }
+    }
+}
+
 keywords! {
     /// Reductions of the active lanes of a repeat (`vreduce.OP`).
     ReduceOp { /** sum */ Sum = "sum", /** maximum */ Max = "max", /** minimum */ Min = "min" }

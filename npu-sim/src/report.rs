@@ -1,7 +1,7 @@
 //! The figures of a run: cycles, pipe utilisation, bytes per path, buffer occupancy, work done,
 //! and the roofline bounds with the achieved fraction.
 
-use crate::expand::{Cost, Inst};
+use crate::expand::{Cost, Exec, Inst};
 use crate::layout::Layout;
 use crate::machine::{Machine, Mem};
 use crate::program::*;
@@ -119,15 +119,15 @@ impl Report {
                     path_bytes[path].1 += 1;
                     core_bytes[path] += bytes;
                 }
-                match &inst.instr.op {
-                    Op::Mmad(op) if inst.operands[1].dtype == DType::I8 => {
-                        macs8 += op.m * op.k * op.n
+                match &inst.exec {
+                    Exec::Mmad(_, z, _) if inst.operands[1].dtype == DType::I8 => {
+                        macs8 += z.m * z.k * z.n
                     }
-                    Op::Mmad(op) => macs16 += op.m * op.k * op.n,
-                    Op::Vector(v) => {
-                        vector_repeats += v.repeat;
+                    Exec::Mmad(_, z, _) => macs16 += z.m * z.k * z.n,
+                    Exec::Vector(v, z) => {
+                        vector_repeats += z.repeat;
                         let lanes = crate::layout::lanes(p, m, v);
-                        vector_ops += v.repeat * v.mask.unwrap_or(lanes);
+                        vector_ops += z.repeat * z.mask.unwrap_or(lanes);
                     }
                     _ => {}
                 }

@@ -66,6 +66,40 @@ pub fn run_timed<'p>(
     seed: u64,
     semantics: Semantics,
 ) -> Result<Run<'p>, Box<Stopped<'p>>> {
+    run_checked(p, m, inputs, seed, semantics).map_err(|mut stopped| {
+        stopped.diagnostic = with_origins(p, stopped.diagnostic);
+        stopped
+    })
+}
+
+/// Adds, for every instruction the diagnostic points into, the origin the compiler gave it.
+fn with_origins(p: &Program, mut d: Diagnostic) -> Diagnostic {
+    let spans: Vec<Span> = d
+        .span
+        .into_iter()
+        .chain(d.related.iter().map(|r| r.0))
+        .collect();
+    let mut notes = vec![];
+    p.for_each_instr(&mut |i| {
+        let at = |s: &Span| i.span.start <= s.start && s.end <= i.span.end;
+        if let Some(note) = i.origin.note().filter(|_| spans.iter().any(at)) {
+            let line = format!("`{}` comes from: {note}", i.op.mnemonic());
+            if !notes.contains(&line) {
+                notes.push(line);
+            }
+        }
+    });
+    d.notes.extend(notes);
+    d
+}
+
+fn run_checked<'p>(
+    p: &'p Program,
+    m: &Machine,
+    inputs: &HashMap<String, TensorData>,
+    seed: u64,
+    semantics: Semantics,
+) -> Result<Run<'p>, Box<Stopped<'p>>> {
     let untimed = |diagnostic| {
         Box::new(Stopped {
             diagnostic,

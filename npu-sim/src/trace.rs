@@ -17,7 +17,8 @@ use serde_json::{json, Value};
 /// Cycles per microsecond of the trace format: one cycle shows as one nanosecond.
 const CYCLES_PER_US: f64 = 1000.0;
 
-/// The trace as JSON text. `source` gives line numbers (empty for built programs).
+/// The trace as JSON text. `source` gives line numbers (for a built program, its printed
+/// text); an instruction's origin, if it has one, is shown with it.
 pub fn chrome_trace(insts: &[Vec<Inst>], timeline: &Timeline, source: &str) -> String {
     let mut events = vec![];
     for (c, core) in insts.iter().enumerate() {
@@ -44,6 +45,10 @@ pub fn chrome_trace(insts: &[Vec<Inst>], timeline: &Timeline, source: &str) -> S
             };
             lanes[pipe][lane] = end;
             let line = line_of(source, inst.instr.span.start);
+            let mut args = json!({"line": line, "start_cycle": start, "end_cycle": end});
+            if let Some(note) = inst.instr.origin.note() {
+                args["origin"] = json!(note);
+            }
             events.push(json!({
                 "ph": "X",
                 "name": inst.instr.op.mnemonic(),
@@ -51,7 +56,7 @@ pub fn chrome_trace(insts: &[Vec<Inst>], timeline: &Timeline, source: &str) -> S
                 "tid": track(pipe, lane),
                 "ts": start / CYCLES_PER_US,
                 "dur": (end - start) / CYCLES_PER_US,
-                "args": {"line": line, "start_cycle": start, "end_cycle": end},
+                "args": args,
             }));
         }
         for pipe in Pipe::ALL {

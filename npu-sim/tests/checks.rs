@@ -99,3 +99,59 @@ fn atomic_adds_of_two_cores_after_a_sync_all_sum_their_rows() {
         err.render("unsynced.npu", &unsynced)
     );
 }
+
+/// A built program: `y = x` through UB in tiles of 48 with a partial last tile, each
+/// instruction noting the kernel statement it implements; `n` elements per core.
+fn built_copy(n: i64) -> npu_sim::Program {
+    use npu_sim::builder::Builder;
+    use npu_sim::program::*;
+    let mut b = Builder::new();
+    let x = b.tensor("x", DType::F32, &[100], Direction::In);
+    let y = b.tensor("y", DType::F32, &[100], Direction::Out);
+    let a = b.buffer("a", Tier::Ub, DType::F32, &[48]);
+    b.for_loop("t", 0.into(), 3.into(), 1, |b, t| {
+        let len = Expr::from(48).min(Expr::from(n) - t.clone() * 48);
+        b.origin(Some("S0: a[i] = x[i]"));
+        b.dma(
+            b.at(a, [0.into()]),
+            b.at(x, [t.clone() * 48]),
+            1,
+            len.clone(),
+        );
+        b.origin(None);
+        b.flag(true, Pipe::Mte2, Pipe::Mte3, 0);
+        b.flag(false, Pipe::Mte2, Pipe::Mte3, 0);
+        b.origin(Some("S1: y[i] = a[i]"));
+        b.dma(b.at(y, [t * 48]), b.at(a, [0.into()]), 1, len);
+        b.origin(None);
+        b.barrier(BarrierScope::All);
+    });
+    b.finish().unwrap()
+}
+
+#[test]
+fn a_built_instruction_names_its_origin_in_diagnostics_and_in_the_trace() {
+    let m = one_core_mini();
+    let p = built_copy(100);
+    let r = run(&p, &m, &Default::default(), 0).unwrap();
+    let x = npu_sim::run::random_inputs(&p, 0)[0].values();
+    assert_eq!(r.outputs[0].1.values(), x);
+    let text = npu_sim::print(&p);
+    let trace = npu_sim::trace::chrome_trace(&r.insts, &r.timeline, &text);
+    assert!(trace.contains(r#""origin":"S1: y[i] = a[i]""#), "{trace}");
+
+    // 150 elements: the last tile reads past the end of x, and the error names the statement
+    // and shows the line of the printed program.
+    let p = built_copy(150);
+    let err = run(&p, &m, &Default::default(), 0).unwrap_err();
+    assert_eq!(err.code, Code::GmBounds);
+    let shown = err.render("built.npu", &npu_sim::print(&p));
+    assert!(
+        shown.contains("`dma` comes from: S0: a[i] = x[i]"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("dma a[0], x[48*t], len=min(48, 150 - 48*t)"),
+        "{shown}"
+    );
+}

@@ -163,3 +163,25 @@ fn the_double_buffer_is_accepted_on_every_timing_and_its_broken_variant_rejected
         );
     }
 }
+
+#[test]
+fn partial_tiles_are_one_loop_with_expression_sizes_and_compute_2x_plus_1() {
+    let m = Machine::preset("ascend-like").unwrap();
+    let src = example("partial_tiles.npu");
+    let p = assemble(&src).unwrap();
+    let r = run(&p, &m, &HashMap::new(), 0)
+        .unwrap_or_else(|d| panic!("{}", d.render("partial_tiles.npu", &src)));
+    let x = npu_sim::run::random_inputs(&p, 0)[0].values();
+    // The reference: 2x is exact in f16, then 2x + 1 is rounded once to f16.
+    let want: Vec<f64> = (x.iter())
+        .map(|v| f64::from(half::f16::from_f64(2.0 * v + 1.0)))
+        .collect();
+    assert_eq!(r.outputs[0].1.values(), want);
+    // 4 tiles per core; the last one (240 elements) takes one full repeat and one masked.
+    assert_eq!(r.report.vector_ops, 8 * 2 * 1008);
+    let outcome = check_timing(&p, &m, &HashMap::new(), 0, Semantics::Strict, 20);
+    assert!(
+        matches!(outcome, Outcome::Agreed { accepted: None, .. }),
+        "{outcome}"
+    );
+}

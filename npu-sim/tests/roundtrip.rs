@@ -18,13 +18,25 @@ fn expr(rng: &mut ChaCha8Rng, scope: &[Expr], depth: u32) -> Expr {
         };
     }
     let sub = |rng: &mut ChaCha8Rng| Box::new(expr(rng, scope, depth - 1));
-    match rng.random_range(0..6) {
+    match rng.random_range(0..9) {
         0 => Expr::Add(sub(rng), sub(rng)),
         1 => Expr::Sub(sub(rng), sub(rng)),
         2 => Expr::Mul(rng.random_range(-5..6), sub(rng)),
         3 => Expr::Div(sub(rng), rng.random_range(1..9)),
         4 => Expr::Mod(sub(rng), rng.random_range(1..9)),
-        _ => Expr::Eq(sub(rng), sub(rng)),
+        5 => Expr::Min(sub(rng), sub(rng)),
+        6 => Expr::Max(sub(rng), sub(rng)),
+        7 => Expr::Select(sub(rng), sub(rng), sub(rng)),
+        _ => Expr::Cmp(CmpOp::ALL[rng.random_range(0..6)], sub(rng), sub(rng)),
+    }
+}
+
+/// A size: usually a constant in `range`, sometimes an expression.
+fn size(rng: &mut ChaCha8Rng, scope: &[Expr], range: std::ops::Range<i64>) -> Expr {
+    if rng.random_bool(0.7) {
+        Expr::Const(rng.random_range(range))
+    } else {
+        expr(rng, scope, 2)
     }
 }
 
@@ -40,34 +52,22 @@ struct Decls {
 
 fn instr(b: &mut Builder, rng: &mut ChaCha8Rng, d: &Decls, scope: &[Expr]) {
     let e = |rng: &mut ChaCha8Rng| expr(rng, scope, 3);
-    let opt = |rng: &mut ChaCha8Rng| rng.random_bool(0.5).then(|| rng.random_range(0..300u64));
+    let z = |rng: &mut ChaCha8Rng, range| size(rng, scope, range);
+    let opt = |rng: &mut ChaCha8Rng| rng.random_bool(0.5).then(|| size(rng, scope, 0..300));
+    if rng.random_bool(0.2) {
+        let note = format!("S{} [i, j]", rng.random_range(0..9));
+        b.origin(rng.random_bool(0.8).then_some(note.as_str()));
+    }
     match rng.random_range(0..7) {
         0 => {
             let (dst, src) = (b.at(d.ua, [e(rng), e(rng)]), b.at(d.x, [e(rng), e(rng)]));
-            let (count, len) = (rng.random_range(1..4), rng.random_range(1..64));
-            b.dma_strided(
-                dst,
-                src,
-                count,
-                len,
-                rng.random_range(1..99),
-                rng.random_range(1..99),
-            );
+            let (count, len) = (z(rng, 1..4), z(rng, 1..64));
+            b.push(Dma::new(dst, src, count, len).strides(z(rng, 1..99), z(rng, 1..99)));
         }
         1 => {
             let (dst, src) = (b.at(d.l0a, [e(rng)]), b.at(d.l1, [e(rng)]));
-            let (count, len) = (rng.random_range(1..4), rng.random_range(1..64));
-            b.push(Op::Dma(Dma {
-                dst,
-                src,
-                count,
-                len,
-                src_stride: len,
-                dst_stride: len,
-                transpose: true,
-                relu: false,
-                atomic: false,
-            }));
+            let (count, len) = (z(rng, 1..4), z(rng, 1..64));
+            b.push(Dma::new(dst, src, count, len).transposed());
         }
         2 => {
             let (c, a, bb) = (
@@ -76,17 +76,8 @@ fn instr(b: &mut Builder, rng: &mut ChaCha8Rng, d: &Decls, scope: &[Expr]) {
                 b.at(d.l0b, [e(rng)]),
             );
             let init = e(rng);
-            b.mmad(
-                c,
-                a,
-                bb,
-                (
-                    rng.random_range(1..64),
-                    rng.random_range(1..64),
-                    rng.random_range(1..64),
-                ),
-                init,
-            );
+            let mkn = (z(rng, 1..64), z(rng, 1..64), z(rng, 1..64));
+            b.mmad(c, a, bb, mkn, init);
         }
         3 => {
             let (dst, a, c) = (
@@ -128,18 +119,19 @@ fn instr(b: &mut Builder, rng: &mut ChaCha8Rng, d: &Decls, scope: &[Expr]) {
                 },
                 _ => VecOp::Bcast { a },
             };
-            let repeat = rng.random_range(1..255);
-            let mut v = Vector {
-                op,
-                dst,
-                repeat,
-                mask: opt(rng).map(|m| m + 1),
-                dst_rs: opt(rng),
-                src_rs: [opt(rng), opt(rng), opt(rng)],
-            };
-            let nsrc = v.op.sources().len();
-            v.src_rs.iter_mut().skip(nsrc).for_each(|r| *r = None);
-            b.push(Op::Vector(v));
+            let mut v = Vector::new(op, dst, z(rng, 1..255));
+            if let Some(mask) = opt(rng) {
+                v = v.mask(mask);
+            }
+            if let Some(rs) = opt(rng) {
+                v = v.dst_stride(rs);
+            }
+            for k in 0..v.op.sources().len() {
+                if let Some(rs) = opt(rng) {
+                    v = v.src_stride(k, rs);
+                }
+            }
+            b.push(v);
         }
         4 => {
             let pipes = Pipe::ALL;
@@ -162,17 +154,16 @@ fn instr(b: &mut Builder, rng: &mut ChaCha8Rng, d: &Decls, scope: &[Expr]) {
         },
         _ => {
             let (dst, src) = (b.at(d.l0a, [e(rng)]), b.at(d.l1, [e(rng)]));
-            b.push(Op::Im2col(Im2col {
-                dst,
-                src,
-                h: 5,
-                w: 6,
-                c: 3,
-                kh: 3,
-                kw: 2,
-                stride: rng.random_range(1..3),
-                pad: rng.random_range(0..2),
-            }));
+            let sizes = Im2colSizes {
+                h: z(rng, 1..9),
+                w: z(rng, 1..9),
+                c: z(rng, 1..9),
+                kh: z(rng, 1..4),
+                kw: z(rng, 1..4),
+                stride: z(rng, 1..3),
+                pad: z(rng, 0..2),
+            };
+            b.im2col(dst, src, sizes);
         }
     }
 }
@@ -226,7 +217,15 @@ proptest! {
         let text = print(&p);
         let q = assemble(&text).map_err(|d| TestCaseError::fail(d.render("printed.npu", &text)))?;
         prop_assert_eq!(&q, &p);
-        prop_assert_eq!(print(&q), text);
+        // Origins are comments: the parser skips them, the builder keeps them.
+        let uncommented: String = (text.lines())
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        prop_assert_eq!(print(&q), uncommented);
+        let mut origins = 0;
+        p.for_each_instr(&mut |i| origins += i.origin.note().is_some() as usize);
+        prop_assert_eq!(origins, text.lines().count() - print(&q).lines().count());
     }
 }
 

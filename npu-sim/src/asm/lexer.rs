@@ -68,7 +68,7 @@ pub fn lex(source: &str) -> Result<Vec<(Tok, Span)>, Diagnostic> {
         } else if c == b'.' && bytes.get(i + 1) == Some(&b'.') {
             i += 2;
             out.push((Tok::DotDot, Span::new(start, i)));
-        } else if b"[](){},:=@+-*/%".contains(&c) {
+        } else if b"[](){},:=@+-*/%<>!".contains(&c) {
             i += 1;
             out.push((Tok::Punct(c as char), Span::new(start, i)));
         } else {

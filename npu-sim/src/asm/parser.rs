@@ -248,7 +248,7 @@ impl Parser {
                 "declarations belong at the top level",
             ));
         }
-        self.instr().map(Stmt::Instr)
+        self.instr().map(|i| Stmt::Instr(Box::new(i)))
     }
 
     /// `loop VAR in LO..HI (step S)? { stmts }`
@@ -307,16 +307,61 @@ impl Parser {
         })
     }
 
-    /// `sum (== sum)?`
+    /// `sum (OP sum)?` with OP one of `== != < <= > >=`.
     fn expr(&mut self) -> PResult<Expr> {
         let lhs = self.sum()?;
-        if self.peek() == &Tok::Punct('=')
-            && self.toks.get(self.pos + 1).map(|t| &t.0) == Some(&Tok::Punct('='))
-        {
-            self.pos += 2;
-            return Ok(Expr::Eq(Box::new(lhs), Box::new(self.sum()?)));
+        let Some(op) = self.comparison() else {
+            return Ok(lhs);
+        };
+        Ok(Expr::Cmp(op, Box::new(lhs), Box::new(self.sum()?)))
+    }
+
+    /// Consumes a comparison operator (two adjacent characters for `==`, `!=`, `<=`, `>=`).
+    fn comparison(&mut self) -> Option<CmpOp> {
+        let first = match self.peek() {
+            Tok::Punct(c @ ('=' | '!' | '<' | '>')) => *c,
+            _ => return None,
+        };
+        let second = self.toks.get(self.pos + 1).and_then(|(t, s)| match t {
+            Tok::Punct('=') if s.start == self.span().end => Some(()),
+            _ => None,
+        });
+        let op = match (first, second) {
+            ('=', Some(())) => CmpOp::Eq,
+            ('!', Some(())) => CmpOp::Ne,
+            ('<', Some(())) => CmpOp::Le,
+            ('>', Some(())) => CmpOp::Ge,
+            ('<', None) => CmpOp::Lt,
+            ('>', None) => CmpOp::Gt,
+            _ => return None,
+        };
+        self.pos += 1 + second.is_some() as usize;
+        Some(op)
+    }
+
+    /// `min(a, b)`, `max(a, b)` or `select(c, a, b)`, with the name already read.
+    fn call(&mut self, name: &str) -> PResult<Expr> {
+        self.punct('(')?;
+        let mut args = vec![self.expr()?];
+        while self.eat(',') {
+            args.push(self.expr()?);
         }
-        Ok(lhs)
+        let close = self.punct(')')?;
+        let want = if name == "select" { 3 } else { 2 };
+        if args.len() != want {
+            return Err(Diagnostic::new(
+                Code::Operands,
+                close,
+                format!("`{name}` takes {want} arguments, found {}", args.len()),
+            ));
+        }
+        let mut args = args.into_iter().map(Box::new);
+        let mut next = || args.next().expect("counted");
+        Ok(match name {
+            "min" => Expr::Min(next(), next()),
+            "max" => Expr::Max(next(), next()),
+            _ => Expr::Select(next(), next(), next()),
+        })
     }
 
     fn sum(&mut self) -> PResult<Expr> {
@@ -399,6 +444,7 @@ impl Parser {
             Tok::Ident(name) => {
                 let span = self.bump().1;
                 match name.as_str() {
+                    "min" | "max" | "select" if self.peek() == &Tok::Punct('(') => self.call(&name),
                     "core" => Ok(Expr::Core),
                     "cores" => Ok(Expr::Cores),
                     _ => self
@@ -502,6 +548,7 @@ impl Parser {
         Ok(Instr {
             op,
             span: args.span,
+            origin: Origin::default(),
         })
     }
 
@@ -550,10 +597,12 @@ impl Parser {
                 let (dst, src) = (a.mref(0)?, a.mref(1)?);
                 let len = a.req("len")?;
                 let dma = Dma {
-                    count: a.int_or("count", 1)?,
-                    src_stride: a.int_or("src_stride", len)?,
-                    dst_stride: a.int_or("dst_stride", len)?,
-                    len,
+                    sizes: DmaSizes {
+                        count: a.expr_or("count", 1)?,
+                        src_stride: a.expr_or("src_stride", len.clone())?,
+                        dst_stride: a.expr_or("dst_stride", len.clone())?,
+                        len,
+                    },
                     transpose: a.flag("transpose")?,
                     relu: a.flag("relu")?,
                     atomic: a.flag("atomic")?,
@@ -568,13 +617,15 @@ impl Parser {
                 let op = Im2col {
                     dst: a.mref(0)?,
                     src: a.mref(1)?,
-                    h: a.req("h")?,
-                    w: a.req("w")?,
-                    c: a.req("c")?,
-                    kh: a.req("kh")?,
-                    kw: a.req("kw")?,
-                    stride: a.int_or("stride", 1)?,
-                    pad: a.int_or("pad", 0)?,
+                    sizes: Im2colSizes {
+                        h: a.req("h")?,
+                        w: a.req("w")?,
+                        c: a.req("c")?,
+                        kh: a.req("kh")?,
+                        kw: a.req("kw")?,
+                        stride: a.expr_or("stride", 1)?,
+                        pad: a.expr_or("pad", 0)?,
+                    },
                 };
                 check_im2col(prog, &op, a.span)?;
                 Op::Im2col(op)
@@ -585,9 +636,11 @@ impl Parser {
                     c: a.mref(0)?,
                     a: a.mref(1)?,
                     b: a.mref(2)?,
-                    m: a.req("m")?,
-                    k: a.req("k")?,
-                    n: a.req("n")?,
+                    sizes: MmadSizes {
+                        m: a.req("m")?,
+                        k: a.req("k")?,
+                        n: a.req("n")?,
+                    },
                     init: a.expr_flag("init"),
                 };
                 check_mmad(prog, &op)?;
@@ -690,32 +743,18 @@ impl Parser {
             return Err(unknown());
         };
         let nsrc = op.sources().len();
-        let mut src_rs = [None; 3];
+        let mut src_rs = [None, None, None];
         for (i, rs) in src_rs.iter_mut().enumerate().take(nsrc) {
-            *rs = a.opt_int(&format!("src{i}_rs"))?;
-        }
-        let repeat = a.int_or("repeat", 1)?;
-        if repeat == 0 {
-            return Err(Diagnostic::new(
-                Code::BadValue,
-                a.span,
-                "`repeat` must be at least 1",
-            ));
-        }
-        let mask = a.opt_int("mask")?;
-        if mask == Some(0) {
-            return Err(Diagnostic::new(
-                Code::BadValue,
-                a.span,
-                "`mask` must be at least 1",
-            ));
+            *rs = a.opt_expr(&format!("src{i}_rs"))?;
         }
         let v = Vector {
             dst: a.mref(0)?,
-            repeat,
-            mask,
-            dst_rs: a.opt_int("dst_rs")?,
-            src_rs,
+            sizes: VectorSizes {
+                repeat: a.expr_or("repeat", 1)?,
+                mask: a.opt_expr("mask")?,
+                dst_rs: a.opt_expr("dst_rs")?,
+                src_rs,
+            },
             op,
         };
         check_vector(&self.prog, &v, a.span)?;
@@ -790,27 +829,23 @@ impl Args {
         let (_, v, s) = self.opts.remove(i);
         Some((v, s))
     }
-    fn opt_int(&mut self, name: &str) -> PResult<Option<u64>> {
+    /// `name=EXPR` (its range is checked where an instance executes).
+    fn opt_expr(&mut self, name: &str) -> PResult<Option<Expr>> {
         match self.take(name) {
             None => Ok(None),
-            Some((Some(Expr::Const(v)), _)) if (0..=1 << 32).contains(&v) => Ok(Some(v as u64)),
-            Some((_, span)) => Err(Diagnostic::new(
+            Some((Some(e), _)) => Ok(Some(e)),
+            Some((None, span)) => Err(Diagnostic::new(
                 Code::BadValue,
                 span,
-                format!("`{name}` takes a constant integer in 0..=2^32"),
+                format!("`{name}` needs a value: `{name}=EXPR`"),
             )),
         }
     }
-    fn int_or(&mut self, name: &str, default: u64) -> PResult<u64> {
-        Ok(self.opt_int(name)?.unwrap_or(default))
+    fn expr_or(&mut self, name: &str, default: impl Into<Expr>) -> PResult<Expr> {
+        Ok(self.opt_expr(name)?.unwrap_or_else(|| default.into()))
     }
-    fn req(&mut self, name: &str) -> PResult<u64> {
-        match self.opt_int(name)? {
-            Some(0) => Err(Diagnostic::new(
-                Code::BadValue,
-                self.span,
-                format!("`{name}` must be positive"),
-            )),
+    fn req(&mut self, name: &str) -> PResult<Expr> {
+        match self.opt_expr(name)? {
             Some(v) => Ok(v),
             None => Err(Diagnostic::new(
                 Code::MissingOption,
@@ -913,13 +948,6 @@ fn check_dma(prog: &Program, d: &Dma, span: Span) -> PResult<()> {
             ),
         ));
     }
-    if d.count == 0 || d.len == 0 {
-        return Err(Diagnostic::new(
-            Code::BadValue,
-            span,
-            "`count` and `len` must be positive",
-        ));
-    }
     Ok(())
 }
 
@@ -941,13 +969,6 @@ fn check_im2col(prog: &Program, op: &Im2col, span: Span) -> PResult<()> {
             Code::DType,
             span,
             "`im2col` needs equal element types",
-        ));
-    }
-    if op.stride == 0 || op.kh > op.h + 2 * op.pad || op.kw > op.w + 2 * op.pad {
-        return Err(Diagnostic::new(
-            Code::BadValue,
-            span,
-            "the kernel does not fit the padded image",
         ));
     }
     Ok(())
@@ -1038,12 +1059,8 @@ mod tests {
         let Stmt::Loop(l) = &p.body[0] else { panic!() };
         assert_eq!(l.step, 2);
         assert_eq!(l.body.len(), 2);
-        let Stmt::Instr(Instr {
-            op: Op::Vector(v), ..
-        }) = &l.body[1]
-        else {
-            panic!()
-        };
+        let Stmt::Instr(i) = &l.body[1] else { panic!() };
+        let Op::Vector(v) = &i.op else { panic!() };
         assert!(matches!(v.op, VecOp::Scalar { value, .. } if value == -1.5));
     }
 
@@ -1052,14 +1069,34 @@ mod tests {
         let p = parse("buffer a : ub f16[64]\nloop i in 0..2 { vmov a[i*3 - (i+1)/2 % 5], a[0] }")
             .unwrap();
         let Stmt::Loop(l) = &p.body[0] else { panic!() };
-        let Stmt::Instr(Instr {
-            op: Op::Vector(v), ..
-        }) = &l.body[0]
-        else {
-            panic!()
-        };
+        let Stmt::Instr(i) = &l.body[0] else { panic!() };
+        let Op::Vector(v) = &i.op else { panic!() };
         assert_eq!(v.dst.index[0].eval(&[3], 0, 1), 9 - 2);
         assert!(matches!(&v.dst.index[0], Expr::Sub(a, _) if matches!(**a, Expr::Mul(3, _))));
+    }
+
+    #[test]
+    fn min_max_comparisons_and_select_evaluate() {
+        let p = parse(
+            "buffer a : ub f16[64]\nloop i in 0..2 { vmov a[0], a[0], \
+             repeat=select(i >= 1, min(i, 7), max(i - 5, 3)) + (i != 0) + (i < 1)*2 }",
+        )
+        .unwrap();
+        let Stmt::Loop(l) = &p.body[0] else { panic!() };
+        let Stmt::Instr(i) = &l.body[0] else { panic!() };
+        let Op::Vector(v) = &i.op else { panic!() };
+        let repeat = |i| v.sizes.repeat.eval(&[i], 0, 1);
+        // select(..) + (i != 0) + 2*(i < 1)
+        assert_eq!(repeat(0), 5); // 3 + 0 + 2
+        assert_eq!(repeat(1), 2); // 1 + 1 + 0
+        assert_eq!(repeat(9), 8); // 7 + 1 + 0
+        let q =
+            parse("buffer a : ub f16[64]\nvmov a[0], a[0], repeat=(1 <= 2) + (2 > 1) + (3 == 3)");
+        let Stmt::Instr(i) = &q.unwrap().body[0] else {
+            panic!()
+        };
+        let Op::Vector(v) = &i.op else { panic!() };
+        assert_eq!(v.sizes.repeat.eval(&[], 0, 1), 3);
     }
 
     #[test]

@@ -62,6 +62,9 @@ fn stmts(p: &Program, body: &[Stmt], depth: usize, out: &mut String) {
                 let _ = writeln!(out, "{pad}}}");
             }
             Stmt::Instr(i) => {
+                if let Some(note) = i.origin.note() {
+                    let _ = writeln!(out, "{pad}# {}", note.replace('\n', " "));
+                }
                 let _ = writeln!(out, "{pad}{}", instr(p, &i.op));
             }
         }
@@ -72,18 +75,22 @@ fn stmts(p: &Program, body: &[Stmt], depth: usize, out: &mut String) {
 pub fn instr(p: &Program, op: &Op) -> String {
     let r = |m: &MemRef| memref(p, m);
     let mut args: Vec<String> = vec![];
-    let opt = |name: &str, v: u64, default: u64, args: &mut Vec<String>| {
+    let e = |x: &Expr| expr(p, x);
+    // An option is printed unless it has the value the parser supplies when it is absent.
+    let opt = |name: &str, v: &Expr, default: &Expr, args: &mut Vec<String>| {
         if v != default {
-            args.push(format!("{name}={v}"));
+            args.push(format!("{name}={}", e(v)));
         }
     };
+    let (zero, one) = (Expr::Const(0), Expr::Const(1));
     match op {
         Op::Dma(d) => {
+            let z = &d.sizes;
             args.extend([r(&d.dst), r(&d.src)]);
-            opt("count", d.count, 1, &mut args);
-            args.push(format!("len={}", d.len));
-            opt("src_stride", d.src_stride, d.len, &mut args);
-            opt("dst_stride", d.dst_stride, d.len, &mut args);
+            opt("count", &z.count, &one, &mut args);
+            args.push(format!("len={}", e(&z.len)));
+            opt("src_stride", &z.src_stride, &z.len, &mut args);
+            opt("dst_stride", &z.dst_stride, &z.len, &mut args);
             flags(
                 &[
                     ("transpose", d.transpose),
@@ -94,50 +101,51 @@ pub fn instr(p: &Program, op: &Op) -> String {
             );
         }
         Op::Im2col(i) => {
+            let z = &i.sizes;
             args.extend([r(&i.dst), r(&i.src)]);
             for (name, v) in [
-                ("h", i.h),
-                ("w", i.w),
-                ("c", i.c),
-                ("kh", i.kh),
-                ("kw", i.kw),
+                ("h", &z.h),
+                ("w", &z.w),
+                ("c", &z.c),
+                ("kh", &z.kh),
+                ("kw", &z.kw),
             ] {
-                args.push(format!("{name}={v}"));
+                args.push(format!("{name}={}", e(v)));
             }
-            opt("stride", i.stride, 1, &mut args);
-            opt("pad", i.pad, 0, &mut args);
+            opt("stride", &z.stride, &one, &mut args);
+            opt("pad", &z.pad, &zero, &mut args);
         }
         Op::Mmad(m) => {
+            let z = &m.sizes;
             args.extend([r(&m.c), r(&m.a), r(&m.b)]);
-            args.extend([
-                format!("m={}", m.m),
-                format!("k={}", m.k),
-                format!("n={}", m.n),
-            ]);
+            args.extend(
+                [("m", &z.m), ("k", &z.k), ("n", &z.n)].map(|(n, v)| format!("{n}={}", e(v))),
+            );
             match &m.init {
                 Expr::Const(0) => {}
                 Expr::Const(1) => args.push("init".into()),
-                e => args.push(format!("init={}", expr(p, e))),
+                x => args.push(format!("init={}", e(x))),
             }
         }
         Op::Vector(v) => {
+            let z = &v.sizes;
             args.push(r(&v.dst));
             match &v.op {
                 VecOp::Scalar { a, value, .. } => args.extend([r(a), float(*value)]),
                 VecOp::Dup { value } => args.push(float(*value)),
                 op => args.extend(op.sources().into_iter().map(r)),
             }
-            opt("repeat", v.repeat, 1, &mut args);
+            opt("repeat", &z.repeat, &one, &mut args);
             let optional = [
-                ("mask", v.mask),
-                ("dst_rs", v.dst_rs),
-                ("src0_rs", v.src_rs[0]),
-                ("src1_rs", v.src_rs[1]),
-                ("src2_rs", v.src_rs[2]),
+                ("mask", &z.mask),
+                ("dst_rs", &z.dst_rs),
+                ("src0_rs", &z.src_rs[0]),
+                ("src1_rs", &z.src_rs[1]),
+                ("src2_rs", &z.src_rs[2]),
             ];
             for (name, value) in optional {
                 if let Some(value) = value {
-                    args.push(format!("{name}={value}"));
+                    args.push(format!("{name}={}", e(value)));
                 }
             }
         }
@@ -179,7 +187,14 @@ pub fn memref(p: &Program, m: &MemRef) -> String {
 /// An expression, parenthesised so that it parses back to the same tree.
 pub fn expr(p: &Program, e: &Expr) -> String {
     let atom = |e: &Expr| match e {
-        Expr::Const(_) | Expr::Var(_) | Expr::Core | Expr::Cores | Expr::Eq(..) => expr(p, e),
+        Expr::Const(_)
+        | Expr::Var(_)
+        | Expr::Core
+        | Expr::Cores
+        | Expr::Cmp(..)
+        | Expr::Min(..)
+        | Expr::Max(..)
+        | Expr::Select(..) => expr(p, e),
         _ => format!("({})", expr(p, e)),
     };
     let sum_operand = |e: &Expr| match e {
@@ -196,6 +211,11 @@ pub fn expr(p: &Program, e: &Expr) -> String {
         Expr::Mul(c, a) => format!("{c}*{}", atom(a)),
         Expr::Div(a, c) => format!("{}/{c}", atom(a)),
         Expr::Mod(a, c) => format!("{}%{c}", atom(a)),
-        Expr::Eq(a, b) => format!("({} == {})", expr(p, a), expr(p, b)),
+        Expr::Min(a, b) => format!("min({}, {})", expr(p, a), expr(p, b)),
+        Expr::Max(a, b) => format!("max({}, {})", expr(p, a), expr(p, b)),
+        Expr::Cmp(op, a, b) => format!("({} {} {})", expr(p, a), op.symbol(), expr(p, b)),
+        Expr::Select(c, a, b) => {
+            format!("select({}, {}, {})", expr(p, c), expr(p, a), expr(p, b))
+        }
     }
 }
