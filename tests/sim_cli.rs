@@ -134,11 +134,21 @@ fn the_timing_check_accepts_the_double_buffer_and_rejects_its_broken_variant_eve
 
 #[test]
 fn the_relaxed_semantics_accepts_counting_flags_the_strict_one_rejects() {
-    let gemm = example("gemm.npu");
-    let (code, _, err) = polyc(&["sim", &gemm]);
+    // One flag set twice before its two waits: a counting semaphore, not a hardware flag.
+    let dir = tempfile::tempdir().unwrap();
+    let counting = dir.path().join("counting.npu");
+    std::fs::write(
+        &counting,
+        "tensor x : f16[8, 128] in\ntensor y : f16[8, 128] out\nbuffer a : ub f16[128]\n\
+         dma a[0], x[core, 0], len=128\nset_flag MTE2, MTE3, 0\nset_flag MTE2, MTE3, 0\n\
+         wait_flag MTE2, MTE3, 0\nwait_flag MTE2, MTE3, 0\ndma y[core, 0], a[0], len=128\n",
+    )
+    .unwrap();
+    let counting = counting.display().to_string();
+    let (code, _, err) = polyc(&["sim", &counting]);
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("error[E0029]"), "{err}");
-    let (code, out, err) = polyc(&["sim", &gemm, "--relaxed"]);
+    let (code, out, err) = polyc(&["sim", &counting, "--relaxed"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("cycles "), "{out}");
 }

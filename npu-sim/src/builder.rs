@@ -113,7 +113,7 @@ impl Dma {
                 dst_stride: len.clone(),
                 len,
             },
-            transpose: false,
+            mode: DmaMode::Plain,
             relu: false,
             atomic: false,
         }
@@ -124,9 +124,9 @@ impl Dma {
         self.sizes.dst_stride = dst.into();
         self
     }
-    /// `transpose`: write the `count x len` block transposed (L1 -> L0A/L0B).
-    pub fn transposed(mut self) -> Dma {
-        self.transpose = true;
+    /// A layout conversion: `transpose`, `nd2nz` or `nz2nd` ([`DmaMode`]).
+    pub fn mode(mut self, mode: DmaMode) -> Dma {
+        self.mode = mode;
         self
     }
     /// `relu`: negative values become zero on the way (out of L0C).
@@ -177,9 +177,9 @@ impl From<Vector> for Op {
         Op::Vector(v)
     }
 }
-impl From<Im2col> for Op {
-    fn from(i: Im2col) -> Op {
-        Op::Im2col(i)
+impl From<Load3d> for Op {
+    fn from(l: Load3d) -> Op {
+        Op::Load3d(l)
     }
 }
 impl From<Mmad> for Op {
@@ -311,9 +311,9 @@ impl Builder {
         self.push(Dma::new(dst, src, count, len));
     }
 
-    /// `im2col dst, src` with its sizes.
-    pub fn im2col(&mut self, dst: MemRef, src: MemRef, sizes: Im2colSizes<Expr>) {
-        self.push(Im2col { dst, src, sizes });
+    /// `load3d dst, src` with its sizes.
+    pub fn load3d(&mut self, dst: MemRef, src: MemRef, sizes: Load3dSizes<Expr>) {
+        self.push(Load3d { dst, src, sizes });
     }
 
     /// `mmad c, a, b, m=, k=, n=, init=` (overwrites where `init` is non-zero).

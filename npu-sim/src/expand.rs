@@ -130,14 +130,41 @@ pub struct Inst<'p> {
 pub enum Exec<'p> {
     /// A `dma`.
     Dma(&'p Dma, DmaSizes<u64>),
-    /// An `im2col`.
-    Im2col(&'p Im2col, Im2colSizes<u64>),
+    /// A `load3d`.
+    Load3d(&'p Load3d, Load3dSizes<u64>),
     /// An `mmad`, and whether this execution overwrites the accumulators.
     Mmad(&'p Mmad, MmadSizes<u64>, bool),
     /// A vector instruction.
     Vector(&'p Vector, VectorSizes<u64>),
     /// A flag, barrier or `sync_all`: moves no data.
     Control,
+}
+
+/// The fractal grid of an `mmad`: fractal columns of A (`ka`, 32 bytes' worth), and the
+/// number of fractals along m, k and n.
+#[derive(Clone, Copy, Debug)]
+pub struct Fractals {
+    /// Columns of an A fractal (rows of a B fractal).
+    pub ka: u64,
+    /// Fractals along m (16 rows each).
+    pub m1: u64,
+    /// Fractals along k (`ka` each).
+    pub k1: u64,
+    /// Fractals along n (16 columns each).
+    pub n1: u64,
+}
+
+impl Fractals {
+    /// The grid of an `mmad` with inputs of `dtype`.
+    pub fn of(z: &MmadSizes<u64>, dtype: DType) -> Fractals {
+        let ka = fractal_cols(dtype, None);
+        Fractals {
+            ka,
+            m1: z.m.div_ceil(FRACTAL_ROWS),
+            k1: z.k.div_ceil(ka),
+            n1: z.n.div_ceil(FRACTAL_ROWS),
+        }
+    }
 }
 
 /// Largest value a size, stride, repeat or mask may take.
@@ -298,25 +325,9 @@ impl<'p> Walker<'p, '_> {
                     "`count` and `len` must be positive".into()
                 })?;
                 let (dst, src) = (self.operand(&d.dst)?, self.operand(&d.src)?);
-                let (ss, ds) = (src.dtype.size(), dst.dtype.size());
-                let sp = Pattern {
-                    start: src.addr,
-                    count: z.count,
-                    len: z.len * ss,
-                    stride: z.src_stride * ss,
-                };
-                let dp = if d.transpose {
-                    Pattern::run(dst.addr, z.count * z.len * ds)
-                } else {
-                    Pattern {
-                        start: dst.addr,
-                        count: z.count,
-                        len: z.len * ds,
-                        stride: z.dst_stride * ds,
-                    }
-                };
+                let (sp, dp) = self.dma_patterns(i, d, &z, &src, &dst)?;
                 let path = self.path(&d.src, &d.dst);
-                let bytes = z.count * z.len * ss.max(ds);
+                let bytes = (sp.count * sp.len).max(dp.count * dp.len);
                 (
                     m.paths[path].pipe,
                     vec![dst, src],
@@ -325,24 +336,13 @@ impl<'p> Walker<'p, '_> {
                     Exec::Dma(d, z),
                 )
             }
-            Op::Im2col(op) => {
+            Op::Load3d(op) => {
                 let z = op.sizes.eval(|name, e| self.size(i, name, e))?;
-                let positive = [z.h, z.w, z.c, z.kh, z.kw, z.stride]
-                    .iter()
-                    .all(|&v| v >= 1);
-                self.check(i, positive, || {
-                    "`h`, `w`, `c`, `kh`, `kw` and `stride` must be positive".into()
-                })?;
-                self.check(
-                    i,
-                    z.kh <= z.h + 2 * z.pad && z.kw <= z.w + 2 * z.pad,
-                    || "the kernel does not fit the padded image".into(),
-                )?;
                 let (dst, src) = (self.operand(&op.dst)?, self.operand(&op.src)?);
+                self.check_load3d(i, &z, src.dtype)?;
                 let size = src.dtype.size();
-                let (oh, ow) = z.out_hw();
                 let sp = Pattern::run(src.addr, z.h * z.w * z.c * size);
-                let bytes = oh * ow * z.kh * z.kw * z.c * size;
+                let bytes = z.m_ext * z.k_ext * size;
                 let path = self.path(&op.src, &op.dst);
                 let acc = vec![
                     read(&src, 1, sp),
@@ -353,7 +353,7 @@ impl<'p> Walker<'p, '_> {
                     vec![dst, src],
                     acc,
                     Cost::Transfer { path, bytes },
-                    Exec::Im2col(op, z),
+                    Exec::Load3d(op, z),
                 )
             }
             Op::Mmad(op) => {
@@ -367,10 +367,12 @@ impl<'p> Walker<'p, '_> {
                     self.operand(&op.b)?,
                 );
                 let int8 = a.dtype == DType::I8;
-                let cp = Pattern::run(c.addr, z.m * z.n * c.dtype.size());
+                let f = Fractals::of(&z, a.dtype);
+                let cp = Pattern::run(c.addr, f.m1 * f.n1 * 256 * c.dtype.size());
+                let (a_len, b_len) = (f.m1 * f.k1 * 16 * f.ka, f.k1 * f.n1 * f.ka * 16);
                 let mut acc = vec![
-                    read(&a, 1, Pattern::run(a.addr, z.m * z.k * a.dtype.size())),
-                    read(&b, 2, Pattern::run(b.addr, z.k * z.n * b.dtype.size())),
+                    read(&a, 1, Pattern::run(a.addr, a_len * a.dtype.size())),
+                    read(&b, 2, Pattern::run(b.addr, b_len * b.dtype.size())),
                 ];
                 let init = self.eval(&op.init) != 0;
                 if !init {
@@ -475,6 +477,108 @@ impl<'p> Walker<'p, '_> {
         };
         self.check_accesses(&inst)?;
         Ok(inst)
+    }
+
+    /// The bytes a `dma` reads and writes, by its mode.
+    fn dma_patterns(
+        &self,
+        i: &Instr,
+        d: &Dma,
+        z: &DmaSizes<u64>,
+        src: &Operand,
+        dst: &Operand,
+    ) -> Result<(Pattern, Pattern), Diagnostic> {
+        let bursts = |o: &Operand, stride: u64| Pattern {
+            start: o.addr,
+            count: z.count,
+            len: z.len * o.dtype.size(),
+            stride: stride * o.dtype.size(),
+        };
+        // An NZ side: `count` rows (rounded up to whole fractals when written) of every
+        // fractal column, the columns `rows` rows apart.
+        let nz = |o: &Operand, rows: u64, what: &str, write: bool| {
+            let c0 = fractal_cols(o.dtype, self.tier_of(o));
+            self.check(i, rows.is_multiple_of(FRACTAL_ROWS) && rows >= z.count, || {
+                format!(
+                    "`{what}` = {rows} rows per fractal column must be a multiple of 16 and at least count = {}",
+                    z.count
+                )
+            })?;
+            let height = if write {
+                z.count.next_multiple_of(FRACTAL_ROWS)
+            } else {
+                z.count
+            };
+            Ok(Pattern {
+                start: o.addr,
+                count: z.len.div_ceil(c0),
+                len: height * c0 * o.dtype.size(),
+                stride: rows * c0 * o.dtype.size(),
+            })
+        };
+        Ok(match d.mode {
+            DmaMode::Plain => (bursts(src, z.src_stride), bursts(dst, z.dst_stride)),
+            DmaMode::Transpose => {
+                let fractal = FRACTAL_ROWS * fractal_cols(dst.dtype, None);
+                self.check(i, z.len == fractal, || {
+                    format!(
+                        "a transposing load moves whole {fractal}-element fractals, not len={}",
+                        z.len
+                    )
+                })?;
+                (bursts(src, z.src_stride), bursts(dst, z.dst_stride))
+            }
+            DmaMode::Nd2nz => (
+                bursts(src, z.src_stride),
+                nz(dst, z.dst_stride, "dst_stride", true)?,
+            ),
+            DmaMode::Nz2nd => (
+                nz(src, z.src_stride, "src_stride", false)?,
+                bursts(dst, z.dst_stride),
+            ),
+        })
+    }
+
+    /// The tier an operand lives in (None for GM).
+    fn tier_of(&self, o: &Operand) -> Option<Tier> {
+        match o.space {
+            Space::Gm(_) => None,
+            Space::Tier(t) => Some(t),
+        }
+    }
+
+    /// The sizes of a `load3d` fit its image and the fractal grid.
+    fn check_load3d(
+        &self,
+        i: &Instr,
+        z: &Load3dSizes<u64>,
+        dtype: DType,
+    ) -> Result<(), Diagnostic> {
+        let c0 = fractal_cols(dtype, None);
+        let positive = [z.h, z.w, z.c, z.kh, z.kw, z.stride, z.m_ext, z.k_ext];
+        self.check(i, positive.iter().all(|&v| v >= 1), || {
+            "`h`, `w`, `c`, `kh`, `kw`, `stride`, `m_ext` and `k_ext` must be positive".into()
+        })?;
+        self.check(
+            i,
+            z.kh <= z.h + z.pad_top + z.pad_bottom && z.kw <= z.w + z.pad_left + z.pad_right,
+            || "the kernel does not fit the padded image".into(),
+        )?;
+        let grid = [z.c, z.k_start, z.k_ext]
+            .iter()
+            .all(|v| v.is_multiple_of(c0))
+            && z.m_ext.is_multiple_of(FRACTAL_ROWS);
+        self.check(i, grid, || {
+            format!("`c`, `k_start` and `k_ext` must be multiples of {c0} and `m_ext` of 16 (whole fractals)")
+        })?;
+        let columns = z.c * z.kh * z.kw;
+        self.check(i, z.k_start + z.k_ext <= columns, || {
+            format!(
+                "columns {}..{} are outside the {columns} columns of the matrix",
+                z.k_start,
+                z.k_start + z.k_ext
+            )
+        })
     }
 
     /// One size, stride, repeat or mask of this execution: a value in `0..=MAX_SIZE`.
@@ -623,7 +727,7 @@ impl<'p> Walker<'p, '_> {
 pub fn operand_refs(op: &Op) -> Vec<&MemRef> {
     match op {
         Op::Dma(d) => vec![&d.dst, &d.src],
-        Op::Im2col(i) => vec![&i.dst, &i.src],
+        Op::Load3d(i) => vec![&i.dst, &i.src],
         Op::Mmad(m) => vec![&m.c, &m.a, &m.b],
         Op::Vector(v) => std::iter::once(&v.dst).chain(v.op.sources()).collect(),
         Op::SetFlag(_) | Op::WaitFlag(_) | Op::Barrier(_) | Op::SyncAll => vec![],

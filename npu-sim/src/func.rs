@@ -3,7 +3,7 @@
 //! multiplies f16/bf16 in f32 (accumulating in f32) and i8 in i32.
 
 use crate::elem;
-use crate::expand::{Exec, Inst, Operand};
+use crate::expand::{Exec, Fractals, Inst, Operand};
 use crate::layout::lanes;
 use crate::machine::Machine;
 use crate::memory::Memory;
@@ -13,7 +13,7 @@ use crate::program::*;
 pub fn execute(mem: &mut Memory, core: u32, inst: &Inst, p: &Program, m: &Machine) {
     match &inst.exec {
         Exec::Dma(d, z) => dma(mem, core, d, z, &inst.operands[0], &inst.operands[1]),
-        Exec::Im2col(_, z) => im2col(mem, core, z, &inst.operands[0], &inst.operands[1]),
+        Exec::Load3d(_, z) => load3d(mem, core, z, &inst.operands[0], &inst.operands[1]),
         Exec::Mmad(_, z, init) => mmad(mem, core, z, *init, &inst.operands),
         Exec::Vector(v, z) => vector(mem, core, v, z, &inst.operands, lanes(p, m, v)),
         Exec::Control => {}
@@ -21,76 +21,140 @@ pub fn execute(mem: &mut Memory, core: u32, inst: &Inst, p: &Program, m: &Machin
 }
 
 fn dma(mem: &mut Memory, core: u32, d: &Dma, z: &DmaSizes<u64>, dst: &Operand, src: &Operand) {
-    let (ss, ds) = (src.dtype.size(), dst.dtype.size());
-    let mut data = Vec::with_capacity((z.count * z.len * ss) as usize);
-    for i in 0..z.count {
-        data.extend_from_slice(mem.read(
-            core,
-            src.space,
-            src.addr + i * z.src_stride * ss,
-            z.len * ss,
-        ));
+    let (ss, ds) = (src.dtype.size() as usize, dst.dtype.size() as usize);
+    let (rows, cols) = (z.count as usize, z.len as usize);
+    // The `count x len` matrix the transfer moves, row-major, in the source type.
+    let mut data = Vec::with_capacity(rows * cols * ss);
+    if d.mode == DmaMode::Nz2nd {
+        let nz = Nz::new(src, z.src_stride, z.count);
+        for r in 0..rows {
+            for c in 0..cols {
+                let (at, len) = (nz.addr(src, r, c), ss as u64);
+                data.extend_from_slice(mem.read(core, src.space, at, len));
+            }
+        }
+    } else {
+        for i in 0..z.count {
+            let at = src.addr + i * z.src_stride * ss as u64;
+            data.extend_from_slice(mem.read(core, src.space, at, z.len * ss as u64));
+        }
     }
     if src.dtype != dst.dtype || d.relu {
         let mut vals = elem::load(src.dtype, &data);
         if d.relu {
             vals.iter_mut().for_each(|v| *v = v.max(0.0));
         }
-        data = vec![0; vals.len() * ds as usize];
+        data = vec![0; vals.len() * ds];
         elem::store(dst.dtype, &vals, &mut data);
     }
-    if d.transpose {
-        let (rows, cols, e) = (z.count as usize, z.len as usize, ds as usize);
-        let mut t = vec![0; data.len()];
-        for r in 0..rows {
-            for c in 0..cols {
-                t[(c * rows + r) * e..][..e].copy_from_slice(&data[(r * cols + c) * e..][..e]);
+    match d.mode {
+        DmaMode::Nd2nz => {
+            // Whole fractal columns of `count` rows rounded up to 16, zero beyond the matrix.
+            let nz = Nz::new(dst, z.dst_stride, z.count.next_multiple_of(FRACTAL_ROWS));
+            let column = nz.height * nz.c0 * ds;
+            let mut out = vec![0u8; z.len.div_ceil(nz.c0 as u64) as usize * column];
+            for r in 0..rows {
+                for c in 0..cols {
+                    let at = (c / nz.c0) * column + (r * nz.c0 + c % nz.c0) * ds;
+                    out[at..][..ds].copy_from_slice(&data[(r * cols + c) * ds..][..ds]);
+                }
+            }
+            for (fc, chunk) in out.chunks_exact(column).enumerate() {
+                let at = dst.addr + (fc * nz.rows * nz.c0 * ds) as u64;
+                mem.write(core, dst.space, at, chunk);
             }
         }
-        mem.write(core, dst.space, dst.addr, &t);
-        return;
-    }
-    let burst = (z.len * ds) as usize;
-    for (i, chunk) in data.chunks_exact(burst).enumerate() {
-        let at = dst.addr + i as u64 * z.dst_stride * ds;
-        if d.atomic {
-            let old = elem::load(dst.dtype, mem.read(core, dst.space, at, burst as u64));
-            let sum: Vec<f64> = (old.iter().zip(elem::load(dst.dtype, chunk)))
-                .map(|(a, b)| a + b)
-                .collect();
-            let mut out = vec![0; burst];
-            elem::store(dst.dtype, &sum, &mut out);
-            mem.write(core, dst.space, at, &out);
-        } else {
-            mem.write(core, dst.space, at, chunk);
+        DmaMode::Transpose => {
+            // Every burst is one square fractal, written transposed.
+            let side = FRACTAL_ROWS as usize;
+            for (i, f) in data.chunks_exact(cols * ds).enumerate() {
+                let mut t = vec![0; f.len()];
+                for r in 0..side {
+                    for c in 0..side {
+                        t[(c * side + r) * ds..][..ds]
+                            .copy_from_slice(&f[(r * side + c) * ds..][..ds]);
+                    }
+                }
+                let at = dst.addr + i as u64 * z.dst_stride * ds as u64;
+                mem.write(core, dst.space, at, &t);
+            }
+        }
+        DmaMode::Plain | DmaMode::Nz2nd => {
+            for (i, chunk) in data.chunks_exact(cols * ds).enumerate() {
+                let at = dst.addr + i as u64 * z.dst_stride * ds as u64;
+                if d.atomic {
+                    let old =
+                        elem::load(dst.dtype, mem.read(core, dst.space, at, chunk.len() as u64));
+                    let sum: Vec<f64> = (old.iter().zip(elem::load(dst.dtype, chunk)))
+                        .map(|(a, b)| a + b)
+                        .collect();
+                    let mut out = vec![0; chunk.len()];
+                    elem::store(dst.dtype, &sum, &mut out);
+                    mem.write(core, dst.space, at, &out);
+                } else {
+                    mem.write(core, dst.space, at, chunk);
+                }
+            }
         }
     }
 }
 
-fn im2col(mem: &mut Memory, core: u32, op: &Im2colSizes<u64>, dst: &Operand, src: &Operand) {
+/// The NZ layout of a matrix in one operand: fractal columns `rows` rows apart, each of
+/// `c0` columns and row-major; `height` rows of each are moved.
+struct Nz {
+    rows: usize,
+    height: usize,
+    c0: usize,
+}
+
+impl Nz {
+    fn new(o: &Operand, rows: u64, height: u64) -> Nz {
+        let tier = match o.space {
+            crate::expand::Space::Tier(t) => Some(t),
+            crate::expand::Space::Gm(_) => None,
+        };
+        Nz {
+            rows: rows as usize,
+            height: height as usize,
+            c0: fractal_cols(o.dtype, tier) as usize,
+        }
+    }
+    /// The byte address of element (r, c).
+    fn addr(&self, o: &Operand, r: usize, c: usize) -> u64 {
+        let element = ((c / self.c0) * self.rows + r) * self.c0 + c % self.c0;
+        o.addr + (element as u64) * o.dtype.size()
+    }
+}
+
+/// `load3d`: the window of the im2col matrix, as zZ fractals.
+fn load3d(mem: &mut Memory, core: u32, z: &Load3dSizes<u64>, dst: &Operand, src: &Operand) {
     let e = src.dtype.size() as usize;
+    let c0 = fractal_cols(src.dtype, None) as usize;
     let img = mem
-        .read(core, src.space, src.addr, op.h * op.w * op.c * e as u64)
+        .read(core, src.space, src.addr, z.h * z.w * z.c * e as u64)
         .to_vec();
-    let (oh, ow) = op.out_hw();
-    let row = (op.kh * op.kw * op.c) as usize * e;
-    let mut out = vec![0u8; (oh * ow) as usize * row];
-    for oy in 0..oh {
-        for ox in 0..ow {
-            let base = (oy * ow + ox) as usize * row;
-            for ky in 0..op.kh {
-                for kx in 0..op.kw {
-                    let iy = (oy * op.stride + ky) as i64 - op.pad as i64;
-                    let ix = (ox * op.stride + kx) as i64 - op.pad as i64;
-                    if iy < 0 || ix < 0 || iy >= op.h as i64 || ix >= op.w as i64 {
-                        continue;
-                    }
-                    let from = ((iy as u64 * op.w + ix as u64) * op.c) as usize * e;
-                    let to = base + ((ky * op.kw + kx) * op.c) as usize * e;
-                    let n = op.c as usize * e;
-                    out[to..to + n].copy_from_slice(&img[from..from + n]);
-                }
+    let (oh, ow) = z.out_hw();
+    let (h, w, kh, kw) = (z.h as i64, z.w as i64, z.kh as usize, z.kw as usize);
+    let (m_ext, k_ext) = (z.m_ext as usize, z.k_ext as usize);
+    let mut out = vec![0u8; m_ext * k_ext * e];
+    for r in 0..m_ext {
+        let pos = z.m_start + r as u64;
+        if pos >= oh * ow {
+            continue;
+        }
+        let (oy, ox) = ((pos / ow) as i64, (pos % ow) as i64);
+        for q in 0..k_ext {
+            let col = z.k_start as usize + q;
+            let (c1, rest) = (col / (kh * kw * c0), col % (kh * kw * c0));
+            let (ky, kx, ci) = (rest / (kw * c0), rest / c0 % kw, rest % c0);
+            let iy = oy * z.stride as i64 + ky as i64 - z.pad_top as i64;
+            let ix = ox * z.stride as i64 + kx as i64 - z.pad_left as i64;
+            if !(0..h).contains(&iy) || !(0..w).contains(&ix) {
+                continue;
             }
+            let from = ((c1 as i64 * h + iy) * w + ix) as usize * c0 + ci;
+            let to = ((r / 16) * (k_ext / c0) + q / c0) * 16 * c0 + (r % 16) * c0 + q % c0;
+            out[to * e..][..e].copy_from_slice(&img[from * e..][..e]);
         }
     }
     mem.write(core, dst.space, dst.addr, &out);
@@ -116,37 +180,75 @@ pub fn matmul_acc<T: Copy + std::ops::Mul<Output = T> + std::ops::AddAssign>(
     }
 }
 
-fn mmad(mem: &mut Memory, core: u32, op: &MmadSizes<u64>, init: bool, ops: &[Operand]) {
+fn mmad(mem: &mut Memory, core: u32, z: &MmadSizes<u64>, init: bool, ops: &[Operand]) {
     let (c, a, b) = (&ops[0], &ops[1], &ops[2]);
-    let (mm, k, n) = (op.m as usize, op.k as usize, op.n as usize);
-    let a_bytes = mem.read(core, a.space, a.addr, op.m * op.k * a.dtype.size());
-    let b_bytes = mem.read(core, b.space, b.addr, op.k * op.n * b.dtype.size());
-    let c_len = op.m * op.n * 4;
-    let mut out = vec![0u8; c_len as usize];
+    let f = Fractals::of(z, a.dtype);
+    let (m, k, n) = (z.m as usize, z.k as usize, z.n as usize);
+    let (ka, k1, n1, m1) = (f.ka as usize, f.k1 as usize, f.n1 as usize, f.m1 as usize);
+    // zZ: fractals row-major, each row-major; nZ: fractals row-major, each column-major;
+    // NZ (C): 16 x 16 fractals column-major, each row-major.
+    let a_at = |i: usize, kk: usize| ((i / 16) * k1 + kk / ka) * 16 * ka + (i % 16) * ka + kk % ka;
+    let b_at = |kk: usize, j: usize| ((kk / ka) * n1 + j / 16) * ka * 16 + (j % 16) * ka + kk % ka;
+    let c_at = |i: usize, j: usize| ((j / 16) * m1 + i / 16) * 256 + (i % 16) * 16 + j % 16;
+    let a_bytes = mem.read(
+        core,
+        a.space,
+        a.addr,
+        f.m1 * f.k1 * 16 * f.ka * a.dtype.size(),
+    );
+    let b_bytes = mem.read(
+        core,
+        b.space,
+        b.addr,
+        f.k1 * f.n1 * f.ka * 16 * b.dtype.size(),
+    );
+    let c_len = f.m1 * f.n1 * 256 * 4;
+    let mut out = if init {
+        vec![0u8; c_len as usize]
+    } else {
+        mem.read(core, c.space, c.addr, c_len).to_vec()
+    };
+    /// Row-major copies of the three operands from their fractal layouts, multiplied.
+    fn product<T: Copy + Default + std::ops::Mul<Output = T> + std::ops::AddAssign>(
+        (a, b, c): (Vec<T>, Vec<T>, Vec<T>),
+        (m, k, n): (usize, usize, usize),
+        (a_at, b_at, c_at): (
+            impl Fn(usize, usize) -> usize,
+            impl Fn(usize, usize) -> usize,
+            impl Fn(usize, usize) -> usize,
+        ),
+        init: bool,
+    ) -> Vec<T> {
+        let ar: Vec<T> = (0..m * k).map(|x| a[a_at(x / k, x % k)]).collect();
+        let br: Vec<T> = (0..k * n).map(|x| b[b_at(x / n, x % n)]).collect();
+        let mut cr: Vec<T> = if init {
+            vec![T::default(); m * n]
+        } else {
+            (0..m * n).map(|x| c[c_at(x / n, x % n)]).collect()
+        };
+        matmul_acc(&mut cr, &ar, &br, m, k, n);
+        let mut whole = c;
+        for (x, v) in cr.into_iter().enumerate() {
+            whole[c_at(x / n, x % n)] = v;
+        }
+        whole
+    }
     if a.dtype == DType::I8 {
-        let (av, bv) = (
+        let ops = (
             elem::load_i32(a.dtype, a_bytes),
             elem::load_i32(b.dtype, b_bytes),
+            elem::load_i32(DType::I32, &out),
         );
-        let mut acc = if init {
-            vec![0; mm * n]
-        } else {
-            elem::load_i32(DType::I32, mem.read(core, c.space, c.addr, c_len))
-        };
-        matmul_acc(&mut acc, &av, &bv, mm, k, n);
-        elem::store_i32(&acc, &mut out);
+        let whole = product(ops, (m, k, n), (a_at, b_at, c_at), init);
+        elem::store_i32(&whole, &mut out);
     } else {
-        let (av, bv) = (
+        let ops = (
             elem::load_f32(a.dtype, a_bytes),
             elem::load_f32(b.dtype, b_bytes),
+            elem::load_f32(DType::F32, &out),
         );
-        let mut acc = if init {
-            vec![0.0; mm * n]
-        } else {
-            elem::load_f32(DType::F32, mem.read(core, c.space, c.addr, c_len))
-        };
-        matmul_acc(&mut acc, &av, &bv, mm, k, n);
-        elem::store_f32(&acc, &mut out);
+        let whole = product(ops, (m, k, n), (a_at, b_at, c_at), init);
+        elem::store_f32(&whole, &mut out);
     }
     mem.write(core, c.space, c.addr, &out);
 }

@@ -111,7 +111,7 @@ fn check_instr(p: &Program, m: &Machine, i: &Instr) -> Result<(), Diagnostic> {
             let (from, to) = (mem_of(p, &d.src), mem_of(p, &d.dst));
             m.path(from, to).ok_or_else(|| no_path(from, to))?;
         }
-        Op::Im2col(op) => {
+        Op::Load3d(op) => {
             let (from, to) = (mem_of(p, &op.src), mem_of(p, &op.dst));
             m.path(from, to).ok_or_else(|| no_path(from, to))?;
         }

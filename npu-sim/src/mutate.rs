@@ -195,7 +195,7 @@ fn refs(op: &Op) -> Vec<&MemRef> {
 fn refs_mut(op: &mut Op) -> Vec<&mut MemRef> {
     match op {
         Op::Dma(d) => vec![&mut d.dst, &mut d.src],
-        Op::Im2col(i) => vec![&mut i.dst, &mut i.src],
+        Op::Load3d(i) => vec![&mut i.dst, &mut i.src],
         Op::Mmad(m) => vec![&mut m.c, &mut m.a, &mut m.b],
         Op::Vector(v) => {
             let mut out = vec![&mut v.dst];

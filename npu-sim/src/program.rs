@@ -388,8 +388,8 @@ impl Origin {
 pub enum Op {
     /// A strided copy on one data path.
     Dma(Dma),
-    /// L1 -> L0 im2col of an HWC feature map.
-    Im2col(Im2col),
+    /// L1 -> L0A im2col window of a C1HWC0 feature map, in fractals.
+    Load3d(Load3d),
     /// A cube matrix multiply-accumulate.
     Mmad(Mmad),
     /// A vector-unit instruction.
@@ -411,7 +411,7 @@ impl Op {
     pub fn mnemonic(&self) -> String {
         match self {
             Op::Dma(_) => "dma".into(),
-            Op::Im2col(_) => "im2col".into(),
+            Op::Load3d(_) => "load3d".into(),
             Op::Mmad(_) => "mmad".into(),
             Op::Vector(v) => v.op.mnemonic(),
             Op::SetFlag(_) => "set_flag".into(),
@@ -423,11 +423,11 @@ impl Op {
 }
 
 /// `dma DST, SRC`: `count` bursts of `len` elements; burst `i` reads at `src + i*src_stride`
-/// and writes at `dst + i*dst_stride` (strides in elements). With `transpose` (L1 -> L0 only)
-/// the `count x len` source block is written transposed, contiguously. With `relu`
-/// (L0C -> UB only) negative values become zero. L0C -> UB converts f32 to f16/bf16. With
-/// `atomic` (UB -> GM only) the burst is added into GM rather than written (Ascend's
-/// SetAtomicAdd): atomic adds of different pipes or cores do not race with each other.
+/// and writes at `dst + i*dst_stride` (strides in elements), unless `mode` converts a layout
+/// (see [`DmaMode`]). With `relu` (L0C -> UB only) negative values become zero. L0C -> UB
+/// converts f32 to f16/bf16. With `atomic` (UB -> GM only) the burst is added into GM rather
+/// than written (Ascend's SetAtomicAdd): atomic adds of different pipes or cores do not race
+/// with each other.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dma {
     /// Destination.
@@ -436,12 +436,50 @@ pub struct Dma {
     pub src: MemRef,
     /// Burst count, length and strides.
     pub sizes: DmaSizes<Expr>,
-    /// Write the block transposed.
-    pub transpose: bool,
+    /// A plain copy or a layout conversion.
+    pub mode: DmaMode,
     /// Apply ReLU on the way.
     pub relu: bool,
     /// Add into the destination (GM) instead of writing it.
     pub atomic: bool,
+}
+
+keywords! {
+    /// What a `dma` does with the layout of its data. A fractal is the cube's unit block:
+    /// 16 rows of 32 bytes (16 x 16 for 16-bit types, 16 x 32 for i8, 16 x 8 for f32), except
+    /// in L0C, where it is 16 x 16 of the accumulator type. The NZ format stores a matrix as
+    /// fractals in column-major order (a fractal column holds every row of 32 bytes' worth of
+    /// columns), each fractal row-major.
+    DmaMode {
+        /// Copy the bursts as they are.
+        Plain = "plain",
+        /// L1 -> L0A/L0B, 16-bit types: every burst is one 16 x 16 fractal, written transposed
+        /// (Ascend's LoadData2D with ifTranspose): NZ fractals of B become the column-major
+        /// fractals of L0B.
+        Transpose = "transpose",
+        /// GM/UB -> L1: a row-major (ND) `count x len` matrix whose rows are `src_stride`
+        /// apart becomes NZ in the destination, with `dst_stride` rows per fractal column (a
+        /// multiple of 16, at least `count`); rows and columns beyond the matrix up to the
+        /// fractal boundary are zero (Ascend's DataCopy with Nd2NzParams).
+        Nd2nz = "nd2nz",
+        /// L0C -> UB: the inverse: an NZ matrix with `src_stride` rows per fractal column
+        /// becomes a row-major `count x len` matrix whose rows are `dst_stride` apart.
+        Nz2nd = "nz2nd",
+    }
+}
+
+/// Rows of a fractal.
+pub const FRACTAL_ROWS: u64 = 16;
+/// Bytes of one fractal row outside L0C.
+pub const FRACTAL_ROW_BYTES: u64 = 32;
+
+/// Columns of a fractal of `dtype` in `tier`: 16 in L0C, else 32 bytes' worth.
+pub fn fractal_cols(dtype: DType, tier: Option<Tier>) -> u64 {
+    if tier == Some(Tier::L0c) {
+        16
+    } else {
+        FRACTAL_ROW_BYTES / dtype.size()
+    }
 }
 
 /// The sizes of a `dma`, in elements: expressions in a program (`N = Expr`), numbers once an
@@ -473,26 +511,30 @@ impl DmaSizes<Expr> {
     }
 }
 
-/// `im2col DST, SRC`: from an `h x w x c` feature map (HWC) write the matrix with one row per
-/// output position and `kh*kw*c` columns (kernel row, kernel column, channel), zero padded.
+/// `load3d DST, SRC`: a window of the im2col matrix of one feature map, in the cube's fractal
+/// layout (Ascend's LoadData3DV2). The source (L1) is C1HWC0: `c/c0` slices of `h x w x c0`
+/// (c0 = the fractal's columns). The matrix has one row per output position (`oy*ow + ox`)
+/// and one column per (c1, kernel row, kernel column, c0); rows `m_start..m_start+m_ext` and
+/// columns `k_start..k_start+k_ext` are written to L0A as fractals in row-major order, each
+/// row-major (zZ), zero where the kernel reads padding or the row is past the last position.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Im2col {
-    /// Destination (L0A or L0B).
+pub struct Load3d {
+    /// Destination (L0A).
     pub dst: MemRef,
     /// Source feature map (L1).
     pub src: MemRef,
-    /// Image, kernel, stride and padding.
-    pub sizes: Im2colSizes<Expr>,
+    /// Image, kernel, stride, padding and window.
+    pub sizes: Load3dSizes<Expr>,
 }
 
-/// The sizes of an `im2col`: expressions in a program, numbers once an instance executes.
+/// The sizes of a `load3d`: expressions in a program, numbers once an instance executes.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Im2colSizes<N> {
+pub struct Load3dSizes<N> {
     /// Height.
     pub h: N,
     /// Width.
     pub w: N,
-    /// Channels.
+    /// Channels (a multiple of c0).
     pub c: N,
     /// Kernel height.
     pub kh: N,
@@ -500,39 +542,64 @@ pub struct Im2colSizes<N> {
     pub kw: N,
     /// Stride in both directions.
     pub stride: N,
-    /// Zero padding on every side.
-    pub pad: N,
+    /// Zero rows above the image.
+    pub pad_top: N,
+    /// Zero rows below.
+    pub pad_bottom: N,
+    /// Zero columns left.
+    pub pad_left: N,
+    /// Zero columns right.
+    pub pad_right: N,
+    /// First matrix row (output position) written.
+    pub m_start: N,
+    /// Rows written (a multiple of 16).
+    pub m_ext: N,
+    /// First matrix column written (a multiple of c0).
+    pub k_start: N,
+    /// Columns written (a multiple of c0).
+    pub k_ext: N,
 }
 
-impl Im2colSizes<Expr> {
+impl Load3dSizes<Expr> {
     /// The sizes of one execution, each through `f` (which names the option it evaluates).
     pub fn eval<E>(
         &self,
         mut f: impl FnMut(&'static str, &Expr) -> Result<u64, E>,
-    ) -> Result<Im2colSizes<u64>, E> {
-        Ok(Im2colSizes {
+    ) -> Result<Load3dSizes<u64>, E> {
+        Ok(Load3dSizes {
             h: f("h", &self.h)?,
             w: f("w", &self.w)?,
             c: f("c", &self.c)?,
             kh: f("kh", &self.kh)?,
             kw: f("kw", &self.kw)?,
             stride: f("stride", &self.stride)?,
-            pad: f("pad", &self.pad)?,
+            pad_top: f("pad_top", &self.pad_top)?,
+            pad_bottom: f("pad_bottom", &self.pad_bottom)?,
+            pad_left: f("pad_left", &self.pad_left)?,
+            pad_right: f("pad_right", &self.pad_right)?,
+            m_start: f("m_start", &self.m_start)?,
+            m_ext: f("m_ext", &self.m_ext)?,
+            k_start: f("k_start", &self.k_start)?,
+            k_ext: f("k_ext", &self.k_ext)?,
         })
     }
 }
 
-impl Im2colSizes<u64> {
-    /// Output height and width.
+impl Load3dSizes<u64> {
+    /// Output height and width (with the kernel inside the padded image).
     pub fn out_hw(&self) -> (u64, u64) {
-        let oh = (self.h + 2 * self.pad).saturating_sub(self.kh) / self.stride + 1;
-        let ow = (self.w + 2 * self.pad).saturating_sub(self.kw) / self.stride + 1;
-        (oh, ow)
+        let oh = (self.h + self.pad_top + self.pad_bottom).saturating_sub(self.kh) / self.stride;
+        let ow = (self.w + self.pad_left + self.pad_right).saturating_sub(self.kw) / self.stride;
+        (oh + 1, ow + 1)
     }
 }
 
-/// `mmad C, A, B, m=, k=, n=`: `C[m x n] (+)= A[m x k] * B[k x n]`, all row-major and
-/// contiguous; f16 inputs accumulate in f32, i8 inputs in i32; `init` overwrites C.
+/// `mmad C, A, B, m=, k=, n=`: `C[m x n] (+)= A[m x k] * B[k x n]` in the cube's fractal
+/// layouts (Ascend's Mmad): A in L0A as fractals in row-major order, each row-major (zZ); B in
+/// L0B as fractals in row-major order, each column-major (nZ); C in L0C as 16 x 16 fractals in
+/// column-major order, each row-major (NZ). Shapes are padded to whole fractals; the padding
+/// is read (it must have been written) and, with `init`, zeroed in C. f16/bf16 inputs
+/// accumulate in f32, i8 in i32; `init` overwrites C.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mmad {
     /// Accumulators.

@@ -1,7 +1,7 @@
 //! The hand-written programs of `examples/npu/`: they assemble, run, and compute the right values.
 
 use npu_sim::oracle::{check_timing, Outcome};
-use npu_sim::{assemble, run, run_timed, Machine, Semantics, TensorData};
+use npu_sim::{assemble, run, Machine, Semantics, TensorData};
 use std::collections::HashMap;
 
 fn example(name: &str) -> String {
@@ -62,10 +62,8 @@ fn run_gemm(cores: u32) -> (Vec<f64>, Vec<f64>, Vec<f64>, npu_sim::report::Repor
     let p = assemble(&src).unwrap();
     let mut m = Machine::preset("ascend-like").unwrap();
     m.cores = cores;
-    // Not yet rewritten for the strict semantics: its flags count (docs/npu.md, "The
-    // examples").
-    let r = run_timed(&p, &m, &HashMap::new(), 7, Semantics::Relaxed)
-        .unwrap_or_else(|s| panic!("{}", s.diagnostic.render("gemm.npu", &src)));
+    let r = run(&p, &m, &HashMap::new(), 7)
+        .unwrap_or_else(|d| panic!("{}", d.render("gemm.npu", &src)));
     let c = r.outputs[0].1.values();
     let (a, b) = regenerate_inputs(&p, 7);
     (a, b, c, r.report)

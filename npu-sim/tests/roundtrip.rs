@@ -65,9 +65,27 @@ fn instr(b: &mut Builder, rng: &mut ChaCha8Rng, d: &Decls, scope: &[Expr]) {
             b.push(Dma::new(dst, src, count, len).strides(z(rng, 1..99), z(rng, 1..99)));
         }
         1 => {
-            let (dst, src) = (b.at(d.l0a, [e(rng)]), b.at(d.l1, [e(rng)]));
+            // Every layout mode on a path it applies to.
             let (count, len) = (z(rng, 1..4), z(rng, 1..64));
-            b.push(Dma::new(dst, src, count, len).transposed());
+            let (dst, src, mode) = match rng.random_range(0..3) {
+                0 => (
+                    b.at(d.l0a, [e(rng)]),
+                    b.at(d.l1, [e(rng)]),
+                    DmaMode::Transpose,
+                ),
+                1 => (
+                    b.at(d.l1, [e(rng)]),
+                    b.at(d.x, [e(rng), e(rng)]),
+                    DmaMode::Nd2nz,
+                ),
+                _ => (
+                    b.at(d.ua, [e(rng), e(rng)]),
+                    b.at(d.l0c, [e(rng)]),
+                    DmaMode::Nz2nd,
+                ),
+            };
+            let dma = Dma::new(dst, src, count, len).strides(z(rng, 1..99), z(rng, 1..99));
+            b.push(dma.mode(mode));
         }
         2 => {
             let (c, a, bb) = (
@@ -154,16 +172,23 @@ fn instr(b: &mut Builder, rng: &mut ChaCha8Rng, d: &Decls, scope: &[Expr]) {
         },
         _ => {
             let (dst, src) = (b.at(d.l0a, [e(rng)]), b.at(d.l1, [e(rng)]));
-            let sizes = Im2colSizes {
+            let sizes = Load3dSizes {
                 h: z(rng, 1..9),
                 w: z(rng, 1..9),
                 c: z(rng, 1..9),
                 kh: z(rng, 1..4),
                 kw: z(rng, 1..4),
                 stride: z(rng, 1..3),
-                pad: z(rng, 0..2),
+                pad_top: z(rng, 0..2),
+                pad_bottom: z(rng, 0..2),
+                pad_left: z(rng, 0..2),
+                pad_right: z(rng, 0..2),
+                m_start: z(rng, 0..40),
+                m_ext: z(rng, 1..4),
+                k_start: z(rng, 0..40),
+                k_ext: z(rng, 1..4),
             };
-            b.im2col(dst, src, sizes);
+            b.load3d(dst, src, sizes);
         }
     }
 }

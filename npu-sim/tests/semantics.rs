@@ -1,5 +1,5 @@
 //! Every instruction's values against a plain Rust reference, through whole small programs on
-//! a one-core `mini` machine.
+//! a one-core `ascend-like` machine.
 
 use npu_sim::program::DType;
 use npu_sim::{assemble, run, Machine, TensorData};
@@ -9,7 +9,7 @@ use std::collections::HashMap;
 /// output tensor `d` (`n` elements of `out`).
 fn sim(src: &str, inputs: &[(&str, DType, Vec<f64>)]) -> Vec<f64> {
     let p = assemble(src).unwrap_or_else(|d| panic!("{}", d.render("test.npu", src)));
-    let mut m = Machine::preset("mini").unwrap();
+    let mut m = Machine::preset("ascend-like").unwrap();
     m.cores = 1;
     let ins: HashMap<String, TensorData> = inputs
         .iter()
@@ -197,15 +197,24 @@ fn strided_dma_moves_the_right_elements() {
     assert_eq!(got, want);
 }
 
-/// `A` (m x k) through L1 into L0A (optionally transposed), times `B` (k x n), accumulated
-/// twice (init, then accumulate), out through UB as f32 (with ReLU when asked).
+/// How B reaches L0B in [`cube`].
+#[derive(Clone, Copy, PartialEq)]
+enum BRoute {
+    /// B (k x n, ND) -> NZ in L1 -> L0B with one transposing load per fractal row.
+    Transposed,
+    /// B^T (n x k, ND) -> NZ in L1, which is already L0B's nZ layout: one plain copy.
+    FromTranspose,
+}
+
+/// `C = A x B` through the cube with every layout conversion a compiler must emit: A (m x k,
+/// ND) -> NZ in L1 (`nd2nz`) -> zZ in L0A (one load per fractal row); B by `route`; `mmad`
+/// twice (init, then accumulate); C (NZ in L0C) -> ND in UB (`nz2nd`, with ReLU when asked)
+/// -> GM. Shapes need not be multiples of the fractal: the padding is zero.
 #[allow(clippy::too_many_arguments)]
 fn cube(
     dt: DType,
-    load: &str,
-    m: u64,
-    k: u64,
-    n: u64,
+    route: BRoute,
+    (m, k, n): (u64, u64, u64),
     relu: bool,
     a: Vec<f64>,
     b: Vec<f64>,
@@ -215,20 +224,44 @@ fn cube(
     } else {
         DType::F32
     };
+    let ka = 32 / dt.size();
+    let (m1, k1, n1) = (m.div_ceil(16), k.div_ceil(ka), n.div_ceil(16));
+    let (fa, fb) = (16 * ka, 16 * ka);
     let relu = if relu { ", relu" } else { "" };
+    let load_b = match route {
+        BRoute::Transposed => format!(
+            "loop bk in 0..{k1} {{\n  dma b0[bk*{row}], b1[bk*{fb}], count={n1}, len={fb}, src_stride={col}, transpose\n}}\n",
+            row = n1 * fb,
+            col = k1 * fb,
+        ),
+        BRoute::FromTranspose => format!("dma b0[0], b1[0], len={}\n", k1 * n1 * fb),
+    };
+    let (b_rows, b_cols, b_pad) = match route {
+        BRoute::Transposed => (k, n, k1 * ka),
+        BRoute::FromTranspose => (n, k, n1 * 16),
+    };
     let src = format!(
         "tensor a : {dt}[{la}] in\ntensor b : {dt}[{lb}] in\ntensor d : {acc}[{lc}] out\n\
-         buffer a1 : l1 {dt}[{la}]\nbuffer b1 : l1 {dt}[{lb}]\nbuffer a0 : l0a {dt}[{lk}]\nbuffer b0 : l0b {dt}[{lb}]\n\
-         buffer c0 : l0c {acc}[{lc}]\nbuffer u : ub {acc}[{lc}]\n\
-         dma a1[0], a[0], len={la}\ndma b1[0], b[0], len={lb}\nset_flag MTE2, MTE1, 0\nwait_flag MTE2, MTE1, 0\n\
-         {load}\ndma b0[0], b1[0], len={lb}\nset_flag MTE1, M, 0\nwait_flag MTE1, M, 0\n\
-         mmad c0[0], a0[0], b0[0], m={m}, k={k}, n={n}, init\nmmad c0[0], a0[0], b0[0], m={m}, k={k}, n={n}\n\
-         set_flag M, V, 0\nwait_flag M, V, 0\ndma u[0], c0[0], len={lc}{relu}\nset_flag V, MTE3, 0\nwait_flag V, MTE3, 0\n\
-         dma d[0], u[0], len={lc}\n",
+         buffer a1 : l1 {dt}[{za}]\nbuffer b1 : l1 {dt}[{zb}]\nbuffer a0 : l0a {dt}[{za}]\nbuffer b0 : l0b {dt}[{zb}]\n\
+         buffer c0 : l0c {acc}[{zc}]\nbuffer u : ub {acc}[{lc}]\n\
+         dma a1[0], a[0], count={m}, len={k}, dst_stride={ma}, nd2nz\n\
+         dma b1[0], b[0], count={b_rows}, len={b_cols}, dst_stride={b_pad}, nd2nz\n\
+         set_flag MTE2, MTE1, 0\nwait_flag MTE2, MTE1, 0\n\
+         loop bi in 0..{m1} {{\n  dma a0[bi*{arow}], a1[bi*{fa}], count={k1}, len={fa}, src_stride={acol}\n}}\n\
+         {load_b}set_flag MTE1, M, 0\nwait_flag MTE1, M, 0\n\
+         mmad c0[0], a0[0], b0[0], m={m}, k={k}, n={n}, init\nbarrier M\nmmad c0[0], a0[0], b0[0], m={m}, k={k}, n={n}\n\
+         set_flag M, V, 0\nwait_flag M, V, 0\n\
+         dma u[0], c0[0], count={m}, len={n}, src_stride={ma}, dst_stride={n}, nz2nd{relu}\n\
+         set_flag V, MTE3, 0\nwait_flag V, MTE3, 0\ndma d[0], u[0], len={lc}\n",
         la = a.len(),
         lb = b.len(),
-        lk = m * k,
-        lc = m * n
+        lc = m * n,
+        za = m1 * k1 * fa,
+        zb = k1 * n1 * fb,
+        zc = m1 * n1 * 256,
+        ma = m1 * 16,
+        arow = k1 * fa,
+        acol = m1 * fa,
     );
     sim(&src, &[("a", dt, a), ("b", dt, b)])
 }
@@ -243,31 +276,33 @@ fn matmul(a: &[f64], b: &[f64], m: usize, k: usize, n: usize) -> Vec<f64> {
         .collect()
 }
 
+fn transpose(x: &[f64], rows: usize, cols: usize) -> Vec<f64> {
+    (0..rows * cols)
+        .map(|ji| x[(ji % rows) * cols + ji / rows])
+        .collect()
+}
+
 #[test]
-fn mmad_accumulates_f16_in_f32_and_i8_in_i32() {
-    let (m, k, n) = (16, 32, 16);
+fn mmad_reads_and_writes_fractal_layouts_and_accumulates_f16_in_f32_and_i8_in_i32() {
+    // Partial fractals on every axis: 20 = 16 + 4 rows, 40 = 32 + 8 (f16) or 32 + 8 (i8).
+    let (m, k, n) = (20, 40, 24);
     let a: Vec<f64> = (0..m * k).map(|i| ((i * 7) % 11) as f64 - 5.0).collect();
     let b: Vec<f64> = (0..k * n).map(|i| ((i * 5) % 9) as f64 - 4.0).collect();
+    let bt = transpose(&b, k, n);
     let want: Vec<f64> = matmul(&a, &b, m, k, n).iter().map(|v| 2.0 * v).collect();
-    for dt in [DType::F16, DType::I8] {
-        let got = cube(
-            dt,
-            "dma a0[0], a1[0], len=512",
-            m as u64,
-            k as u64,
-            n as u64,
-            false,
-            a.clone(),
-            b.clone(),
-        );
+    let shape = (m as u64, k as u64, n as u64);
+    for (dt, route, b) in [
+        (DType::F16, BRoute::Transposed, &b),
+        (DType::F16, BRoute::FromTranspose, &bt),
+        (DType::I8, BRoute::FromTranspose, &bt),
+    ] {
+        let got = cube(dt, route, shape, false, a.clone(), b.clone());
         assert_eq!(got, want, "{dt}");
     }
     let got = cube(
         DType::F16,
-        "dma a0[0], a1[0], len=512",
-        m as u64,
-        k as u64,
-        n as u64,
+        BRoute::Transposed,
+        shape,
         true,
         a.clone(),
         b.clone(),
@@ -276,51 +311,64 @@ fn mmad_accumulates_f16_in_f32_and_i8_in_i32() {
 }
 
 #[test]
-fn transposing_load_and_im2col_feed_the_cube() {
-    // A stored as 16x32, loaded transposed: the cube sees its 32x16 transpose.
-    let a: Vec<f64> = (0..512).map(|i| (i % 13) as f64).collect();
-    let ident: Vec<f64> = (0..256).map(|i| (i / 16 == i % 16) as u8 as f64).collect();
-    let got = cube(
-        DType::F16,
-        "dma a0[0], a1[0], count=16, len=32, transpose",
-        32,
-        16,
-        16,
-        false,
-        a.clone(),
-        ident.clone(),
-    );
-    let at: Vec<f64> = (0..512).map(|ij| a[(ij % 16) * 32 + ij / 16]).collect();
-    assert_eq!(
-        got,
-        matmul(&at, &ident, 32, 16, 16)
-            .iter()
-            .map(|v| 2.0 * v)
-            .collect::<Vec<_>>()
-    );
-    // A 4x4x2 (HWC) image, 3x3 kernel, stride 1, pad 1: 16 rows of 18 columns; B = identity.
-    let img: Vec<f64> = (0..32).map(|i| i as f64 + 1.0).collect();
-    let eye18: Vec<f64> = (0..18 * 18)
-        .map(|i| (i / 18 == i % 18) as u8 as f64)
+fn nhwc_to_c1hwc0_and_load3d_windows_with_per_side_padding_feed_the_cube() {
+    // A 5 x 4 image of 32 channels (NHWC in GM) becomes C1HWC0 in L1 with one strided copy per
+    // C1 slice; load3d takes rows 16..32 and columns 16..80 of its im2col matrix (3 x 2
+    // kernel, stride 2, padding 1 above, 0 below, 1 left, 1 right); B = identity brings the
+    // window through the cube.
+    let (h, w, c, kh, kw, stride) = (5usize, 4usize, 32usize, 3usize, 2usize, 2usize);
+    let (pt, pb, pl, pr) = (1usize, 0usize, 1usize, 1usize);
+    let (m_start, m_ext, k_start, k_ext) = (16usize, 16usize, 16usize, 64usize);
+    let img: Vec<f64> = (0..h * w * c).map(|i| (i % 251) as f64 - 100.0).collect();
+    let eye: Vec<f64> = (0..k_ext * k_ext)
+        .map(|i| (i / k_ext == i % k_ext) as u8 as f64)
         .collect();
-    let load = "im2col a0[0], a1[0], h=4, w=4, c=2, kh=3, kw=3, pad=1";
-    let got = cube(DType::F16, load, 16, 18, 18, false, img.clone(), eye18);
-    for oy in 0..4i64 {
-        for ox in 0..4i64 {
-            for ky in 0..3i64 {
-                for kx in 0..3i64 {
-                    for ch in 0..2i64 {
-                        let (iy, ix) = (oy + ky - 1, ox + kx - 1);
-                        let v = if (0..4).contains(&iy) && (0..4).contains(&ix) {
-                            img[((iy * 4 + ix) * 2 + ch) as usize]
-                        } else {
-                            0.0
-                        };
-                        let col = (ky * 3 + kx) * 2 + ch;
-                        assert_eq!(got[((oy * 4 + ox) * 18 + col) as usize], 2.0 * v);
-                    }
-                }
-            }
+    let src = format!(
+        "tensor a : f16[{li}] in\ntensor b : f16[{le}] in\ntensor d : f32[{lc}] out\n\
+         buffer f1 : l1 f16[{li}]\nbuffer b1 : l1 f16[{le}]\nbuffer a0 : l0a f16[{lw}]\nbuffer b0 : l0b f16[{le}]\n\
+         buffer c0 : l0c f32[{lc}]\nbuffer u : ub f32[{lc}]\n\
+         loop c1 in 0..{c1} {{\n  dma f1[c1*{slice}], a[c1*16], count={hw}, len=16, src_stride={c}, dst_stride=16\n}}\n\
+         dma b1[0], b[0], count={k_ext}, len={k_ext}, dst_stride={k_ext}, nd2nz\n\
+         set_flag MTE2, MTE1, 0\nwait_flag MTE2, MTE1, 0\n\
+         load3d a0[0], f1[0], h={h}, w={w}, c={c}, kh={kh}, kw={kw}, stride={stride}, \
+           pad_top={pt}, pad_left={pl}, pad_right={pr}, m_start={m_start}, m_ext={m_ext}, k_start={k_start}, k_ext={k_ext}\n\
+         dma b0[0], b1[0], len={le}\nset_flag MTE1, M, 0\nwait_flag MTE1, M, 0\n\
+         mmad c0[0], a0[0], b0[0], m={m_ext}, k={k_ext}, n={k_ext}, init\n\
+         set_flag M, V, 0\nwait_flag M, V, 0\n\
+         dma u[0], c0[0], count={m_ext}, len={k_ext}, src_stride={m_ext}, dst_stride={k_ext}, nz2nd\n\
+         set_flag V, MTE3, 0\nwait_flag V, MTE3, 0\ndma d[0], u[0], len={lc}\n",
+        li = h * w * c,
+        le = k_ext * k_ext,
+        lc = m_ext * k_ext,
+        lw = m_ext * k_ext,
+        c1 = c / 16,
+        slice = h * w * 16,
+        hw = h * w,
+    );
+    let got = sim(
+        &src,
+        &[("a", DType::F16, img.clone()), ("b", DType::F16, eye)],
+    );
+    let ow = (w + pl + pr - kw) / stride + 1;
+    let oh = (h + pt + pb - kh) / stride + 1;
+    for r in 0..m_ext {
+        for q in 0..k_ext {
+            let (pos, col) = (m_start + r, k_start + q);
+            let (c1, rest) = (col / (kh * kw * 16), col % (kh * kw * 16));
+            let (ky, kx, ci) = (rest / (kw * 16), rest / 16 % kw, rest % 16);
+            let (oy, ox) = (pos / ow, pos % ow);
+            let (iy, ix) = (
+                (oy * stride + ky) as i64 - pt as i64,
+                (ox * stride + kx) as i64 - pl as i64,
+            );
+            let inside =
+                pos < oh * ow && (0..h as i64).contains(&iy) && (0..w as i64).contains(&ix);
+            let want = if inside {
+                img[(iy as usize * w + ix as usize) * c + c1 * 16 + ci]
+            } else {
+                0.0
+            };
+            assert_eq!(got[r * k_ext + q], want, "row {r} column {q}");
         }
     }
 }

@@ -603,7 +603,7 @@ impl Parser {
                         dst_stride: a.expr_or("dst_stride", len.clone())?,
                         len,
                     },
-                    transpose: a.flag("transpose")?,
+                    mode: a.dma_mode()?,
                     relu: a.flag("relu")?,
                     atomic: a.flag("atomic")?,
                     dst,
@@ -612,23 +612,30 @@ impl Parser {
                 check_dma(prog, &dma, a.span)?;
                 Op::Dma(dma)
             }
-            "im2col" => {
+            "load3d" => {
                 a.arity(&["destination", "source"])?;
-                let op = Im2col {
+                let op = Load3d {
                     dst: a.mref(0)?,
                     src: a.mref(1)?,
-                    sizes: Im2colSizes {
+                    sizes: Load3dSizes {
                         h: a.req("h")?,
                         w: a.req("w")?,
                         c: a.req("c")?,
                         kh: a.req("kh")?,
                         kw: a.req("kw")?,
                         stride: a.expr_or("stride", 1)?,
-                        pad: a.expr_or("pad", 0)?,
+                        pad_top: a.expr_or("pad_top", 0)?,
+                        pad_bottom: a.expr_or("pad_bottom", 0)?,
+                        pad_left: a.expr_or("pad_left", 0)?,
+                        pad_right: a.expr_or("pad_right", 0)?,
+                        m_start: a.expr_or("m_start", 0)?,
+                        m_ext: a.req("m_ext")?,
+                        k_start: a.expr_or("k_start", 0)?,
+                        k_ext: a.req("k_ext")?,
                     },
                 };
-                check_im2col(prog, &op, a.span)?;
-                Op::Im2col(op)
+                check_load3d(prog, &op, a.span)?;
+                Op::Load3d(op)
             }
             "mmad" => {
                 a.arity(&["accumulator C", "A", "B"])?;
@@ -854,6 +861,24 @@ impl Args {
             )),
         }
     }
+    /// At most one of the layout options `transpose`, `nd2nz`, `nz2nd`.
+    fn dma_mode(&mut self) -> PResult<DmaMode> {
+        let mut mode = DmaMode::Plain;
+        for &m in &DmaMode::ALL[1..] {
+            if !self.flag(m.name())? {
+                continue;
+            }
+            if mode != DmaMode::Plain {
+                return Err(Diagnostic::new(
+                    Code::BadValue,
+                    self.span,
+                    format!("`{mode}` and `{m}` exclude each other"),
+                ));
+            }
+            mode = m;
+        }
+        Ok(mode)
+    }
     fn flag(&mut self, name: &str) -> PResult<bool> {
         match self.take(name) {
             None => Ok(false),
@@ -937,28 +962,50 @@ fn check_dma(prog: &Program, d: &Dma, span: Span) -> PResult<()> {
             format!("`atomic` adds f16, f32 or i32, not {dd}"),
         ));
     }
-    if d.transpose && !(st == Some(Tier::L1) && matches!(dt, Some(Tier::L0a | Tier::L0b))) {
+    let (from, to, fits) = match d.mode {
+        DmaMode::Plain => return Ok(()),
+        DmaMode::Transpose => (
+            "l1",
+            "l0a/l0b",
+            st == Some(Tier::L1) && matches!(dt, Some(Tier::L0a | Tier::L0b)),
+        ),
+        DmaMode::Nd2nz => (
+            "gm/ub",
+            "l1",
+            matches!(st, None | Some(Tier::Ub)) && dt == Some(Tier::L1),
+        ),
+        DmaMode::Nz2nd => ("l0c", "ub", st == Some(Tier::L0c) && dt == Some(Tier::Ub)),
+    };
+    if !fits {
         return Err(Diagnostic::new(
             Code::WrongTier,
             span,
             format!(
-                "`transpose` applies only to l1 -> l0a/l0b, not {} -> {}",
+                "`{}` applies only to {from} -> {to}, not {} -> {}",
+                d.mode,
                 tier_name(st),
                 tier_name(dt)
             ),
         ));
     }
+    if d.mode == DmaMode::Transpose && dd.size() != 2 {
+        return Err(Diagnostic::new(
+            Code::DType,
+            span,
+            format!("`transpose` moves 16-bit fractals, not {dd}"),
+        ));
+    }
     Ok(())
 }
 
-fn check_im2col(prog: &Program, op: &Im2col, span: Span) -> PResult<()> {
+fn check_load3d(prog: &Program, op: &Load3d, span: Span) -> PResult<()> {
     let (st, dt) = (tier_of(prog, &op.src), tier_of(prog, &op.dst));
-    if st != Some(Tier::L1) || !matches!(dt, Some(Tier::L0a | Tier::L0b)) {
+    if st != Some(Tier::L1) || dt != Some(Tier::L0a) {
         return Err(Diagnostic::new(
             Code::WrongTier,
             span,
             format!(
-                "`im2col` reads l1 and writes l0a/l0b, not {} -> {}",
+                "`load3d` reads l1 and writes l0a, not {} -> {}",
                 tier_name(st),
                 tier_name(dt)
             ),
@@ -968,7 +1015,7 @@ fn check_im2col(prog: &Program, op: &Im2col, span: Span) -> PResult<()> {
         return Err(Diagnostic::new(
             Code::DType,
             span,
-            "`im2col` needs equal element types",
+            "`load3d` needs equal element types",
         ));
     }
     Ok(())

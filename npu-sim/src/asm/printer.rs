@@ -93,14 +93,14 @@ pub fn instr(p: &Program, op: &Op) -> String {
             opt("dst_stride", &z.dst_stride, &z.len, &mut args);
             flags(
                 &[
-                    ("transpose", d.transpose),
+                    (d.mode.name(), d.mode != DmaMode::Plain),
                     ("relu", d.relu),
                     ("atomic", d.atomic),
                 ],
                 &mut args,
             );
         }
-        Op::Im2col(i) => {
+        Op::Load3d(i) => {
             let z = &i.sizes;
             args.extend([r(&i.dst), r(&i.src)]);
             for (name, v) in [
@@ -113,7 +113,18 @@ pub fn instr(p: &Program, op: &Op) -> String {
                 args.push(format!("{name}={}", e(v)));
             }
             opt("stride", &z.stride, &one, &mut args);
-            opt("pad", &z.pad, &zero, &mut args);
+            for (name, v) in [
+                ("pad_top", &z.pad_top),
+                ("pad_bottom", &z.pad_bottom),
+                ("pad_left", &z.pad_left),
+                ("pad_right", &z.pad_right),
+                ("m_start", &z.m_start),
+            ] {
+                opt(name, v, &zero, &mut args);
+            }
+            args.push(format!("m_ext={}", e(&z.m_ext)));
+            opt("k_start", &z.k_start, &zero, &mut args);
+            args.push(format!("k_ext={}", e(&z.k_ext)));
         }
         Op::Mmad(m) => {
             let z = &m.sizes;
