@@ -89,12 +89,18 @@ pub struct Operand {
 pub enum Cost {
     /// A fixed number of cycles.
     Fixed(f64),
-    /// A transfer on a data path (latency, then bytes at the path's bandwidth).
+    /// A transfer on a data path: latency, then (on a GM path) `bursts` times the machine's
+    /// `gm.burst_cycles`, then `charged` bytes at the path's bandwidth.
     Transfer {
         /// Index into the machine's paths.
         path: usize,
-        /// Bytes moved.
+        /// Bytes moved (the larger of the source and destination sizes).
         bytes: u64,
+        /// Bytes the transfer costs: on a GM path every GM segment each burst touches, whole;
+        /// elsewhere `bytes`.
+        charged: u64,
+        /// Bursts (a DMA's `count`; one for `im2col`).
+        bursts: u64,
     },
     /// Wait until the matching set has completed, then the flag cost.
     Wait,
@@ -290,11 +296,26 @@ impl<'p> Walker<'p, '_> {
                 };
                 let path = self.path(&d.src, &d.dst);
                 let bytes = d.count * d.len * ss.max(ds);
+                let gm_side = match (src.space, dst.space) {
+                    (Space::Gm(_), _) => Some(sp),
+                    (_, Space::Gm(_)) => Some(dp),
+                    _ => None,
+                };
+                let charged = gm_side.map_or(bytes, |g| {
+                    g.runs()
+                        .map(|r| m.gm.charged(r.start, r.end - r.start))
+                        .sum()
+                });
                 (
                     m.paths[path].pipe,
                     vec![dst, src],
                     vec![read(&src, 1, sp), write(&dst, 0, dp)],
-                    Cost::Transfer { path, bytes },
+                    Cost::Transfer {
+                        path,
+                        bytes,
+                        charged,
+                        bursts: d.count,
+                    },
                 )
             }
             Op::Im2col(op) => {
@@ -312,7 +333,12 @@ impl<'p> Walker<'p, '_> {
                     m.paths[path].pipe,
                     vec![dst, src],
                     acc,
-                    Cost::Transfer { path, bytes },
+                    Cost::Transfer {
+                        path,
+                        bytes,
+                        charged: bytes,
+                        bursts: 1,
+                    },
                 )
             }
             Op::Mmad(op) => {
