@@ -89,12 +89,18 @@ pub struct Operand {
 pub enum Cost {
     /// A fixed number of cycles.
     Fixed(f64),
-    /// A transfer on a data path (latency, then bytes at the path's bandwidth).
+    /// A transfer on a data path: latency, then (on a GM path) `bursts` times the machine's
+    /// `gm.burst_cycles`, then `charged` bytes at the path's bandwidth.
     Transfer {
         /// Index into the machine's paths.
         path: usize,
-        /// Bytes moved.
+        /// Bytes moved (the larger of the source and destination sizes).
         bytes: u64,
+        /// Bytes the transfer costs: on a GM path every GM segment each burst touches, whole;
+        /// elsewhere `bytes`.
+        charged: u64,
+        /// Bursts on the GM side of a DMA (one for on-chip transfers and `load3d`).
+        bursts: u64,
     },
     /// Wait until the matching set has completed, then the flag cost.
     Wait,
@@ -328,11 +334,26 @@ impl<'p> Walker<'p, '_> {
                 let (sp, dp) = self.dma_patterns(i, d, &z, &src, &dst)?;
                 let path = self.path(&d.src, &d.dst);
                 let bytes = (sp.count * sp.len).max(dp.count * dp.len);
+                let gm_side = match (src.space, dst.space) {
+                    (Space::Gm(_), _) => Some(sp),
+                    (_, Space::Gm(_)) => Some(dp),
+                    _ => None,
+                };
+                let charged = gm_side.map_or(bytes, |g| {
+                    g.runs()
+                        .map(|r| m.gm.charged(r.start, r.end - r.start))
+                        .sum()
+                });
                 (
                     m.paths[path].pipe,
                     vec![dst, src],
                     vec![read(&src, 1, sp), write(&dst, 0, dp)],
-                    Cost::Transfer { path, bytes },
+                    Cost::Transfer {
+                        path,
+                        bytes,
+                        charged,
+                        bursts: gm_side.map_or(1, |g| g.count),
+                    },
                     Exec::Dma(d, z),
                 )
             }
@@ -352,7 +373,12 @@ impl<'p> Walker<'p, '_> {
                     m.paths[path].pipe,
                     vec![dst, src],
                     acc,
-                    Cost::Transfer { path, bytes },
+                    Cost::Transfer {
+                        path,
+                        bytes,
+                        charged: bytes,
+                        bursts: 1,
+                    },
                     Exec::Load3d(op, z),
                 )
             }

@@ -1,5 +1,6 @@
 //! The machine description: capacities, alignments, data paths, bandwidths, latencies and unit
-//! throughputs, read from TOML, with the built-in presets `ascend-like`, `ub-only` and `mini`.
+//! throughputs, read from TOML, with the built-in presets `ascend-like`, `ascend-like-halfgm`,
+//! `ub-only` and `mini`.
 
 use crate::program::{Pipe, Tier};
 use serde::Deserialize;
@@ -16,7 +17,7 @@ pub enum MachineError {
     #[error("invalid machine description: {0}")]
     Invalid(String),
     /// Neither a preset nor a readable file.
-    #[error("unknown machine `{0}` (presets: ascend-like, ub-only, mini)")]
+    #[error("unknown machine `{0}` (presets: ascend-like, ascend-like-halfgm, ub-only, mini)")]
     Unknown(String),
 }
 
@@ -85,8 +86,28 @@ pub struct TierSpec {
 pub struct GmSpec {
     /// Bandwidth shared by every GM transfer of every core.
     pub bytes_per_cycle_total: f64,
+    /// Bandwidth shared by the GM transfers of one core (its MTE2 and MTE3 together).
+    pub bytes_per_cycle_per_core: f64,
     /// Every GM access starts at a multiple of this many bytes.
     pub align: u64,
+    /// GM is read and written in aligned segments of this many bytes: a burst is charged for
+    /// every whole segment it touches.
+    pub segment: u64,
+    /// Cycles each burst of a GM transfer adds to its data phase.
+    pub burst_cycles: f64,
+}
+
+impl GmSpec {
+    /// The bytes a burst of `len` bytes at byte `start` of a GM tensor is charged for: every
+    /// segment it touches, whole (a tensor starts on a segment).
+    pub fn charged(&self, start: u64, len: u64) -> u64 {
+        if len == 0 {
+            return 0;
+        }
+        let first = start / self.segment;
+        let last = (start + len - 1) / self.segment;
+        (last - first + 1) * self.segment
+    }
 }
 
 /// One data path: which pipe drives it and what a transfer costs.
@@ -185,6 +206,10 @@ pub struct Machine {
 
 const PRESETS: &[(&str, &str)] = &[
     ("ascend-like", include_str!("../presets/ascend-like.toml")),
+    (
+        "ascend-like-halfgm",
+        include_str!("../presets/ascend-like-halfgm.toml"),
+    ),
     ("ub-only", include_str!("../presets/ub-only.toml")),
     ("mini", include_str!("../presets/mini.toml")),
 ];
@@ -251,6 +276,18 @@ impl Machine {
         }
         if !positive(self.gm.bytes_per_cycle_total) {
             return bad("gm.bytes_per_cycle_total must be positive".into());
+        }
+        if !positive(self.gm.bytes_per_cycle_per_core) {
+            return bad("gm.bytes_per_cycle_per_core must be positive".into());
+        }
+        if !self.gm.segment.is_power_of_two() {
+            return bad(format!(
+                "gm.segment = {} must be a power of two",
+                self.gm.segment
+            ));
+        }
+        if !(self.gm.burst_cycles >= 0.0 && self.gm.burst_cycles.is_finite()) {
+            return bad("gm.burst_cycles must be non-negative".into());
         }
         for (i, p) in self.paths.iter().enumerate() {
             for end in [p.from, p.to] {
@@ -347,6 +384,43 @@ mod tests {
         assert_eq!(m.tier(Tier::L1).unwrap().capacity, 1 << 20);
         assert_eq!(m.macs_per_cycle(false), 4096.0);
         assert!(m.path(Mem::Gm, Mem::L0a).is_none());
+        // The cube reads 16x16 f16 of A (and of B) a cycle: 512 bytes.
+        let l0a = &m.paths[m.path(Mem::L1, Mem::L0a).unwrap()];
+        assert_eq!(l0a.bytes_per_cycle, 512.0);
+        assert_eq!(
+            (m.gm.bytes_per_cycle_total, m.gm.bytes_per_cycle_per_core),
+            (512.0, 64.0)
+        );
+    }
+
+    #[test]
+    fn halfgm_is_ascend_like_with_half_the_gm_bandwidth() {
+        let (full, half) = (
+            Machine::preset("ascend-like").unwrap(),
+            Machine::preset("ascend-like-halfgm").unwrap(),
+        );
+        assert_eq!(
+            half.gm.bytes_per_cycle_total,
+            full.gm.bytes_per_cycle_total / 2.0
+        );
+        assert_eq!(
+            half.gm.bytes_per_cycle_per_core,
+            full.gm.bytes_per_cycle_per_core / 2.0
+        );
+        let mut same = half.clone();
+        same.name = full.name.clone();
+        same.gm = full.gm.clone();
+        assert_eq!(format!("{same:?}"), format!("{full:?}"));
+    }
+
+    #[test]
+    fn a_burst_is_charged_whole_segments() {
+        let gm = Machine::preset("ascend-like").unwrap().gm;
+        assert_eq!(gm.charged(0, 1024), 1024);
+        assert_eq!(gm.charged(32, 1024), 1536);
+        assert_eq!(gm.charged(0, 256), 512);
+        assert_eq!(gm.charged(480, 64), 1024);
+        assert_eq!(gm.charged(512, 512), 512);
     }
 
     fn with(edit: &str, replacement: &str) -> Result<Machine, MachineError> {
@@ -363,6 +437,11 @@ mod tests {
         assert!(err(with("pipe = \"MTE2\"", "pipe = \"X\"")).contains("unknown pipe"));
         assert!(err(with("to = \"l1\"", "to = \"l2\"")).contains("l2"));
         assert!(err(with("a = \"l0a\"", "a = \"gm\"")).contains("cube.a"));
+        assert!(err(with("segment = 512", "segment = 500")).contains("gm.segment"));
+        assert!(err(with("burst_cycles = 1", "burst_cycles = -1")).contains("gm.burst_cycles"));
+        let per_core = "bytes_per_cycle_per_core = 32";
+        assert!(err(with(per_core, "bytes_per_cycle_per_core = 0")).contains("per_core"));
+        assert!(err(with(per_core, "")).contains("bytes_per_cycle_per_core"));
         assert!(matches!(
             Machine::load("no-such-machine"),
             Err(MachineError::Unknown(_))

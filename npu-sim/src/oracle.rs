@@ -1,5 +1,6 @@
-//! The timing-randomisation oracle: a program runs on machines whose latencies, bandwidths,
-//! start-ups and scalar costs are each scaled by a random factor between 1/10 and 10. The race
+//! The timing-randomisation oracle: a program runs on machines whose latencies, bandwidths
+//! (per path, per core and in total), burst cycles, start-ups and scalar costs are each scaled
+//! by a random factor between 1/10 and 10 (the GM segment, a layout property, stays). The race
 //! verdict, and for a race-free program every output bit, must be the same on all of them:
 //! what the program computes may not depend on how fast the machine is.
 //!
@@ -99,8 +100,9 @@ impl std::fmt::Display for Outcome {
     }
 }
 
-/// `count` machines like `m` with every latency, bandwidth, start-up and scalar cost scaled by
-/// its own factor in [1/SPREAD, SPREAD] (log-uniform), from `seed`.
+/// `count` machines like `m` with every latency, bandwidth (per path, per core, total), the
+/// burst cycles, every start-up and scalar cost scaled by its own factor in [1/SPREAD, SPREAD]
+/// (log-uniform), from `seed`. The GM segment stays: it is a layout property.
 pub fn varied_machines(m: &Machine, count: usize, seed: u64) -> Vec<Machine> {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed ^ 0x7113_0b5e_55ed_0f7e);
     (1..=count)
@@ -112,6 +114,8 @@ pub fn varied_machines(m: &Machine, count: usize, seed: u64) -> Vec<Machine> {
                 scale(&mut p.bytes_per_cycle);
             }
             scale(&mut v.gm.bytes_per_cycle_total);
+            scale(&mut v.gm.bytes_per_cycle_per_core);
+            scale(&mut v.gm.burst_cycles);
             scale(&mut v.cube.startup);
             scale(&mut v.vector.startup);
             scale(&mut v.scalar.issue_cycles);

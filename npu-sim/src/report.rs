@@ -1,5 +1,6 @@
 //! The figures of a run: cycles, pipe utilisation, bytes per path, buffer occupancy, work done,
-//! and the roofline bounds with the achieved fraction.
+//! and the roofline: the largest of the lower bounds every unit, data path and GM budget sets,
+//! named, with the achieved fraction.
 
 use crate::expand::{Cost, Exec, Inst};
 use crate::layout::Layout;
@@ -24,10 +25,14 @@ pub struct PipeFigure {
 pub struct PathFigure {
     /// `from->to`.
     pub path: String,
-    /// Bytes.
+    /// Bytes moved.
     pub bytes: u64,
+    /// Bytes charged (on a GM path every segment each burst touches, whole; elsewhere `bytes`).
+    pub charged: u64,
     /// Transfers.
     pub transfers: u64,
+    /// Bursts of those transfers.
+    pub bursts: u64,
 }
 
 /// Allocation of one tier (the same on every core).
@@ -41,6 +46,58 @@ pub struct TierFigure {
     pub capacity: u64,
     /// The buffers in it: name and bytes.
     pub buffers: Vec<(String, u64)>,
+}
+
+/// A lower bound on the cycles of a run: what one unit, data path or GM budget needs. Shown
+/// and serialised by its name (`cube`, `vector`, `gm->l1`, `core-gm`, `total-gm`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    /// The busiest core's cube: its MACs at the cube's peak rate.
+    Cube,
+    /// The busiest core's vector unit: its repeats, one a cycle.
+    Vector,
+    /// One data path of the busiest core: its charged bytes at the path's bandwidth, plus its
+    /// bursts' cycles on a GM path (both take its pipe one transfer at a time).
+    Path {
+        /// Source.
+        from: Mem,
+        /// Destination.
+        to: Mem,
+    },
+    /// The busiest core's GM budget: its charged GM bytes (MTE2 and MTE3 together) at
+    /// `gm.bytes_per_cycle_per_core`.
+    CoreGm,
+    /// All cores' charged GM bytes at `gm.bytes_per_cycle_total`.
+    TotalGm,
+}
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Bound::Cube => f.write_str("cube"),
+            Bound::Vector => f.write_str("vector"),
+            Bound::Path { from, to } => write!(f, "{from}->{to}"),
+            Bound::CoreGm => f.write_str("core-gm"),
+            Bound::TotalGm => f.write_str("total-gm"),
+        }
+    }
+}
+
+impl serde::Serialize for Bound {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// One lower bound and the core it was reached on.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BoundFigure {
+    /// Which.
+    pub bound: Bound,
+    /// Cycles.
+    pub cycles: f64,
+    /// The busiest core (None for the total GM bandwidth).
+    pub core: Option<u32>,
 }
 
 /// Everything the report shows.
@@ -68,20 +125,34 @@ pub struct Report {
     pub vector_repeats: u64,
     /// Bytes moved to or from GM.
     pub gm_bytes: u64,
-    /// Bytes of the kernel's own inputs and outputs, each once.
+    /// Bytes charged to GM (whole segments per burst).
+    pub gm_charged: u64,
+    /// Bytes of the kernel's own inputs and outputs, each once (inout twice).
     pub min_gm_bytes: u64,
-    /// Cycles the cube needs with every core busy.
-    pub cube_bound: f64,
-    /// Cycles the vector units need with every core busy.
-    pub vector_bound: f64,
-    /// Cycles the program's GM traffic needs (total bandwidth, and each core's paths).
-    pub gm_bound: f64,
-    /// Cycles the minimum GM traffic needs.
-    pub min_gm_bound: f64,
-    /// max(compute, program GM traffic).
+    /// Every lower bound: cube, vector, each data path, the core GM budget, the total GM
+    /// bandwidth, in that order.
+    pub bounds: Vec<BoundFigure>,
+    /// The largest bound (the first of equals).
+    pub binding: Bound,
+    /// Its cycles: the program's roofline.
     pub roofline: f64,
-    /// max(compute, minimum GM traffic).
+    /// Cycles the cube and the vector units need with the work spread evenly over all cores.
+    pub spread_compute_bound: f64,
+    /// Cycles the minimum GM traffic needs: the kernel's tensors, each rounded up to whole
+    /// segments, at the smaller of the total GM bandwidth and all cores' budgets together.
+    pub min_gm_bound: f64,
+    /// max(spread compute, minimum GM traffic): the bound of the kernel itself.
     pub kernel_roofline: f64,
+}
+
+/// Per-core work, for the bounds.
+#[derive(Default)]
+struct CoreWork {
+    macs16: u64,
+    macs8: u64,
+    repeats: u64,
+    charged: Vec<u64>,
+    bursts: Vec<u64>,
 }
 
 impl Report {
@@ -106,70 +177,121 @@ impl Report {
                 }
             })
             .collect();
-        let mut path_bytes = vec![(0u64, 0u64); m.paths.len()];
-        let mut per_core_path_bound = 0.0f64;
-        let (mut macs16, mut macs8, mut vector_ops, mut vector_repeats, mut instructions) =
-            (0u64, 0u64, 0u64, 0u64, 0u64);
+        let mut paths: Vec<PathFigure> = (m.paths.iter())
+            .map(|s| PathFigure {
+                path: format!("{}->{}", s.from, s.to),
+                bytes: 0,
+                charged: 0,
+                transfers: 0,
+                bursts: 0,
+            })
+            .collect();
+        let (mut vector_ops, mut instructions) = (0u64, 0u64);
+        let mut work: Vec<CoreWork> = vec![];
         for core in insts {
-            let mut core_bytes = vec![0u64; m.paths.len()];
+            let mut w = CoreWork {
+                charged: vec![0; m.paths.len()],
+                bursts: vec![0; m.paths.len()],
+                ..CoreWork::default()
+            };
             for inst in core {
                 instructions += 1;
-                if let Cost::Transfer { path, bytes } = inst.cost {
-                    path_bytes[path].0 += bytes;
-                    path_bytes[path].1 += 1;
-                    core_bytes[path] += bytes;
+                if let Cost::Transfer {
+                    path,
+                    bytes,
+                    charged,
+                    bursts,
+                } = inst.cost
+                {
+                    let f = &mut paths[path];
+                    f.bytes += bytes;
+                    f.charged += charged;
+                    f.transfers += 1;
+                    f.bursts += bursts;
+                    w.charged[path] += charged;
+                    w.bursts[path] += bursts;
                 }
                 match &inst.exec {
                     Exec::Mmad(_, z, _) if inst.operands[1].dtype == DType::I8 => {
-                        macs8 += z.m * z.k * z.n
+                        w.macs8 += z.m * z.k * z.n
                     }
-                    Exec::Mmad(_, z, _) => macs16 += z.m * z.k * z.n,
+                    Exec::Mmad(_, z, _) => w.macs16 += z.m * z.k * z.n,
                     Exec::Vector(v, z) => {
-                        vector_repeats += z.repeat;
+                        w.repeats += z.repeat;
                         let lanes = crate::layout::lanes(p, m, v);
                         vector_ops += z.repeat * z.mask.unwrap_or(lanes);
                     }
                     _ => {}
                 }
             }
-            for (path, bytes) in core_bytes.iter().enumerate() {
-                let spec = &m.paths[path];
-                if spec.from == Mem::Gm || spec.to == Mem::Gm {
-                    per_core_path_bound =
-                        per_core_path_bound.max(*bytes as f64 / spec.bytes_per_cycle);
-                }
-            }
+            work.push(w);
         }
         let is_gm = |i: usize| m.paths[i].from == Mem::Gm || m.paths[i].to == Mem::Gm;
-        let gm_bytes: u64 = path_bytes
-            .iter()
-            .enumerate()
+        let cube = |w: &CoreWork| {
+            w.macs16 as f64 / m.macs_per_cycle(false) + w.macs8 as f64 / m.macs_per_cycle(true)
+        };
+        let busiest = |bound: Bound, of: &dyn Fn(&CoreWork) -> f64| {
+            let (core, cycles) =
+                (work.iter().map(of).enumerate()).fold((0, 0.0), |best, (c, x)| {
+                    if x > best.1 {
+                        (c, x)
+                    } else {
+                        best
+                    }
+                });
+            BoundFigure {
+                bound,
+                cycles,
+                core: Some(core as u32),
+            }
+        };
+        let mut bounds = vec![
+            busiest(Bound::Cube, &cube),
+            busiest(Bound::Vector, &|w| w.repeats as f64),
+        ];
+        for (i, spec) in m.paths.iter().enumerate() {
+            let bursts = if is_gm(i) { m.gm.burst_cycles } else { 0.0 };
+            bounds.push(busiest(
+                Bound::Path {
+                    from: spec.from,
+                    to: spec.to,
+                },
+                &|w| w.charged[i] as f64 / spec.bytes_per_cycle + w.bursts[i] as f64 * bursts,
+            ));
+        }
+        let gm_charged_of = |w: &CoreWork| -> u64 {
+            (w.charged.iter().enumerate())
+                .filter(|(i, _)| is_gm(*i))
+                .map(|(_, b)| b)
+                .sum()
+        };
+        bounds.push(busiest(Bound::CoreGm, &|w| {
+            gm_charged_of(w) as f64 / m.gm.bytes_per_cycle_per_core
+        }));
+        let gm_charged: u64 = work.iter().map(gm_charged_of).sum();
+        bounds.push(BoundFigure {
+            bound: Bound::TotalGm,
+            cycles: gm_charged as f64 / m.gm.bytes_per_cycle_total,
+            core: None,
+        });
+        let top = (bounds.iter()).fold(&bounds[0], |a, b| if b.cycles > a.cycles { b } else { a });
+        let (binding, roofline) = (top.bound, top.cycles);
+        let gm_bytes: u64 = (paths.iter().enumerate())
             .filter(|(i, _)| is_gm(*i))
-            .map(|(_, b)| b.0)
+            .map(|(_, f)| f.bytes)
             .sum();
         let passes = |d: Direction| if d == Direction::InOut { 2 } else { 1 };
-        let min_gm_bytes: u64 = p
-            .tensors
-            .iter()
-            .map(|t| elements(&t.shape) * t.dtype.size() * passes(t.dir))
+        let tensor_bytes = |t: &TensorDecl| elements(&t.shape) * t.dtype.size();
+        let min_gm_bytes: u64 = (p.tensors.iter())
+            .map(|t| tensor_bytes(t) * passes(t.dir))
             .sum();
-        let cube_bound = (macs16 as f64 / m.macs_per_cycle(false)
-            + macs8 as f64 / m.macs_per_cycle(true))
-            / cores;
-        let vector_bound = vector_repeats as f64 / cores;
-        let gm_bound = (gm_bytes as f64 / m.gm.bytes_per_cycle_total).max(per_core_path_bound);
-        let min_gm_bound = min_gm_bytes as f64 / m.gm.bytes_per_cycle_total;
-        let compute = cube_bound.max(vector_bound);
-        let paths = m
-            .paths
-            .iter()
-            .zip(&path_bytes)
-            .map(|(s, (bytes, transfers))| PathFigure {
-                path: format!("{}->{}", s.from, s.to),
-                bytes: *bytes,
-                transfers: *transfers,
-            })
-            .collect();
+        let min_gm_charged: u64 = (p.tensors.iter())
+            .map(|t| m.gm.charged(0, tensor_bytes(t)) * passes(t.dir))
+            .sum();
+        let min_gm_bound = min_gm_charged as f64
+            / (m.gm.bytes_per_cycle_total).min(cores * m.gm.bytes_per_cycle_per_core);
+        let spread_compute_bound = (work.iter().map(cube).sum::<f64>() / cores)
+            .max(work.iter().map(|w| w.repeats).sum::<u64>() as f64 / cores);
         let tiers = Tier::ALL
             .iter()
             .filter_map(|tier| {
@@ -198,18 +320,26 @@ impl Report {
             pipes,
             paths,
             tiers,
-            macs: macs16 + macs8,
+            macs: work.iter().map(|w| w.macs16 + w.macs8).sum(),
             vector_ops,
-            vector_repeats,
+            vector_repeats: work.iter().map(|w| w.repeats).sum(),
             gm_bytes,
+            gm_charged,
             min_gm_bytes,
-            cube_bound,
-            vector_bound,
-            gm_bound,
+            bounds,
+            binding,
+            roofline,
+            spread_compute_bound,
             min_gm_bound,
-            roofline: compute.max(gm_bound),
-            kernel_roofline: compute.max(min_gm_bound),
+            kernel_roofline: spread_compute_bound.max(min_gm_bound),
         }
+    }
+
+    /// The cycles of one bound, if the machine has it (a path it lacks has none).
+    pub fn bound(&self, bound: Bound) -> Option<f64> {
+        (self.bounds.iter())
+            .find(|b| b.bound == bound)
+            .map(|b| b.cycles)
     }
 
     /// `roofline / cycles`: how close the run came to the program's own bound.
@@ -233,17 +363,24 @@ impl fmt::Display for Report {
         writeln!(f, "cycles          {}", self.cycles)?;
         writeln!(
             f,
-            "roofline        {:.0} cycles = max(cube {:.0}, vector {:.0}, GM traffic {:.0}); achieved {:.1}%",
+            "roofline        {:.0} cycles, bound by {}; achieved {:.1}%",
             self.roofline,
-            self.cube_bound,
-            self.vector_bound,
-            self.gm_bound,
+            self.binding,
             100.0 * self.fraction()
         )?;
+        let bounds: Vec<String> = (self.bounds.iter())
+            .filter(|b| b.cycles > 0.0 || matches!(b.bound, Bound::Cube | Bound::Vector))
+            .map(|b| match b.core {
+                Some(c) if b.cycles > 0.0 => format!("{} {:.0} (core {c})", b.bound, b.cycles),
+                _ => format!("{} {:.0}", b.bound, b.cycles),
+            })
+            .collect();
+        writeln!(f, "bounds          {}", bounds.join(", "))?;
         writeln!(
             f,
-            "kernel roofline {:.0} cycles = max(compute, minimum GM traffic {:.0}); achieved {:.1}%",
+            "kernel roofline {:.0} cycles = max(compute spread over all cores {:.0}, minimum GM traffic {:.0}); achieved {:.1}%",
             self.kernel_roofline,
+            self.spread_compute_bound,
             self.min_gm_bound,
             100.0 * self.kernel_fraction()
         )?;
@@ -254,8 +391,8 @@ impl fmt::Display for Report {
         )?;
         writeln!(
             f,
-            "GM traffic      {} bytes (minimum {} bytes)",
-            self.gm_bytes, self.min_gm_bytes
+            "GM traffic      {} bytes, charged {} (minimum {} bytes)",
+            self.gm_bytes, self.gm_charged, self.min_gm_bytes
         )?;
         writeln!(f, "pipe   busy cycles (all cores)  utilisation")?;
         for p in &self.pipes {
@@ -267,9 +404,13 @@ impl fmt::Display for Report {
                 100.0 * p.utilisation
             )?;
         }
-        writeln!(f, "path        bytes  transfers")?;
+        writeln!(f, "path        bytes      charged  transfers     bursts")?;
         for p in self.paths.iter().filter(|p| p.transfers > 0) {
-            writeln!(f, "{:<8} {:>12} {:>10}", p.path, p.bytes, p.transfers)?;
+            writeln!(
+                f,
+                "{:<8} {:>12} {:>12} {:>10} {:>10}",
+                p.path, p.bytes, p.charged, p.transfers, p.bursts
+            )?;
         }
         writeln!(f, "tier   peak bytes / capacity  buffers")?;
         for t in &self.tiers {

@@ -1,17 +1,20 @@
 //! Timing: the scalar unit issues in program order into one in-order queue per pipe; pipes run
 //! concurrently; flags, `barrier ALL` and `sync_all` are the only order across pipes.
 //!
-//! A transfer costs its path's latency, then its bytes at the path's bandwidth, capped by a
-//! max-min fair share of the GM bandwidth that all cores' GM transfers share. Latency is
+//! A transfer costs its path's latency, then (on a GM path) a fixed number of cycles per burst,
+//! then its charged bytes ([`Cost::Transfer`]) at a rate: its path's bandwidth, capped by a
+//! max-min fair share of its core's GM budget among that core's GM transfers, then by a
+//! max-min fair share of the total GM bandwidth among all cores' GM transfers. Latency is
 //! pipelined: the next transfer of a pipe may start its latency while the current one moves
-//! data, but moves its own data only after the current one has finished (so transfers still
+//! data, but starts its bursts only after the current one has finished (so transfers still
 //! start and finish in order). A `wait_flag` gates only what comes after it: it may run while
 //! a transfer before it is still in flight. In the strict semantics a `set_flag` only sets a
 //! bit: it leaves its pipe at once and fires a flag cycle after everything before it on the
 //! pipe has finished, while the pipe goes on; in the relaxed semantics it occupies its pipe
 //! until then. Everything else occupies its pipe alone, at least a cycle. `sync_all` starts
 //! when every core has reached it with its pipes drained and lasts one GM round trip (the
-//! longest GM path latency; our choice). A discrete-event simulation over all cores at once.
+//! longest GM path latency; our choice). A discrete-event simulation over all cores at once;
+//! rates are shared in a fixed order, so a run is deterministic.
 
 use crate::expand::{Cost, Inst};
 use crate::machine::{Machine, Mem};
@@ -48,14 +51,39 @@ pub struct Deadlock {
     pub blocked: Vec<usize>,
 }
 
+/// What a transfer does after its latency: `setup` cycles of bursts, then `bytes`.
+#[derive(Clone, Copy, Debug)]
+struct Move {
+    setup: f64,
+    bytes: f64,
+}
+
+impl Move {
+    /// The phase of a transfer that starts its bursts now.
+    fn begin(self, now: f64) -> Phase {
+        if self.setup > 0.0 {
+            Phase::Bursts {
+                until: now + self.setup,
+                bytes: self.bytes,
+            }
+        } else {
+            Phase::Data {
+                remaining: self.bytes,
+            }
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Phase {
     /// Fixed work (or an issue step) until this time.
     Until(f64),
-    /// A transfer's latency until this time, then its bytes.
-    Latency { until: f64, bytes: f64 },
+    /// A transfer's latency until this time, then its move.
+    Latency { until: f64, then: Move },
     /// Latency over, waiting for the pipe's current transfer to finish moving data.
-    Ready { bytes: f64 },
+    Ready { then: Move },
+    /// Setting up its bursts until this time (no bandwidth used), then moving these bytes.
+    Bursts { until: f64, bytes: f64 },
     /// Moving data.
     Data { remaining: f64 },
 }
@@ -141,7 +169,9 @@ pub fn simulate(
             for (p, slot) in s.pipes.iter().enumerate() {
                 for job in [slot.current, slot.next].into_iter().flatten() {
                     let t = match job.phase {
-                        Phase::Until(t) | Phase::Latency { until: t, .. } => t,
+                        Phase::Until(t)
+                        | Phase::Latency { until: t, .. }
+                        | Phase::Bursts { until: t, .. } => t,
                         Phase::Data { remaining } => now + remaining / rate_of(&rates, c, p),
                         Phase::Ready { .. } => continue,
                     };
@@ -182,8 +212,9 @@ fn rate_of(rates: &[(usize, usize, f64)], c: usize, p: usize) -> f64 {
         .map_or(f64::INFINITY, |r| r.2)
 }
 
-/// Rates of every transfer in its data phase: its path's bandwidth, and for GM transfers a
-/// max-min fair share of the total GM bandwidth.
+/// Rates of every transfer in its data phase: its path's bandwidth; for a GM transfer capped
+/// by a max-min fair share of its core's GM budget among the core's GM transfers, then by a
+/// max-min fair share of the total GM bandwidth among every core's GM transfers.
 fn collect_rates(
     m: &Machine,
     cores: &[Vec<Inst>],
@@ -192,6 +223,7 @@ fn collect_rates(
 ) {
     let mut gm: Vec<usize> = vec![];
     for (c, s) in states.iter().enumerate() {
+        let first = gm.len();
         for (p, slot) in s.pipes.iter().enumerate() {
             if let Some(Job {
                 inst,
@@ -208,12 +240,19 @@ fn collect_rates(
                 }
             }
         }
+        share(rates, &mut gm[first..], m.gm.bytes_per_cycle_per_core);
     }
-    gm.sort_by(|a, b| rates[*a].2.total_cmp(&rates[*b].2));
-    let mut left = m.gm.bytes_per_cycle_total;
-    for (k, &i) in gm.iter().enumerate() {
-        let share = left / (gm.len() - k) as f64;
-        let r = rates[i].2.min(share);
+    share(rates, &mut gm, m.gm.bytes_per_cycle_total);
+}
+
+/// Max-min fair sharing of `capacity` among the rates at `members`: each keeps the smaller of
+/// its own rate and an equal share of what the smaller ones leave. Sorts `members` (stably,
+/// so equal rates keep their order and the result is deterministic).
+fn share(rates: &mut [(usize, usize, f64)], members: &mut [usize], capacity: f64) {
+    members.sort_by(|a, b| rates[*a].2.total_cmp(&rates[*b].2));
+    let mut left = capacity;
+    for (k, &i) in members.iter().enumerate() {
+        let r = rates[i].2.min(left / (members.len() - k) as f64);
         rates[i].2 = r;
         left -= r;
     }
@@ -314,10 +353,26 @@ fn start_ready(
                 }
                 let phase = match insts[i].cost {
                     Cost::Fixed(cycles) => Phase::Until(at_least_one(cycles)),
-                    Cost::Transfer { path, bytes } => Phase::Latency {
-                        until: now + m.paths[path].latency,
-                        bytes: bytes as f64,
-                    },
+                    Cost::Transfer {
+                        path,
+                        charged,
+                        bursts,
+                        ..
+                    } => {
+                        let spec = &m.paths[path];
+                        let gm = spec.from == Mem::Gm || spec.to == Mem::Gm;
+                        Phase::Latency {
+                            until: now + spec.latency,
+                            then: Move {
+                                setup: if gm {
+                                    bursts as f64 * m.gm.burst_cycles
+                                } else {
+                                    0.0
+                                },
+                                bytes: charged as f64,
+                            },
+                        }
+                    }
                     Cost::Wait => {
                         let set =
                             matches[c][i].expect("unmatched waits are rejected before timing");
@@ -369,8 +424,8 @@ fn complete(
             let slot = &mut s.pipes[p];
             if let Some(job) = slot.next.as_mut() {
                 match job.phase {
-                    Phase::Latency { until, bytes } if until <= now + EPS => {
-                        job.phase = Phase::Ready { bytes }
+                    Phase::Latency { until, then } if until <= now + EPS => {
+                        job.phase = Phase::Ready { then }
                     }
                     Phase::Until(t) if t <= now + EPS => {
                         times[c].end[job.inst] = now;
@@ -384,7 +439,13 @@ fn complete(
             };
             let done = match job.phase {
                 Phase::Until(t) => t <= now + EPS,
-                Phase::Latency { until, bytes } => {
+                Phase::Latency { until, then } => {
+                    if until <= now + EPS {
+                        job.phase = then.begin(now);
+                    }
+                    false
+                }
+                Phase::Bursts { until, bytes } => {
                     if until <= now + EPS {
                         job.phase = Phase::Data { remaining: bytes };
                     }
@@ -398,8 +459,8 @@ fn complete(
             }
             let (i, issue) = (job.inst, job.issue);
             slot.current = slot.next.take().map(|mut j| {
-                if let Phase::Ready { bytes } = j.phase {
-                    j.phase = Phase::Data { remaining: bytes };
+                if let Phase::Ready { then } = j.phase {
+                    j.phase = then.begin(now);
                 }
                 j
             });

@@ -97,7 +97,7 @@ mod tests {
             k_i8: 32,
             operands: [Memory::L0a, Memory::L0b, Memory::L0c],
         }));
-        assert_eq!(t.level(Memory::L0a).unwrap().bytes_per_cycle, Some(256.0));
+        assert_eq!(t.level(Memory::L0a).unwrap().bytes_per_cycle, Some(512.0));
         assert!(Target::npu("no-such-machine").is_err());
     }
 }
