@@ -42,8 +42,13 @@ const STRIPS: i64 = 4;
 /// Rows of a strip; elements of one strip of C (64 x 256).
 const STRIP_ROWS: i64 = 256 / STRIPS;
 const STRIP: i64 = STRIP_ROWS * 256;
-/// L1 slots of the B ring.
+/// Steps at the end computed strip by strip (at most the 2 L0 slots).
+const FINAL: i64 = 2;
+/// L1 slots of the B ring, each holding the B rows of `PIECE` steps.
 const RING: i64 = 4;
+const PIECE: i64 = 1;
+/// Elements of one ring slot (64 * PIECE K rows x 256 columns, NZ).
+const PIECE_ELEMS: i64 = 64 * PIECE * 256;
 /// Elements of a fractal (16 x 16 f16) and of an L0A/L0B slot (256 x 64 or 64 x 256).
 const FRACTAL: i64 = 256;
 const SLOT: i64 = 16384;
@@ -84,7 +89,12 @@ impl Gemm {
         let cm = b.tensor("C", DType::F16, &shape, Direction::Out);
         Gemm {
             a_l1: b.buffer("a_l1", Tier::L1, DType::F16, &[256 * 1024]),
-            b_l1: b.buffer("b_l1", Tier::L1, DType::F16, &[RING as u64, 64 * 256]),
+            b_l1: b.buffer(
+                "b_l1",
+                Tier::L1,
+                DType::F16,
+                &[RING as u64, PIECE_ELEMS as u64],
+            ),
             a_l0: b.buffer("a_l0", Tier::L0a, DType::F16, &[2, SLOT as u64]),
             b_l0: b.buffer("b_l0", Tier::L0b, DType::F16, &[2, SLOT as u64]),
             c_l0: b.buffer(
@@ -135,15 +145,16 @@ impl Gemm {
         self.b.at(buf, [i, j])
     }
 
-    /// MTE2, step `g`: A's K chunk of 256 at the first step of each chunk of tile 0, then B's
-    /// piece of 64 K rows into its ring slot, then "piece ready".
+    /// MTE2, step `g`: A's K chunk of 256 at the first step of each chunk of tile 0, then,
+    /// at the first step of each piece, B's rows for `PIECE` steps into their ring slot and
+    /// "piece ready".
     fn load(&mut self, g: &Expr) {
-        let (kc, slot) = (g.clone() % STEPS / 4, g.clone() % RING);
+        let kc = g.clone() % STEPS / 4;
+        let slot = g.clone() / PIECE % RING;
         self.b.origin(Some("A panel, ND -> NZ"));
         let first_of_chunk = (g.clone() % 4).cmp(CmpOp::Eq, 0);
         let tile0 = g.clone().cmp(CmpOp::Lt, STEPS);
-        let cond = Expr::Select(Box::new(first_of_chunk), Box::new(tile0), Box::new(c(0)));
-        self.when("ka", cond, |s| {
+        self.when("ka", first_of_chunk.select(tile0, 0), |s| {
             let src = s.b.at(s.a, [row0(), kc.clone() * 256]);
             let dst = s.b.at(s.a_l1, [kc.clone() * 65536]);
             s.b.push(
@@ -152,24 +163,32 @@ impl Gemm {
                     .mode(DmaMode::Nd2nz),
             );
         });
-        self.b.origin(Some("B piece, ND -> NZ"));
-        self.wait(Pipe::Mte1, Pipe::Mte2, slot.clone());
-        let k = g.clone() % STEPS * 64;
-        let col = col0() + g.clone() / STEPS * 256;
-        let src = self.b.at(self.bm, [k, col]);
-        let dst = self.at(self.b_l1, slot.clone(), c(0));
-        self.b.push(
-            Dma::new(dst, src, 64, 256)
-                .strides(1024, 64)
-                .mode(DmaMode::Nd2nz),
-        );
-        self.set(Pipe::Mte2, Pipe::Mte1, slot);
+        let first_of_piece = (g.clone() % PIECE).cmp(CmpOp::Eq, 0);
+        self.when("kb", first_of_piece, |s| {
+            s.wait(Pipe::Mte1, Pipe::Mte2, slot.clone());
+            s.b.origin(Some("B piece, ND -> NZ"));
+            let rows = 64 * PIECE;
+            let src = s.b.at(
+                s.bm,
+                [g.clone() % STEPS * 64, col0() + g.clone() / STEPS * 256],
+            );
+            let dst = s.at(s.b_l1, slot.clone(), c(0));
+            let d = Dma::new(dst, src, rows, 256).strides(1024, rows);
+            s.b.push(d.mode(DmaMode::Nd2nz));
+            s.b.origin(None);
+            s.set(Pipe::Mte2, Pipe::Mte1, slot.clone());
+        });
     }
 
-    /// MTE1, step `g`: A's 256 x 64 slice NZ -> zZ and B's piece NZ -> nZ into L0 slot g%2.
+    /// MTE1, step `g`: A's 256 x 64 slice NZ -> zZ and B's 64 x 256 slice NZ -> nZ into L0
+    /// slot g%2.
     fn stage(&mut self, g: &Expr) {
-        let (piece, l0) = (g.clone() % RING, g.clone() % 2);
-        self.wait(Pipe::Mte2, Pipe::Mte1, piece.clone());
+        let (slot, half, l0) = (g.clone() / PIECE % RING, g.clone() % PIECE, g.clone() % 2);
+        let first_of_piece = half.clone().cmp(CmpOp::Eq, 0);
+        let last_of_piece = half.clone().cmp(CmpOp::Eq, PIECE - 1);
+        self.when("rb", first_of_piece, |s| {
+            s.wait(Pipe::Mte2, Pipe::Mte1, slot.clone())
+        });
         self.wait(Pipe::M, Pipe::Mte1, l0.clone());
         self.b.origin(Some("A slice, NZ -> zZ"));
         // NZ fractal (row block bi, K fractal fk) sits at (fk*16 + bi)*256; the slice's first
@@ -181,37 +200,62 @@ impl Gemm {
             s.b.push(Dma::new(dst, src, 4, FRACTAL).strides(4096, FRACTAL));
         });
         self.b.origin(Some("B slice, NZ -> nZ (transposing)"));
+        // The piece's NZ fractal (K fractal fk, column block bn) sits at
+        // (bn*4*PIECE + fk)*256; this step's K fractals are half*4 .. half*4 + 4.
         self.each("bk", 4, |s, bk| {
             let dst = s.at(s.b_l0, l0.clone(), bk.clone() * 4096);
-            let src = s.at(s.b_l1, piece.clone(), bk * FRACTAL);
-            let d = Dma::new(dst, src, 16, FRACTAL).strides(1024, FRACTAL);
+            let src = s.at(s.b_l1, slot.clone(), (half.clone() * 4 + bk) * FRACTAL);
+            let d = Dma::new(dst, src, 16, FRACTAL).strides(4 * PIECE * FRACTAL, FRACTAL);
             s.b.push(d.mode(DmaMode::Transpose));
         });
         self.b.origin(None);
-        self.set(Pipe::Mte1, Pipe::Mte2, piece);
+        self.when("fb", last_of_piece, |s| {
+            s.set(Pipe::Mte1, Pipe::Mte2, slot.clone())
+        });
         self.set(Pipe::Mte1, Pipe::M, l0);
     }
 
     /// M, step `g`: one mmad per strip; the first step of a tile overwrites (after the
-    /// strip's drain), the last one hands the strip to V.
+    /// strip's drain), the last one hands the strip to V. The last `FINAL` steps of the
+    /// program run strip by strip instead, so that the first strips drain and store while
+    /// the last ones compute.
     fn compute(&mut self, g: &Expr) {
         let l0 = g.clone() % 2;
         let first = (g.clone() % STEPS).cmp(CmpOp::Eq, 0);
         let last = (g.clone() % STEPS).cmp(CmpOp::Eq, STEPS - 1);
+        let total = TILES * STEPS;
         self.wait(Pipe::Mte1, Pipe::M, l0.clone());
-        self.each("q", STRIPS, |s, q| {
-            s.when("fresh", first.clone(), |s| {
-                s.wait(Pipe::V, Pipe::M, q.clone())
+        self.when("step", g.clone().cmp(CmpOp::Lt, total - FINAL), |s| {
+            s.each("q", STRIPS, |s, q| {
+                s.when("fresh", first.clone(), |s| {
+                    s.wait(Pipe::V, Pipe::M, q.clone())
+                });
+                s.mmad(&q, l0.clone(), first.clone());
+                s.when("done", last.clone(), |s| s.set(Pipe::M, Pipe::V, q.clone()));
             });
-            s.b.origin(Some("C[i, j] += A[i, k] * B[k, j]"));
-            let cc = s.at(s.c_l0, q.clone(), c(0));
-            let a = s.at(s.a_l0, l0.clone(), q.clone() * (STRIP_ROWS * 64));
-            let b = s.at(s.b_l0, l0.clone(), c(0));
-            s.b.mmad(cc, a, b, (STRIP_ROWS, 64, 256), first.clone());
-            s.b.origin(None);
-            s.when("done", last.clone(), |s| s.set(Pipe::M, Pipe::V, q.clone()));
+            s.set(Pipe::M, Pipe::Mte1, l0.clone());
         });
-        self.set(Pipe::M, Pipe::Mte1, l0);
+        self.when("final", g.clone().cmp(CmpOp::Eq, total - 1), |s| {
+            s.each("fq", STRIPS, |s, q| {
+                for f in total - FINAL..total {
+                    s.mmad(&q, c(f % 2), c(0));
+                }
+                s.set(Pipe::M, Pipe::V, q);
+            });
+            for f in total - FINAL..total {
+                s.set(Pipe::M, Pipe::Mte1, f % 2);
+            }
+        });
+    }
+
+    /// `mmad` of strip `q` from L0 slot `l0`.
+    fn mmad(&mut self, q: &Expr, l0: Expr, init: Expr) {
+        self.b.origin(Some("C[i, j] += A[i, k] * B[k, j]"));
+        let cc = self.at(self.c_l0, q.clone(), c(0));
+        let a = self.at(self.a_l0, l0.clone(), q.clone() * (STRIP_ROWS * 64));
+        let b = self.at(self.b_l0, l0, c(0));
+        self.b.mmad(cc, a, b, (STRIP_ROWS, 64, 256), init);
+        self.b.origin(None);
     }
 
     /// V and MTE3 after tile `g/16`'s last step: every strip L0C (NZ f32) -> UB (ND f16) ->

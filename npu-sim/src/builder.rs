@@ -58,6 +58,20 @@ impl ops::Sub for Expr {
     }
 }
 
+impl ops::Add<i64> for Expr {
+    type Output = Expr;
+    fn add(self, c: i64) -> Expr {
+        self + Expr::Const(c)
+    }
+}
+
+impl ops::Sub<i64> for Expr {
+    type Output = Expr;
+    fn sub(self, c: i64) -> Expr {
+        self - Expr::Const(c)
+    }
+}
+
 impl ops::Mul<i64> for Expr {
     type Output = Expr;
     fn mul(self, c: i64) -> Expr {

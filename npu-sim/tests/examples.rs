@@ -82,24 +82,21 @@ fn gemm_one_core_block_matches_the_reference() {
     assert_eq!(report.macs, 256 * 512 * 1024);
 }
 
-/// The full 1024^3 gemm on all 8 cores (slow without optimisations: run with
-/// `cargo test --release -p npu-sim --test examples -- --ignored`).
+/// The full 1024^3 gemm on all 8 cores (half a second in a release build, which is how the
+/// suite runs).
 #[test]
-#[ignore]
-fn gemm_full_matches_the_reference_and_reaches_the_roofline() {
+fn gemm_full_matches_the_reference_and_keeps_its_roofline_fraction() {
     let (a, b, c, report) = run_gemm(8);
     println!("{report}");
     let rows: Vec<usize> = (0..1024).step_by(37).collect();
     for &i in &rows {
         assert_gemm_close(&a, &b, &c, 1024, i..i + 1, 0..1024);
     }
-    // docs/npu.md, "Performance": the target is 85%. The generated schedule
-    // (npu-sim/examples/gemm_schedule.rs) reached 88.4% under the earlier costs; since GM is
-    // charged in whole 512-byte segments its short, misaligned A bursts make it GM-bound and
-    // it reaches 80.2% of the (higher) roofline, guarded here until it is rewritten for the
-    // new costs (issue 14).
+    // docs/npu.md, "Performance": the simulated cycles are a deterministic function of the
+    // program and the machine, so this guards the schedule against regressions: 82.3% of the
+    // cube-bound roofline (the target, 85%, is not reached; the docs say why).
     assert!(
-        report.fraction() >= 0.80,
+        report.fraction() >= 0.82,
         "achieved {:.1}% of the roofline",
         100.0 * report.fraction()
     );
