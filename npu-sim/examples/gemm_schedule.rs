@@ -44,11 +44,9 @@ const STRIP_ROWS: i64 = 256 / STRIPS;
 const STRIP: i64 = STRIP_ROWS * 256;
 /// Steps at the end computed strip by strip (at most the 2 L0 slots).
 const FINAL: i64 = 2;
-/// L1 slots of the B ring, each holding the B rows of `PIECE` steps.
+/// L1 slots of the B ring, each holding one step's 64 K rows x 256 columns (NZ).
 const RING: i64 = 4;
-const PIECE: i64 = 1;
-/// Elements of one ring slot (64 * PIECE K rows x 256 columns, NZ).
-const PIECE_ELEMS: i64 = 64 * PIECE * 256;
+const PIECE_ELEMS: i64 = 64 * 256;
 /// Elements of a fractal (16 x 16 f16) and of an L0A/L0B slot (256 x 64 or 64 x 256).
 const FRACTAL: i64 = 256;
 const SLOT: i64 = 16384;
@@ -145,13 +143,11 @@ impl Gemm {
         self.b.at(buf, [i, j])
     }
 
-    /// MTE2, step `g`: A's K chunk of 256 at the first step of each chunk of tile 0, then,
-    /// at the first step of each piece, B's rows for `PIECE` steps into their ring slot and
-    /// "piece ready".
+    /// MTE2, step `g`: A's K chunk of 256 at the first step of each chunk of tile 0, then B's
+    /// 64 K rows into their ring slot and "piece ready".
     fn load(&mut self, g: &Expr) {
         let kc = g.clone() % STEPS / 4;
-        let slot = g.clone() / PIECE % RING;
-        self.b.origin(Some("A panel, ND -> NZ"));
+        let slot = g.clone() % RING;
         let first_of_chunk = (g.clone() % 4).cmp(CmpOp::Eq, 0);
         let tile0 = g.clone().cmp(CmpOp::Lt, STEPS);
         self.when("ka", first_of_chunk.select(tile0, 0), |s| {
@@ -163,32 +159,24 @@ impl Gemm {
                     .mode(DmaMode::Nd2nz),
             );
         });
-        let first_of_piece = (g.clone() % PIECE).cmp(CmpOp::Eq, 0);
-        self.when("kb", first_of_piece, |s| {
-            s.wait(Pipe::Mte1, Pipe::Mte2, slot.clone());
-            s.b.origin(Some("B piece, ND -> NZ"));
-            let rows = 64 * PIECE;
-            let src = s.b.at(
-                s.bm,
-                [g.clone() % STEPS * 64, col0() + g.clone() / STEPS * 256],
-            );
-            let dst = s.at(s.b_l1, slot.clone(), c(0));
-            let d = Dma::new(dst, src, rows, 256).strides(1024, rows);
-            s.b.push(d.mode(DmaMode::Nd2nz));
-            s.b.origin(None);
-            s.set(Pipe::Mte2, Pipe::Mte1, slot.clone());
-        });
+        self.wait(Pipe::Mte1, Pipe::Mte2, slot.clone());
+        self.b.origin(Some("B piece, ND -> NZ"));
+        let src = self.b.at(
+            self.bm,
+            [g.clone() % STEPS * 64, col0() + g.clone() / STEPS * 256],
+        );
+        let dst = self.at(self.b_l1, slot.clone(), c(0));
+        let d = Dma::new(dst, src, 64, 256).strides(1024, 64);
+        self.b.push(d.mode(DmaMode::Nd2nz));
+        self.b.origin(None);
+        self.set(Pipe::Mte2, Pipe::Mte1, slot);
     }
 
     /// MTE1, step `g`: A's 256 x 64 slice NZ -> zZ and B's 64 x 256 slice NZ -> nZ into L0
     /// slot g%2.
     fn stage(&mut self, g: &Expr) {
-        let (slot, half, l0) = (g.clone() / PIECE % RING, g.clone() % PIECE, g.clone() % 2);
-        let first_of_piece = half.clone().cmp(CmpOp::Eq, 0);
-        let last_of_piece = half.clone().cmp(CmpOp::Eq, PIECE - 1);
-        self.when("rb", first_of_piece, |s| {
-            s.wait(Pipe::Mte2, Pipe::Mte1, slot.clone())
-        });
+        let (slot, l0) = (g.clone() % RING, g.clone() % 2);
+        self.wait(Pipe::Mte2, Pipe::Mte1, slot.clone());
         self.wait(Pipe::M, Pipe::Mte1, l0.clone());
         self.b.origin(Some("A slice, NZ -> zZ"));
         // NZ fractal (row block bi, K fractal fk) sits at (fk*16 + bi)*256; the slice's first
@@ -200,18 +188,15 @@ impl Gemm {
             s.b.push(Dma::new(dst, src, 4, FRACTAL).strides(4096, FRACTAL));
         });
         self.b.origin(Some("B slice, NZ -> nZ (transposing)"));
-        // The piece's NZ fractal (K fractal fk, column block bn) sits at
-        // (bn*4*PIECE + fk)*256; this step's K fractals are half*4 .. half*4 + 4.
+        // The piece's NZ fractal (K fractal fk, column block bn) sits at (bn*4 + fk)*256.
         self.each("bk", 4, |s, bk| {
             let dst = s.at(s.b_l0, l0.clone(), bk.clone() * 4096);
-            let src = s.at(s.b_l1, slot.clone(), (half.clone() * 4 + bk) * FRACTAL);
-            let d = Dma::new(dst, src, 16, FRACTAL).strides(4 * PIECE * FRACTAL, FRACTAL);
+            let src = s.at(s.b_l1, slot.clone(), bk * FRACTAL);
+            let d = Dma::new(dst, src, 16, FRACTAL).strides(4 * FRACTAL, FRACTAL);
             s.b.push(d.mode(DmaMode::Transpose));
         });
         self.b.origin(None);
-        self.when("fb", last_of_piece, |s| {
-            s.set(Pipe::Mte1, Pipe::Mte2, slot.clone())
-        });
+        self.set(Pipe::Mte1, Pipe::Mte2, slot);
         self.set(Pipe::Mte1, Pipe::M, l0);
     }
 
