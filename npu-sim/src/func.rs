@@ -291,15 +291,7 @@ pub fn scalar(op: ScalarOp, a: f64, s: f64) -> f64 {
 
 /// A comparison: 1 or 0.
 pub fn compare(op: CmpOp, a: f64, b: f64) -> f64 {
-    let r = match op {
-        CmpOp::Lt => a < b,
-        CmpOp::Le => a <= b,
-        CmpOp::Gt => a > b,
-        CmpOp::Ge => a >= b,
-        CmpOp::Eq => a == b,
-        CmpOp::Ne => a != b,
-    };
-    if r {
+    if op.holds(a, b) {
         1.0
     } else {
         0.0

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 pub struct SimArgs {
     /// The program (`.npu` assembly), or `-` for standard input.
     pub program: String,
-    /// A preset (ascend-like, ub-only, mini) or a machine TOML file.
+    /// A preset (ascend-like, ascend-like-halfgm, ub-only, mini) or a machine TOML file.
     #[arg(long, default_value = "ascend-like")]
     pub machine: String,
     /// Directory with an `NAME.npy` per input tensor; inputs without a file get seeded random

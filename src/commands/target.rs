@@ -7,7 +7,7 @@ use scheduler::target::Target;
 #[derive(clap::Args, Debug)]
 pub struct TargetArgs {
     /// `host` (this machine's CPU, as probed), an NPU preset of the simulator
-    /// (`ascend-like`, `ub-only`, `mini`) or an NPU machine file.
+    /// (`ascend-like`, `ascend-like-halfgm`, `ub-only`, `mini`) or an NPU machine file.
     #[arg(default_value = "host")]
     name: String,
 }
