@@ -153,11 +153,10 @@ impl Gemm {
         self.when("ka", first_of_chunk.select(tile0, 0), |s| {
             let src = s.b.at(s.a, [row0(), kc.clone() * 256]);
             let dst = s.b.at(s.a_l1, [kc.clone() * 65536]);
-            s.b.push(
-                Dma::new(dst, src, 256, 256)
-                    .strides(1024, 256)
-                    .mode(DmaMode::Nd2nz),
-            );
+            let d = Dma::new(dst, src, 256, 256).strides(1024, 256);
+            s.b.origin(Some("A panel, ND -> NZ"));
+            s.b.push(d.mode(DmaMode::Nd2nz));
+            s.b.origin(None);
         });
         self.wait(Pipe::Mte1, Pipe::Mte2, slot.clone());
         self.b.origin(Some("B piece, ND -> NZ"));
