@@ -11,7 +11,7 @@
 
 use npu_sim::builder::Builder;
 use npu_sim::program::{
-    BufferId, CmpOp, DType, Direction, Dma, DmaMode, Expr, MemRef, Pipe, TensorId, Tier,
+    BufferId, CmpOp, DType, Direction, Dma, DmaMode, Expr, Op, Pipe, TensorId, Tier,
 };
 
 const HEADER: &str = "\
@@ -46,7 +46,7 @@ const STRIP: i64 = STRIP_ROWS * 256;
 const FINAL: i64 = 2;
 /// L1 slots of the B ring, each holding one step's 64 K rows x 256 columns (NZ).
 const RING: i64 = 4;
-const PIECE_ELEMS: i64 = 64 * 256;
+const PIECE: i64 = 64 * 256;
 /// Elements of a fractal (16 x 16 f16) and of an L0A/L0B slot (256 x 64 or 64 x 256).
 const FRACTAL: i64 = 256;
 const SLOT: i64 = 16384;
@@ -65,8 +65,9 @@ fn col0() -> Expr {
     Expr::Core % 2 * 512
 }
 
+/// The program's tensors and buffers.
+#[derive(Clone, Copy)]
 struct Gemm {
-    b: Builder,
     a: TensorId,
     bm: TensorId,
     cm: TensorId,
@@ -78,226 +79,200 @@ struct Gemm {
     c_ub: BufferId,
 }
 
+fn set(b: &mut Builder, src: Pipe, dst: Pipe, id: impl Into<Expr>) {
+    b.flag(true, src, dst, id);
+}
+
+fn wait(b: &mut Builder, src: Pipe, dst: Pipe, id: impl Into<Expr>) {
+    b.flag(false, src, dst, id);
+}
+
+/// `body` for every `v` in `0..n`.
+fn each(b: &mut Builder, name: &str, n: i64, body: impl FnOnce(&mut Builder, Expr)) {
+    b.for_loop(name, c(0), c(n), 1, body);
+}
+
+/// `instr` pushed with the origin `note`.
+fn noted(b: &mut Builder, note: &str, instr: impl Into<Op>) {
+    b.origin(Some(note));
+    b.push(instr);
+    b.origin(None);
+}
+
 impl Gemm {
-    fn new() -> Gemm {
-        let mut b = Builder::new();
+    fn declare(b: &mut Builder) -> Gemm {
         let shape = [1024, 1024];
-        let a = b.tensor("A", DType::F16, &shape, Direction::In);
-        let bm = b.tensor("B", DType::F16, &shape, Direction::In);
-        let cm = b.tensor("C", DType::F16, &shape, Direction::Out);
+        let (strips, strip) = (STRIPS as u64, STRIP as u64);
         Gemm {
+            a: b.tensor("A", DType::F16, &shape, Direction::In),
+            bm: b.tensor("B", DType::F16, &shape, Direction::In),
+            cm: b.tensor("C", DType::F16, &shape, Direction::Out),
             a_l1: b.buffer("a_l1", Tier::L1, DType::F16, &[256 * 1024]),
-            b_l1: b.buffer(
-                "b_l1",
-                Tier::L1,
-                DType::F16,
-                &[RING as u64, PIECE_ELEMS as u64],
-            ),
+            b_l1: b.buffer("b_l1", Tier::L1, DType::F16, &[RING as u64, PIECE as u64]),
             a_l0: b.buffer("a_l0", Tier::L0a, DType::F16, &[2, SLOT as u64]),
             b_l0: b.buffer("b_l0", Tier::L0b, DType::F16, &[2, SLOT as u64]),
-            c_l0: b.buffer(
-                "c_l0",
-                Tier::L0c,
-                DType::F32,
-                &[STRIPS as u64, STRIP as u64],
-            ),
-            c_ub: b.buffer("c_ub", Tier::Ub, DType::F16, &[STRIPS as u64, STRIP as u64]),
-            b,
-            a,
-            bm,
-            cm,
+            c_l0: b.buffer("c_l0", Tier::L0c, DType::F32, &[strips, strip]),
+            c_ub: b.buffer("c_ub", Tier::Ub, DType::F16, &[strips, strip]),
         }
-    }
-
-    fn set(&mut self, src: Pipe, dst: Pipe, id: impl Into<Expr>) {
-        self.b.flag(true, src, dst, id);
-    }
-
-    fn wait(&mut self, src: Pipe, dst: Pipe, id: impl Into<Expr>) {
-        self.b.flag(false, src, dst, id);
-    }
-
-    /// `body` once where `cond` is non-zero (a loop over `0..cond`).
-    fn when(&mut self, name: &str, cond: Expr, body: impl FnOnce(&mut Gemm)) {
-        let mut b = std::mem::take(&mut self.b);
-        b.for_loop(name, c(0), cond, 1, |b, _| {
-            std::mem::swap(&mut self.b, b);
-            body(self);
-            std::mem::swap(&mut self.b, b);
-        });
-        self.b = b;
-    }
-
-    /// `body` for every `v` in `0..n`.
-    fn each(&mut self, name: &str, n: i64, body: impl FnOnce(&mut Gemm, Expr)) {
-        let mut b = std::mem::take(&mut self.b);
-        b.for_loop(name, c(0), c(n), 1, |b, v| {
-            std::mem::swap(&mut self.b, b);
-            body(self, v);
-            std::mem::swap(&mut self.b, b);
-        });
-        self.b = b;
-    }
-
-    fn at(&self, buf: BufferId, i: Expr, j: Expr) -> MemRef {
-        self.b.at(buf, [i, j])
     }
 
     /// MTE2, step `g`: A's K chunk of 256 at the first step of each chunk of tile 0, then B's
     /// 64 K rows into their ring slot and "piece ready".
-    fn load(&mut self, g: &Expr) {
+    fn load(self, b: &mut Builder, g: &Expr) {
         let kc = g.clone() % STEPS / 4;
         let slot = g.clone() % RING;
         let first_of_chunk = (g.clone() % 4).cmp(CmpOp::Eq, 0);
         let tile0 = g.clone().cmp(CmpOp::Lt, STEPS);
-        self.when("ka", first_of_chunk.select(tile0, 0), |s| {
-            let src = s.b.at(s.a, [row0(), kc.clone() * 256]);
-            let dst = s.b.at(s.a_l1, [kc.clone() * 65536]);
+        b.when("ka", first_of_chunk.select(tile0, 0), |b| {
+            let src = b.at(self.a, [row0(), kc.clone() * 256]);
+            let dst = b.at(self.a_l1, [kc.clone() * 65536]);
             let d = Dma::new(dst, src, 256, 256).strides(1024, 256);
-            s.b.origin(Some("A panel, ND -> NZ"));
-            s.b.push(d.mode(DmaMode::Nd2nz));
-            s.b.origin(None);
+            noted(b, "A panel, ND -> NZ", d.mode(DmaMode::Nd2nz));
         });
-        self.wait(Pipe::Mte1, Pipe::Mte2, slot.clone());
-        self.b.origin(Some("B piece, ND -> NZ"));
-        let src = self.b.at(
+        wait(b, Pipe::Mte1, Pipe::Mte2, slot.clone());
+        let src = b.at(
             self.bm,
             [g.clone() % STEPS * 64, col0() + g.clone() / STEPS * 256],
         );
-        let dst = self.at(self.b_l1, slot.clone(), c(0));
+        let dst = b.at(self.b_l1, [slot.clone(), c(0)]);
         let d = Dma::new(dst, src, 64, 256).strides(1024, 64);
-        self.b.push(d.mode(DmaMode::Nd2nz));
-        self.b.origin(None);
-        self.set(Pipe::Mte2, Pipe::Mte1, slot);
+        noted(b, "B piece, ND -> NZ", d.mode(DmaMode::Nd2nz));
+        set(b, Pipe::Mte2, Pipe::Mte1, slot);
     }
 
     /// MTE1, step `g`: A's 256 x 64 slice NZ -> zZ and B's 64 x 256 slice NZ -> nZ into L0
     /// slot g%2.
-    fn stage(&mut self, g: &Expr) {
+    fn stage(self, b: &mut Builder, g: &Expr) {
         let (slot, l0) = (g.clone() % RING, g.clone() % 2);
-        self.wait(Pipe::Mte2, Pipe::Mte1, slot.clone());
-        self.wait(Pipe::M, Pipe::Mte1, l0.clone());
-        self.b.origin(Some("A slice, NZ -> zZ"));
+        wait(b, Pipe::Mte2, Pipe::Mte1, slot.clone());
+        wait(b, Pipe::M, Pipe::Mte1, l0.clone());
         // NZ fractal (row block bi, K fractal fk) sits at (fk*16 + bi)*256; the slice's first
         // K fractal is (g%16)*4.
         let fk0 = g.clone() % STEPS * 4;
-        self.each("bi", 16, |s, bi| {
-            let dst = s.at(s.a_l0, l0.clone(), bi.clone() * 1024);
-            let src = s.b.at(s.a_l1, [fk0.clone() * 4096 + bi * FRACTAL]);
-            s.b.push(Dma::new(dst, src, 4, FRACTAL).strides(4096, FRACTAL));
+        each(b, "bi", 16, |b, bi| {
+            let dst = b.at(self.a_l0, [l0.clone(), bi.clone() * 1024]);
+            let src = b.at(self.a_l1, [fk0.clone() * 4096 + bi * FRACTAL]);
+            let d = Dma::new(dst, src, 4, FRACTAL).strides(4096, FRACTAL);
+            noted(b, "A slice, NZ -> zZ", d);
         });
-        self.b.origin(Some("B slice, NZ -> nZ (transposing)"));
         // The piece's NZ fractal (K fractal fk, column block bn) sits at (bn*4 + fk)*256.
-        self.each("bk", 4, |s, bk| {
-            let dst = s.at(s.b_l0, l0.clone(), bk.clone() * 4096);
-            let src = s.at(s.b_l1, slot.clone(), bk * FRACTAL);
+        each(b, "bk", 4, |b, bk| {
+            let dst = b.at(self.b_l0, [l0.clone(), bk.clone() * 4096]);
+            let src = b.at(self.b_l1, [slot.clone(), bk * FRACTAL]);
             let d = Dma::new(dst, src, 16, FRACTAL).strides(4 * FRACTAL, FRACTAL);
-            s.b.push(d.mode(DmaMode::Transpose));
+            noted(
+                b,
+                "B slice, NZ -> nZ (transposing)",
+                d.mode(DmaMode::Transpose),
+            );
         });
-        self.b.origin(None);
-        self.set(Pipe::Mte1, Pipe::Mte2, slot);
-        self.set(Pipe::Mte1, Pipe::M, l0);
+        set(b, Pipe::Mte1, Pipe::Mte2, slot);
+        set(b, Pipe::Mte1, Pipe::M, l0);
     }
 
     /// M, step `g`: one mmad per strip; the first step of a tile overwrites (after the
     /// strip's drain), the last one hands the strip to V. The last `FINAL` steps of the
     /// program run strip by strip instead, so that the first strips drain and store while
     /// the last ones compute.
-    fn compute(&mut self, g: &Expr) {
+    fn compute(self, b: &mut Builder, g: &Expr) {
         let l0 = g.clone() % 2;
         let first = (g.clone() % STEPS).cmp(CmpOp::Eq, 0);
         let last = (g.clone() % STEPS).cmp(CmpOp::Eq, STEPS - 1);
         let total = TILES * STEPS;
-        self.wait(Pipe::Mte1, Pipe::M, l0.clone());
-        self.when("step", g.clone().cmp(CmpOp::Lt, total - FINAL), |s| {
-            s.each("q", STRIPS, |s, q| {
-                s.when("fresh", first.clone(), |s| {
-                    s.wait(Pipe::V, Pipe::M, q.clone())
+        wait(b, Pipe::Mte1, Pipe::M, l0.clone());
+        b.when("step", g.clone().cmp(CmpOp::Lt, total - FINAL), |b| {
+            each(b, "q", STRIPS, |b, q| {
+                b.when("fresh", first.clone(), |b| {
+                    wait(b, Pipe::V, Pipe::M, q.clone())
                 });
-                s.mmad(&q, l0.clone(), first.clone());
-                s.when("done", last.clone(), |s| s.set(Pipe::M, Pipe::V, q.clone()));
+                self.mmad(b, &q, l0.clone(), first.clone());
+                b.when("done", last.clone(), |b| {
+                    set(b, Pipe::M, Pipe::V, q.clone())
+                });
             });
-            s.set(Pipe::M, Pipe::Mte1, l0.clone());
+            set(b, Pipe::M, Pipe::Mte1, l0.clone());
         });
-        self.when("final", g.clone().cmp(CmpOp::Eq, total - 1), |s| {
-            s.each("fq", STRIPS, |s, q| {
+        b.when("final", g.clone().cmp(CmpOp::Eq, total - 1), |b| {
+            each(b, "fq", STRIPS, |b, q| {
                 for f in total - FINAL..total {
-                    s.mmad(&q, c(f % 2), c(0));
+                    self.mmad(b, &q, c(f % 2), c(0));
                 }
-                s.set(Pipe::M, Pipe::V, q);
+                set(b, Pipe::M, Pipe::V, q);
             });
             for f in total - FINAL..total {
-                s.set(Pipe::M, Pipe::Mte1, f % 2);
+                set(b, Pipe::M, Pipe::Mte1, f % 2);
             }
         });
     }
 
     /// `mmad` of strip `q` from L0 slot `l0`.
-    fn mmad(&mut self, q: &Expr, l0: Expr, init: Expr) {
-        self.b.origin(Some("C[i, j] += A[i, k] * B[k, j]"));
-        let cc = self.at(self.c_l0, q.clone(), c(0));
-        let a = self.at(self.a_l0, l0.clone(), q.clone() * (STRIP_ROWS * 64));
-        let b = self.at(self.b_l0, l0, c(0));
-        self.b.mmad(cc, a, b, (STRIP_ROWS, 64, 256), init);
-        self.b.origin(None);
+    fn mmad(self, b: &mut Builder, q: &Expr, l0: Expr, init: Expr) {
+        let cc = b.at(self.c_l0, [q.clone(), c(0)]);
+        let a = b.at(self.a_l0, [l0.clone(), q.clone() * (STRIP_ROWS * 64)]);
+        let bb = b.at(self.b_l0, [l0, c(0)]);
+        b.origin(Some("C[i, j] += A[i, k] * B[k, j]"));
+        b.mmad(cc, a, bb, (STRIP_ROWS, 64, 256), init);
+        b.origin(None);
     }
 
     /// V and MTE3 after tile `g/16`'s last step: every strip L0C (NZ f32) -> UB (ND f16) ->
     /// GM.
-    fn drain(&mut self, g: &Expr) {
+    fn drain(self, b: &mut Builder, g: &Expr) {
         let col = col0() + g.clone() / STEPS * 256;
-        self.each("p", STRIPS, |s, p| {
-            s.wait(Pipe::M, Pipe::V, p.clone());
-            s.wait(Pipe::Mte3, Pipe::V, p.clone());
-            s.b.origin(Some("C tile, NZ f32 -> ND f16"));
-            let dst = s.at(s.c_ub, p.clone(), c(0));
-            let src = s.at(s.c_l0, p.clone(), c(0));
+        each(b, "p", STRIPS, |b, p| {
+            wait(b, Pipe::M, Pipe::V, p.clone());
+            wait(b, Pipe::Mte3, Pipe::V, p.clone());
+            let dst = b.at(self.c_ub, [p.clone(), c(0)]);
+            let src = b.at(self.c_l0, [p.clone(), c(0)]);
             let d = Dma::new(dst, src, STRIP_ROWS, 256).strides(STRIP_ROWS, 256);
-            s.b.push(d.mode(DmaMode::Nz2nd));
-            s.b.origin(None);
-            s.set(Pipe::V, Pipe::M, p.clone());
-            s.set(Pipe::V, Pipe::Mte3, p.clone());
-            s.wait(Pipe::V, Pipe::Mte3, p.clone());
-            s.b.origin(Some("C store"));
-            let dst = s.b.at(s.cm, [row0() + p.clone() * STRIP_ROWS, col.clone()]);
-            let src = s.at(s.c_ub, p.clone(), c(0));
-            s.b.push(Dma::new(dst, src, STRIP_ROWS, 256).strides(256, 1024));
-            s.b.origin(None);
-            s.set(Pipe::Mte3, Pipe::V, p);
+            noted(b, "C tile, NZ f32 -> ND f16", d.mode(DmaMode::Nz2nd));
+            set(b, Pipe::V, Pipe::M, p.clone());
+            set(b, Pipe::V, Pipe::Mte3, p.clone());
+            wait(b, Pipe::V, Pipe::Mte3, p.clone());
+            let dst = b.at(self.cm, [row0() + p.clone() * STRIP_ROWS, col.clone()]);
+            let src = b.at(self.c_ub, [p.clone(), c(0)]);
+            noted(
+                b,
+                "C store",
+                Dma::new(dst, src, STRIP_ROWS, 256).strides(256, 1024),
+            );
+            set(b, Pipe::Mte3, Pipe::V, p);
         });
-    }
-
-    /// The sets that make every slot free at the start (`true`), or the waits for the sets
-    /// left over at the end (`false`).
-    fn free_slots(&mut self, set: bool) {
-        let pairs = [
-            (Pipe::Mte1, Pipe::Mte2, RING),
-            (Pipe::M, Pipe::Mte1, 2),
-            (Pipe::V, Pipe::M, STRIPS),
-            (Pipe::Mte3, Pipe::V, STRIPS),
-        ];
-        for (src, dst, ids) in pairs {
-            for id in 0..ids {
-                self.b.flag(set, src, dst, id);
-            }
-        }
-    }
-
-    fn generate(mut self) -> npu_sim::Program {
-        self.free_slots(true);
-        self.each("g", TILES * STEPS, |s, g| {
-            s.load(&g);
-            s.stage(&g);
-            s.compute(&g);
-            let last = (g.clone() % STEPS).cmp(CmpOp::Eq, STEPS - 1);
-            s.when("tile_done", last, |s| s.drain(&g));
-        });
-        self.free_slots(false);
-        self.b.finish().expect("the gemm program is well-formed")
     }
 }
 
+/// The sets that make every slot free at the start (`true`), or the waits for the sets left
+/// over at the end (`false`).
+fn free_slots(b: &mut Builder, set: bool) {
+    let pairs = [
+        (Pipe::Mte1, Pipe::Mte2, RING),
+        (Pipe::M, Pipe::Mte1, 2),
+        (Pipe::V, Pipe::M, STRIPS),
+        (Pipe::Mte3, Pipe::V, STRIPS),
+    ];
+    for (src, dst, ids) in pairs {
+        for id in 0..ids {
+            b.flag(set, src, dst, id);
+        }
+    }
+}
+
+fn generate() -> npu_sim::Program {
+    let mut b = Builder::new();
+    let gemm = Gemm::declare(&mut b);
+    free_slots(&mut b, true);
+    each(&mut b, "g", TILES * STEPS, |b, g| {
+        gemm.load(b, &g);
+        gemm.stage(b, &g);
+        gemm.compute(b, &g);
+        let last = (g.clone() % STEPS).cmp(CmpOp::Eq, STEPS - 1);
+        b.when("tile_done", last, |b| gemm.drain(b, &g));
+    });
+    free_slots(&mut b, false);
+    b.finish().expect("the gemm program is well-formed")
+}
+
 fn main() {
-    let program = Gemm::new().generate();
+    let program = generate();
     print!("{HEADER}\n{}", npu_sim::print(&program));
 }

@@ -305,6 +305,12 @@ impl Builder {
         }));
     }
 
+    /// `loop name in 0..cond { body }`: the body runs once where `cond` is 1 (a comparison)
+    /// and never where it is 0, the idiom for a conditional block.
+    pub fn when(&mut self, name: &str, cond: Expr, body: impl FnOnce(&mut Builder)) {
+        self.for_loop(name, 0.into(), cond, 1, |b, _| body(b));
+    }
+
     fn stmt(&mut self, s: Stmt) {
         if let Some(body) = self.open.last_mut() {
             body.push(s);
