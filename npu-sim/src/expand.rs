@@ -84,6 +84,16 @@ pub struct Operand {
     pub dtype: DType,
 }
 
+impl Operand {
+    /// The tier it lives in (None for GM).
+    pub fn tier(&self) -> Option<Tier> {
+        match self.space {
+            Space::Gm(_) => None,
+            Space::Tier(t) => Some(t),
+        }
+    }
+}
+
 /// What an instruction costs on its pipe.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Cost {
@@ -523,7 +533,7 @@ impl<'p> Walker<'p, '_> {
         // An NZ side: `count` rows (rounded up to whole fractals when written) of every
         // fractal column, the columns `rows` rows apart.
         let nz = |o: &Operand, rows: u64, what: &str, write: bool| {
-            let c0 = fractal_cols(o.dtype, self.tier_of(o));
+            let c0 = fractal_cols(o.dtype, o.tier());
             self.check(i, rows.is_multiple_of(FRACTAL_ROWS) && rows >= z.count, || {
                 format!(
                     "`{what}` = {rows} rows per fractal column must be a multiple of 16 and at least count = {}",
@@ -563,14 +573,6 @@ impl<'p> Walker<'p, '_> {
                 bursts(dst, z.dst_stride),
             ),
         })
-    }
-
-    /// The tier an operand lives in (None for GM).
-    fn tier_of(&self, o: &Operand) -> Option<Tier> {
-        match o.space {
-            Space::Gm(_) => None,
-            Space::Tier(t) => Some(t),
-        }
     }
 
     /// The sizes of a `load3d` fit its image and the fractal grid.

@@ -109,14 +109,10 @@ struct Nz {
 
 impl Nz {
     fn new(o: &Operand, rows: u64, height: u64) -> Nz {
-        let tier = match o.space {
-            crate::expand::Space::Tier(t) => Some(t),
-            crate::expand::Space::Gm(_) => None,
-        };
         Nz {
             rows: rows as usize,
             height: height as usize,
-            c0: fractal_cols(o.dtype, tier) as usize,
+            c0: fractal_cols(o.dtype, o.tier()) as usize,
         }
     }
     /// The byte address of element (r, c).
