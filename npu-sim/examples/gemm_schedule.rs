@@ -179,7 +179,11 @@ impl Gemm {
         let first = (g.clone() % STEPS).cmp(CmpOp::Eq, 0);
         let last = (g.clone() % STEPS).cmp(CmpOp::Eq, STEPS - 1);
         let total = TILES * STEPS;
-        wait(b, Pipe::Mte1, Pipe::M, l0.clone());
+        // The last step's slot is waited for inside the strip-by-strip phase, after the
+        // first strip's mmad on the slot before it.
+        b.when("ready", g.clone().cmp(CmpOp::Ne, total - 1), |b| {
+            wait(b, Pipe::Mte1, Pipe::M, l0.clone())
+        });
         b.when("step", g.clone().cmp(CmpOp::Lt, total - FINAL), |b| {
             each(b, "q", STRIPS, |b, q| {
                 b.when("fresh", first.clone(), |b| {
@@ -195,6 +199,10 @@ impl Gemm {
         b.when("final", g.clone().cmp(CmpOp::Eq, total - 1), |b| {
             each(b, "fq", STRIPS, |b, q| {
                 for f in total - FINAL..total {
+                    if f == total - 1 {
+                        let first_strip = q.clone().cmp(CmpOp::Eq, 0);
+                        b.when("late", first_strip, |b| wait(b, Pipe::Mte1, Pipe::M, f % 2));
+                    }
                     self.mmad(b, &q, c(f % 2), c(0));
                 }
                 set(b, Pipe::M, Pipe::V, q);
