@@ -22,11 +22,12 @@ const HEADER: &str = "\
 #
 # Core c computes the 256x512 block of C at rows (c/2)*256, columns (c%2)*512, as two
 # 256x256 tiles j (each fills L0C), in 16 steps of K = 64 each: 32 steps g, one loop.
-# - MTE2: A's 256-row panel goes to L1 once (NZ, 256 K columns per nd2nz, during tile 0) and
-#   stays there for tile 1; B comes in pieces of 64 K rows x 256 columns (NZ) through a ring
-#   of 4 L1 slots, one flag id per slot each way.
+# - MTE2: A's 256-row panel goes to L1 once (NZ, in K chunks of 256 columns, each in two
+#   halves of 128 rows with a flag each, during tile 0) and stays there for tile 1; B comes
+#   in pieces of 64 K rows x 256 columns (NZ) through a ring of 2 L1 slots.
 # - MTE1: per step, A's 256 x 64 slice goes from NZ to L0A's zZ (16 loads of one fractal row
-#   each), B's piece to L0B's nZ (4 transposing loads), into one of 2 slots.
+#   each, in two halves), B's piece to L0B's nZ (4 transposing loads), into one of 2 slots;
+#   each half of a slot has its own ready flag for the cube.
 # - M: per step, one mmad per 64-row strip of C (each strip is its own NZ block of L0C, so
 #   that strips drain independently).
 # - After a tile's last step, V drains each strip (L0C NZ f32 -> UB ND f16) and MTE3 stores
@@ -45,7 +46,12 @@ const STRIP: i64 = STRIP_ROWS * 256;
 /// Steps at the end computed strip by strip (at most the 2 L0 slots).
 const FINAL: i64 = 2;
 /// L1 slots of the B ring, each holding one step's 64 K rows x 256 columns (NZ).
-const RING: i64 = 4;
+const RING: i64 = 2;
+/// A's K chunks come in two halves of 128 rows, each with its own "ready" flag (MTE2 -> MTE1
+/// ids RING and RING + 1), so that the first two strips can start on the first half.
+const HALF_ROWS: i64 = 128;
+/// Steps per K chunk of A (64 K columns a step; 4 gives rows of 512 bytes, one segment).
+const CHUNK: i64 = 4;
 const PIECE: i64 = 64 * 256;
 /// Elements of a fractal (16 x 16 f16) and of an L0A/L0B slot (256 x 64 or 64 x 256).
 const FRACTAL: i64 = 256;
@@ -119,16 +125,24 @@ impl Gemm {
     /// MTE2, step `g`: A's K chunk of 256 at the first step of each chunk of tile 0, then B's
     /// 64 K rows into their ring slot and "piece ready".
     fn load(self, b: &mut Builder, g: &Expr) {
-        let kc = g.clone() % STEPS / 4;
+        let kc = g.clone() % STEPS / CHUNK;
         let slot = g.clone() % RING;
-        let first_of_chunk = (g.clone() % 4).cmp(CmpOp::Eq, 0);
-        let tile0 = g.clone().cmp(CmpOp::Lt, STEPS);
-        b.when("ka", first_of_chunk.select(tile0, 0), |b| {
-            let src = b.at(self.a, [row0(), kc.clone() * 256]);
-            let dst = b.at(self.a_l1, [kc.clone() * 65536]);
-            let d = Dma::new(dst, src, 256, 256).strides(1024, 256);
-            noted(b, "A panel, ND -> NZ", d.mode(DmaMode::Nd2nz));
-        });
+        let first_of_chunk = (g.clone() % CHUNK).cmp(CmpOp::Eq, 0);
+        let new_chunk = first_of_chunk.select(g.clone().cmp(CmpOp::Lt, STEPS), 0);
+        let a_half = |b: &mut Builder, h: i64| {
+            b.when("ka", new_chunk.clone(), |b| {
+                let src = b.at(self.a, [row0() + h * HALF_ROWS, kc.clone() * (CHUNK * 64)]);
+                // Row h*128 of every fractal column (256 rows of 16 columns).
+                let dst = b.at(
+                    self.a_l1,
+                    [kc.clone() * (CHUNK * 16384) + h * HALF_ROWS * 16],
+                );
+                let d = Dma::new(dst, src, HALF_ROWS, CHUNK * 64).strides(1024, 256);
+                noted(b, "A panel, ND -> NZ", d.mode(DmaMode::Nd2nz));
+                set(b, Pipe::Mte2, Pipe::Mte1, RING + h);
+            });
+        };
+        a_half(b, 0);
         wait(b, Pipe::Mte1, Pipe::Mte2, slot.clone());
         let src = b.at(
             self.bm,
@@ -138,36 +152,48 @@ impl Gemm {
         let d = Dma::new(dst, src, 64, 256).strides(1024, 64);
         noted(b, "B piece, ND -> NZ", d.mode(DmaMode::Nd2nz));
         set(b, Pipe::Mte2, Pipe::Mte1, slot);
+        a_half(b, 1);
     }
 
     /// MTE1, step `g`: A's 256 x 64 slice NZ -> zZ and B's 64 x 256 slice NZ -> nZ into L0
     /// slot g%2.
     fn stage(self, b: &mut Builder, g: &Expr) {
         let (slot, l0) = (g.clone() % RING, g.clone() % 2);
+        let first_of_chunk = (g.clone() % CHUNK).cmp(CmpOp::Eq, 0);
+        let new_chunk = first_of_chunk.select(g.clone().cmp(CmpOp::Lt, STEPS), 0);
         wait(b, Pipe::Mte2, Pipe::Mte1, slot.clone());
         wait(b, Pipe::M, Pipe::Mte1, l0.clone());
         // NZ fractal (row block bi, K fractal fk) sits at (fk*16 + bi)*256; the slice's first
         // K fractal is (g%16)*4.
         let fk0 = g.clone() % STEPS * 4;
-        each(b, "bi", 16, |b, bi| {
-            let dst = b.at(self.a_l0, [l0.clone(), bi.clone() * 1024]);
-            let src = b.at(self.a_l1, [fk0.clone() * 4096 + bi * FRACTAL]);
-            let d = Dma::new(dst, src, 4, FRACTAL).strides(4096, FRACTAL);
-            noted(b, "A slice, NZ -> zZ", d);
-        });
-        // The piece's NZ fractal (K fractal fk, column block bn) sits at (bn*4 + fk)*256.
-        each(b, "bk", 4, |b, bk| {
-            let dst = b.at(self.b_l0, [l0.clone(), bk.clone() * 4096]);
-            let src = b.at(self.b_l1, [slot.clone(), bk * FRACTAL]);
-            let d = Dma::new(dst, src, 16, FRACTAL).strides(4 * FRACTAL, FRACTAL);
-            noted(
-                b,
-                "B slice, NZ -> nZ (transposing)",
-                d.mode(DmaMode::Transpose),
-            );
-        });
+        for h in 0..2 {
+            b.when("ra", new_chunk.clone(), |b| {
+                wait(b, Pipe::Mte2, Pipe::Mte1, RING + h)
+            });
+            each(b, "bi", 8, |b, bi| {
+                let bi = bi + h * 8;
+                let dst = b.at(self.a_l0, [l0.clone(), bi.clone() * 1024]);
+                let src = b.at(self.a_l1, [fk0.clone() * 4096 + bi * FRACTAL]);
+                let d = Dma::new(dst, src, 4, FRACTAL).strides(4096, FRACTAL);
+                noted(b, "A slice, NZ -> zZ", d);
+            });
+            if h == 0 {
+                // The piece's NZ fractal (K fractal fk, column block bn) sits at
+                // (bn*4 + fk)*256.
+                each(b, "bk", 4, |b, bk| {
+                    let dst = b.at(self.b_l0, [l0.clone(), bk.clone() * 4096]);
+                    let src = b.at(self.b_l1, [slot.clone(), bk * FRACTAL]);
+                    let d = Dma::new(dst, src, 16, FRACTAL).strides(4 * FRACTAL, FRACTAL);
+                    noted(
+                        b,
+                        "B slice, NZ -> nZ (transposing)",
+                        d.mode(DmaMode::Transpose),
+                    );
+                });
+            }
+            set(b, Pipe::Mte1, Pipe::M, l0.clone() * 2 + h);
+        }
         set(b, Pipe::Mte1, Pipe::Mte2, slot);
-        set(b, Pipe::Mte1, Pipe::M, l0);
     }
 
     /// M, step `g`: one mmad per strip; the first step of a tile overwrites (after the
@@ -179,16 +205,20 @@ impl Gemm {
         let first = (g.clone() % STEPS).cmp(CmpOp::Eq, 0);
         let last = (g.clone() % STEPS).cmp(CmpOp::Eq, STEPS - 1);
         let total = TILES * STEPS;
-        // The last step's slot is waited for inside the strip-by-strip phase, after the
-        // first strip's mmad on the slot before it.
-        b.when("ready", g.clone().cmp(CmpOp::Ne, total - 1), |b| {
-            wait(b, Pipe::Mte1, Pipe::M, l0.clone())
-        });
+        // The strips of each half of a slot wait for that half; in the strip-by-strip phase,
+        // after the mmad on the slot before.
+        let ready = |b: &mut Builder, q: &Expr, l0: Expr| {
+            let first_of_half = (q.clone() % (STRIPS / 2)).cmp(CmpOp::Eq, 0);
+            b.when("ready", first_of_half, |b| {
+                wait(b, Pipe::Mte1, Pipe::M, l0 * 2 + q.clone() / (STRIPS / 2))
+            });
+        };
         b.when("step", g.clone().cmp(CmpOp::Lt, total - FINAL), |b| {
             each(b, "q", STRIPS, |b, q| {
                 b.when("fresh", first.clone(), |b| {
                     wait(b, Pipe::V, Pipe::M, q.clone())
                 });
+                ready(b, &q, l0.clone());
                 self.mmad(b, &q, l0.clone(), first.clone());
                 b.when("done", last.clone(), |b| {
                     set(b, Pipe::M, Pipe::V, q.clone())
@@ -199,10 +229,7 @@ impl Gemm {
         b.when("final", g.clone().cmp(CmpOp::Eq, total - 1), |b| {
             each(b, "fq", STRIPS, |b, q| {
                 for f in total - FINAL..total {
-                    if f == total - 1 {
-                        let first_strip = q.clone().cmp(CmpOp::Eq, 0);
-                        b.when("late", first_strip, |b| wait(b, Pipe::Mte1, Pipe::M, f % 2));
-                    }
+                    ready(b, &q, c(f % 2));
                     self.mmad(b, &q, c(f % 2), c(0));
                 }
                 set(b, Pipe::M, Pipe::V, q);
