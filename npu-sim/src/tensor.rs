@@ -5,7 +5,7 @@ use crate::elem;
 use crate::program::{elements, DType};
 use half::f16;
 use npyz::WriterBuilder;
-use std::io::{self, BufReader, BufWriter};
+use std::io::{self, BufReader, BufWriter, Read};
 use std::path::Path;
 
 /// A tensor's element type, shape and little-endian bytes.
@@ -42,6 +42,46 @@ pub enum NpyError {
         /// The type string expected.
         expected: &'static str,
     },
+}
+
+/// The magic string, version, header length and header of `.npy` bytes, checked to be a plain
+/// dictionary: a header that nests brackets, braces or parentheses describes a structured
+/// type, which we do not read (and which makes the header parser of `npyz` take exponential
+/// time).
+fn npy_header<R: io::Read>(mut reader: R) -> io::Result<(Vec<u8>, R)> {
+    let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
+    let mut head = vec![0u8; 8];
+    reader.read_exact(&mut head)?;
+    if &head[..6] != b"\x93NUMPY" {
+        return Err(bad("not a .npy file (no magic string)"));
+    }
+    let len = match head[6] {
+        1 => {
+            let mut b = [0u8; 2];
+            reader.read_exact(&mut b)?;
+            head.extend_from_slice(&b);
+            u16::from_le_bytes(b) as usize
+        }
+        2 | 3 => {
+            let mut b = [0u8; 4];
+            reader.read_exact(&mut b)?;
+            head.extend_from_slice(&b);
+            u32::from_le_bytes(b) as usize
+        }
+        v => return Err(bad(&format!("unsupported .npy version {v}"))),
+    };
+    if len > 1 << 16 {
+        return Err(bad("the .npy header is longer than 64 KiB"));
+    }
+    let start = head.len();
+    head.resize(start + len, 0);
+    reader.read_exact(&mut head[start..])?;
+    // A plain header is one dictionary with one shape tuple: nothing nests.
+    let count = |c: u8| head[start..].iter().filter(|&&b| b == c).count();
+    if count(b'[') > 0 || count(b'{') > 1 || count(b'(') > 1 {
+        return Err(bad("the .npy header describes a structured type"));
+    }
+    Ok((head, reader))
 }
 
 fn descr(dtype: DType) -> &'static str {
@@ -81,12 +121,26 @@ impl TensorData {
     /// Reads a `.npy` file as a tensor of type `dtype` (the shape comes from the file).
     pub fn read_npy(path: &Path, dtype: DType) -> Result<TensorData, NpyError> {
         let p = path.display().to_string();
+        let file = std::fs::File::open(path).map_err(|source| NpyError::Io {
+            path: p.clone(),
+            source,
+        })?;
+        TensorData::from_npy(BufReader::new(file), &p, dtype)
+    }
+
+    /// Reads `.npy` bytes as a tensor of type `dtype`; `path` names them in errors.
+    pub fn from_npy(
+        reader: impl io::Read,
+        path: &str,
+        dtype: DType,
+    ) -> Result<TensorData, NpyError> {
+        let p = path.to_string();
         let io_err = |source| NpyError::Io {
             path: p.clone(),
             source,
         };
-        let file = std::fs::File::open(path).map_err(io_err)?;
-        let npy = npyz::NpyFile::new(BufReader::new(file)).map_err(io_err)?;
+        let (header, rest) = npy_header(reader).map_err(io_err)?;
+        let npy = npyz::NpyFile::new(io::Cursor::new(header).chain(rest)).map_err(io_err)?;
         let found = npy.dtype().descr().trim_matches('\'').to_string();
         if found != descr(dtype) {
             return Err(NpyError::Type {
@@ -182,5 +236,29 @@ mod tests {
             TensorData::read_npy(&path, DType::I32),
             Err(NpyError::Type { .. })
         ));
+    }
+
+    #[test]
+    fn headers_that_are_not_plain_dictionaries_are_refused_at_once() {
+        // Found by the npy fuzz target: nested brackets took npyz's header parser
+        // exponential time (fuzz/regressions/npy/nested_brackets_header.npy).
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        let header = format!(
+            "{{'descr': '<f4', 'fortran_order': {}False]], 'shape': (4,), }}\n",
+            "[".repeat(200)
+        );
+        bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(header.as_bytes());
+        bytes.extend_from_slice(&[0u8; 16]);
+        let err = TensorData::from_npy(&bytes[..], "x.npy", DType::F32).unwrap_err();
+        assert!(err.to_string().contains("structured type"), "{err}");
+        let braces = header.replace(&"[".repeat(200), &"{".repeat(200));
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend_from_slice(&(braces.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(braces.as_bytes());
+        let err = TensorData::from_npy(&bytes[..], "x.npy", DType::F32).unwrap_err();
+        assert!(err.to_string().contains("structured type"), "{err}");
+        let err = TensorData::from_npy(&b"PK\x03\x04"[..], "x.npy", DType::F32).unwrap_err();
+        assert!(err.to_string().contains("x.npy"), "{err}");
     }
 }
