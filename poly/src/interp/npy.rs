@@ -113,8 +113,32 @@ fn dtype_of(elem: ElemType) -> (TypeChar, u64, &'static str) {
     }
 }
 
+/// Whether `bytes` start with a `.npy` header that nests nothing: a structured type's header
+/// nests brackets, braces or parentheses, and nesting makes the header parser of `npyz` take
+/// exponential time (found by fuzzing the simulator's reader, which checks the same).
+fn plain_header(bytes: &[u8]) -> bool {
+    let (len, start): (usize, usize) = match bytes.get(6) {
+        Some(1) if bytes.len() >= 10 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        Some(2 | 3) if bytes.len() >= 12 => {
+            let b = [bytes[8], bytes[9], bytes[10], bytes[11]];
+            (u32::from_le_bytes(b) as usize, 12)
+        }
+        _ => return false,
+    };
+    let Some(header) = bytes.get(start..start.saturating_add(len)) else {
+        return false;
+    };
+    let count = |c: u8| header.iter().filter(|&&b| b == c).count();
+    bytes.starts_with(b"\x93NUMPY") && count(b'[') == 0 && count(b'{') <= 1 && count(b'(') <= 1
+}
+
 fn read_npy(path: &Path, name: &str, elem: ElemType) -> Result<InputArray, InterpError> {
     let bytes = std::fs::read(path).map_err(|e| npy_error(path.to_path_buf(), e))?;
+    if !plain_header(&bytes) {
+        let why = "not a .npy file with a plain header (one dictionary, one shape tuple)";
+        let e = std::io::Error::new(std::io::ErrorKind::InvalidData, why);
+        return Err(npy_error(path.to_path_buf(), e));
+    }
     let npy = NpyFile::new(&bytes[..]).map_err(|e| npy_error(path.to_path_buf(), e))?;
     let (type_char, size, spelling) = dtype_of(elem);
     let dtype = npy.dtype();
@@ -274,5 +298,25 @@ mod tests {
         let params = ParamValues::resolve(&k, &BTreeMap::new(), &inputs.shapes()).unwrap();
         let memory = Memory::load_inputs(&k, &params, &inputs, 0).unwrap();
         assert_eq!(memory.array("X_bf16").unwrap().values(), &[1.0, 3.0]);
+    }
+
+    #[test]
+    fn only_plain_headers_reach_the_npy_parser() {
+        let npy = |header: &str| {
+            let mut b = b"\x93NUMPY\x01\x00".to_vec();
+            b.extend_from_slice(&(header.len() as u16).to_le_bytes());
+            b.extend_from_slice(header.as_bytes());
+            b
+        };
+        assert!(plain_header(&npy(
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"
+        )));
+        let nested = format!("{{'descr': {}'<f4', 'shape': (2,), }}", "{".repeat(100));
+        assert!(!plain_header(&npy(&nested)));
+        assert!(!plain_header(&npy(
+            "{'descr': [('a', '<f4')], 'shape': (2,), }"
+        )));
+        assert!(!plain_header(b"\x93NUMPY\x01"));
+        assert!(!plain_header(b"PK\x03\x04 not npy at all"));
     }
 }
