@@ -26,11 +26,11 @@ fn dma(mem: &mut Memory, core: u32, d: &Dma, z: &DmaSizes<u64>, dst: &Operand, s
     // The `count x len` matrix the transfer moves, row-major, in the source type.
     let mut data = Vec::with_capacity(rows * cols * ss);
     if d.mode == DmaMode::Nz2nd {
-        let nz = Nz::new(src, z.src_stride, z.count);
+        let nz = Nz::new(src, z.src_stride);
         for r in 0..rows {
             for c in 0..cols {
-                let (at, len) = (nz.addr(src, r, c), ss as u64);
-                data.extend_from_slice(mem.read(core, src.space, at, len));
+                let at = src.addr + (nz.element(r, c) * ss) as u64;
+                data.extend_from_slice(mem.read(core, src.space, at, ss as u64));
             }
         }
     } else {
@@ -49,19 +49,20 @@ fn dma(mem: &mut Memory, core: u32, d: &Dma, z: &DmaSizes<u64>, dst: &Operand, s
     }
     match d.mode {
         DmaMode::Nd2nz => {
-            // Whole fractal columns of `count` rows rounded up to 16, zero beyond the matrix.
-            let nz = Nz::new(dst, z.dst_stride, z.count.next_multiple_of(FRACTAL_ROWS));
-            let column = nz.height * nz.c0 * ds;
-            let mut out = vec![0u8; z.len.div_ceil(nz.c0 as u64) as usize * column];
+            // The fractal columns as written, back to back: `count` rows rounded up to 16,
+            // zero beyond the matrix; in the destination they are `dst_stride` rows apart.
+            let packed = Nz::new(dst, z.count.next_multiple_of(FRACTAL_ROWS));
+            let column = packed.rows * packed.c0 * ds;
+            let mut out = vec![0u8; z.len.div_ceil(packed.c0 as u64) as usize * column];
             for r in 0..rows {
                 for c in 0..cols {
-                    let at = (c / nz.c0) * column + (r * nz.c0 + c % nz.c0) * ds;
+                    let at = packed.element(r, c) * ds;
                     out[at..][..ds].copy_from_slice(&data[(r * cols + c) * ds..][..ds]);
                 }
             }
+            let stride = z.dst_stride * packed.c0 as u64 * ds as u64;
             for (fc, chunk) in out.chunks_exact(column).enumerate() {
-                let at = dst.addr + (fc * nz.rows * nz.c0 * ds) as u64;
-                mem.write(core, dst.space, at, chunk);
+                mem.write(core, dst.space, dst.addr + fc as u64 * stride, chunk);
             }
         }
         DmaMode::Transpose => {
@@ -99,26 +100,23 @@ fn dma(mem: &mut Memory, core: u32, d: &Dma, z: &DmaSizes<u64>, dst: &Operand, s
     }
 }
 
-/// The NZ layout of a matrix in one operand: fractal columns `rows` rows apart, each of
-/// `c0` columns and row-major; `height` rows of each are moved.
+/// The NZ layout of a matrix in one operand: fractal columns of `c0` columns, `rows` rows
+/// apart, each row-major.
 struct Nz {
     rows: usize,
-    height: usize,
     c0: usize,
 }
 
 impl Nz {
-    fn new(o: &Operand, rows: u64, height: u64) -> Nz {
+    fn new(o: &Operand, rows: u64) -> Nz {
         Nz {
             rows: rows as usize,
-            height: height as usize,
             c0: fractal_cols(o.dtype, o.tier()) as usize,
         }
     }
-    /// The byte address of element (r, c).
-    fn addr(&self, o: &Operand, r: usize, c: usize) -> u64 {
-        let element = ((c / self.c0) * self.rows + r) * self.c0 + c % self.c0;
-        o.addr + (element as u64) * o.dtype.size()
+    /// The element index of (r, c).
+    fn element(&self, r: usize, c: usize) -> usize {
+        ((c / self.c0) * self.rows + r) * self.c0 + c % self.c0
     }
 }
 

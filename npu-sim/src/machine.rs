@@ -127,6 +127,13 @@ pub struct PathSpec {
     pub latency: f64,
 }
 
+impl PathSpec {
+    /// Whether it reads or writes GM (and so shares the GM budgets and pays burst cycles).
+    pub fn touches_gm(&self) -> bool {
+        self.from == Mem::Gm || self.to == Mem::Gm
+    }
+}
+
 fn de_pipe<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Pipe, D::Error> {
     let s = String::deserialize(d)?;
     Pipe::from_name(&s).ok_or_else(|| {
@@ -356,6 +363,16 @@ impl Machine {
     /// The index of the path from `from` to `to`, if any.
     pub fn path(&self, from: Mem, to: Mem) -> Option<usize> {
         self.paths.iter().position(|p| p.from == from && p.to == to)
+    }
+
+    /// Cycles `bursts` bursts of a transfer on path `path` add before its data moves: the GM
+    /// burst cost on a GM path, none on an on-chip one.
+    pub fn burst_setup(&self, path: usize, bursts: u64) -> f64 {
+        if self.paths[path].touches_gm() {
+            bursts as f64 * self.gm.burst_cycles
+        } else {
+            0.0
+        }
     }
 
     /// Cube MACs per cycle for 16-bit (false) or i8 (true) inputs.

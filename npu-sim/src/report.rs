@@ -226,7 +226,7 @@ impl Report {
             }
             work.push(w);
         }
-        let is_gm = |i: usize| m.paths[i].from == Mem::Gm || m.paths[i].to == Mem::Gm;
+        let is_gm = |i: usize| m.paths[i].touches_gm();
         let cube = |w: &CoreWork| {
             w.macs16 as f64 / m.macs_per_cycle(false) + w.macs8 as f64 / m.macs_per_cycle(true)
         };
@@ -250,13 +250,12 @@ impl Report {
             busiest(Bound::Vector, &|w| w.repeats as f64),
         ];
         for (i, spec) in m.paths.iter().enumerate() {
-            let bursts = if is_gm(i) { m.gm.burst_cycles } else { 0.0 };
             bounds.push(busiest(
                 Bound::Path {
                     from: spec.from,
                     to: spec.to,
                 },
-                &|w| w.charged[i] as f64 / spec.bytes_per_cycle + w.bursts[i] as f64 * bursts,
+                &|w| w.charged[i] as f64 / spec.bytes_per_cycle + m.burst_setup(i, w.bursts[i]),
             ));
         }
         let gm_charged_of = |w: &CoreWork| -> u64 {

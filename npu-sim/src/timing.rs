@@ -17,7 +17,7 @@
 //! rates are shared in a fixed order, so a run is deterministic.
 
 use crate::expand::{Cost, Inst};
-use crate::machine::{Machine, Mem};
+use crate::machine::Machine;
 use crate::order::Semantics;
 use crate::program::{Op, Pipe};
 use std::collections::VecDeque;
@@ -233,7 +233,7 @@ fn collect_rates(
             {
                 if let Cost::Transfer { path, .. } = cores[c][inst].cost {
                     let spec = &m.paths[path];
-                    if spec.from == Mem::Gm || spec.to == Mem::Gm {
+                    if spec.touches_gm() {
                         gm.push(rates.len());
                     }
                     rates.push((c, p, spec.bytes_per_cycle));
@@ -277,7 +277,7 @@ fn start_sync(
         return;
     }
     let round_trip = (m.paths.iter())
-        .filter(|p| p.from == Mem::Gm || p.to == Mem::Gm)
+        .filter(|p| p.touches_gm())
         .map(|p| p.latency)
         .fold(1.0, f64::max);
     for (c, s) in states.iter_mut().enumerate() {
@@ -358,21 +358,13 @@ fn start_ready(
                         charged,
                         bursts,
                         ..
-                    } => {
-                        let spec = &m.paths[path];
-                        let gm = spec.from == Mem::Gm || spec.to == Mem::Gm;
-                        Phase::Latency {
-                            until: now + spec.latency,
-                            then: Move {
-                                setup: if gm {
-                                    bursts as f64 * m.gm.burst_cycles
-                                } else {
-                                    0.0
-                                },
-                                bytes: charged as f64,
-                            },
-                        }
-                    }
+                    } => Phase::Latency {
+                        until: now + m.paths[path].latency,
+                        then: Move {
+                            setup: m.burst_setup(path, bursts),
+                            bytes: charged as f64,
+                        },
+                    },
                     Cost::Wait => {
                         let set =
                             matches[c][i].expect("unmatched waits are rejected before timing");
