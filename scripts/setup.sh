@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the system packages polyc needs to build and test, when they are missing.
 # Usage: scripts/setup.sh [extra Debian packages...]
-# isl is built from source by the isl-rs crate (autotools, libtool); Z3 comes from Debian.
+# isl is built from source by the isl-rs crate (autotools, libtool); Z3 comes from Debian
+# (libz3-dev), and the z3 crate generates its bindings with bindgen, which needs libclang-dev.
 set -euo pipefail
 
-packages=(autoconf automake libtool make gcc g++ pkg-config libgmp-dev libz3-dev "$@")
+packages=(autoconf automake libtool make gcc g++ pkg-config libgmp-dev libz3-dev libclang-dev "$@")
 
 missing=()
 for p in "${packages[@]}"; do

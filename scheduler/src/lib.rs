@@ -16,6 +16,7 @@ pub mod ddg;
 pub mod farkas;
 pub mod feautrier;
 pub mod ilp;
+pub mod mapping;
 pub mod legality;
 pub mod optimizer;
 pub mod pluto;

@@ -1,0 +1,25 @@
+//! Intrinsic mapping, proved: software statements matched against hardware intrinsics,
+//! every compute mapping enumerated, and each one decided condition by condition by Z3
+//! (with isl as a second opinion), a refuted one with a counterexample.
+//!
+//! The pieces, in data-flow order: [`intrinsic`] (intrinsics as data, and matching a
+//! statement to one), [`software`] (the statement side: loops, domain, accesses),
+//! [`enumerate`] (which software loops each intrinsic loop receives), [`physical`] (the
+//! div/mod tiling onto calls and each operand's memory mapping), [`conditions`] (the seven
+//! conditions as linear integer queries over [`formula`]), [`verify`] (deciding them with
+//! [`smt`], and [`presburger`] for the second opinion). See `docs/mapping.md`.
+//!
+//! Deliberately absent: the choice among proved mappings (the NPU back end ranks them with
+//! its cost model) and dependences with other statements (the scheduler orders statements;
+//! a mapping only reorders the instances of the statement it maps).
+
+pub mod conditions;
+pub mod enumerate;
+pub mod formula;
+pub mod intrinsic;
+pub mod physical;
+pub mod presburger;
+pub mod qexpr;
+pub mod smt;
+pub mod software;
+pub mod verify;
