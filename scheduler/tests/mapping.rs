@@ -86,3 +86,177 @@ fn counts_match_amos_and_every_candidate_is_proved() {
         assert!(ms.iter().all(|(_, ok)| *ok), "{ms:?}");
     }
 }
+
+use scheduler::mapping::conditions::{Condition, Violation};
+use scheduler::mapping::text;
+use scheduler::mapping::verify::{Counterexample, Report};
+
+/// Checks a mapping written in the text format against the kernel's last statement.
+fn check_text(kernel: &str, mapping: &str, allow: bool, second: bool) -> Report {
+    let k = compile(kernel);
+    let intr = mmad();
+    let target = Target::npu("ascend-like").unwrap();
+    let stmts = k.statements();
+    let ctx = stmts.last().unwrap();
+    let sw = Software::new(&k, ctx, Sizes::Concrete(defaults(&k)));
+    let binding = bind(&intr, ctx.stmt, &k).expect("matches");
+    let parsed = text::parse(mapping).unwrap();
+    let m = text::resolve(&parsed, &sw, &intr).unwrap();
+    let options = Options { second_opinion: second, ..Options::default() };
+    let r = scheduler::mapping::check(&sw, &intr, &binding, &m, &target, allow, &options).unwrap();
+    assert!(r.disagreements.is_empty(), "Z3 and isl disagree: {:?}", r.disagreements);
+    r
+}
+
+fn refuted(r: &Report, c: Condition) -> &Counterexample {
+    match r.outcome(c) {
+        Outcome::Refuted(cx) => cx,
+        other => panic!("{c} is not refuted: {other:?}\n{r:#?}"),
+    }
+}
+
+const GEMM_OK: &str = "statement S1
+intrinsic mmad_f16
+i1 <- i
+i2 <- j
+r1 <- k
+A <- A[i1, r1]
+B <- B[r1, i2]
+C <- C[i1, i2]
+";
+
+#[test]
+fn a_hand_written_gemm_mapping_is_proved_by_both_solvers() {
+    let r = check_text(GEMM, GEMM_OK, true, true);
+    assert!(r.proved(), "{r:#?}");
+}
+
+#[test]
+fn batch_and_output_channel_on_one_intrinsic_loop_is_refuted_by_the_operands() {
+    // i2 receives the batch g and the output column j (N = 18): B and C can follow, but A
+    // is indexed by (i1, r1) and cannot see the batch its rows belong to
+    let m = "statement S1\nintrinsic mmad_f16\ni1 <- i\ni2 <- g, j\nr1 <- k\n\
+             A <- A[i2 / 18, i1, r1]\nB <- B[i2 / 18, r1, i2 % 18]\nC <- C[i2 / 18, i1, i2 % 18]\n";
+    let r = check_text(BMM, m, true, true);
+    let cx = refuted(&r, Condition::Operands);
+    assert_eq!(cx.what, Violation::WrongElement);
+    assert_eq!(cx.operand, Some(0), "{}", cx.text);
+    assert!(cx.text.contains("operand A"), "{}", cx.text);
+    // the same loops on their own intrinsic loops are fine
+    let ok = "statement S1\nintrinsic mmad_f16\ni1 <- i\ni2 <- j\nr1 <- k\n\
+              A <- A[g, i1, r1]\nB <- B[g, r1, i2]\nC <- C[g, i1, i2]\n";
+    assert!(check_text(BMM, ok, true, true).proved());
+}
+
+#[test]
+fn a_spatial_loop_on_the_reduction_dimension_is_refuted_by_the_kinds() {
+    let m = "statement S1\nintrinsic mmad_f16\ni1 <- i\ni2 <- j\nr1 <- g\n\
+             A <- A[r1, i1, k]\nB <- B[r1, k, i2]\nC <- C[r1, i1, i2]\n";
+    let r = check_text(BMM, m, true, true);
+    assert_eq!(refuted(&r, Condition::Kinds).what, Violation::MixedAccumulation);
+}
+
+const CONV1D_STRIDE2: &str = "kernel conv1d(I: f16[N, C, H], Wt: f16[K, C, R]) -> (O: f32[N, K, floor((H - R) / 2) + 1])
+  params N = 2, C = 5, H = 21, K = 3, R = 3
+{ O[n, k, p] = sum(c, r) f32(I[n, c, 2 * p + r]) * f32(Wt[k, c, r]); }";
+
+#[test]
+fn a_stride_two_convolution_mapped_as_stride_one_is_refuted_with_a_replayable_counterexample() {
+    let mapping = |a: &str| {
+        format!(
+            "statement S1\nintrinsic mmad_f16\ni1 <- p\ni2 <- k\nr1 <- c\n\
+             A <- I[n, r1, {a}]\nB <- Wt[i2, r1, r]\nC <- O[n, i2, i1]\n"
+        )
+    };
+    assert!(check_text(CONV1D_STRIDE2, &mapping("2 * i1 + r"), true, true).proved());
+    let r = check_text(CONV1D_STRIDE2, &mapping("i1 + r"), true, true);
+    let cx = refuted(&r, Condition::Operands);
+    assert_eq!(cx.operand, Some(0));
+    // replay: the instance reads I[n, c, 2p + r], the operand holds I[n, c, p + r]
+    let (n, p, c, r_) = (cx.instances[0][0], cx.instances[0][2], cx.instances[0][3], cx.instances[0][4]);
+    assert_ne!(p + r_, 2 * p + r_, "{}", cx.text);
+    assert!(cx.text.contains(&format!("I[{n}, {c}, {}]", p + r_)), "{}", cx.text);
+    assert!(cx.text.contains(&format!("I[{n}, {c}, {}]", 2 * p + r_)), "{}", cx.text);
+}
+
+#[test]
+fn a_tail_padded_with_garbage_is_refuted_by_the_padding_condition() {
+    // K = 33: the last tile of r1 holds one real value and fifteen padded ones
+    let garbage = GEMM_OK
+        .replace("A[i1, r1]", "A[i1, r1] pad garbage")
+        .replace("B[r1, i2]", "B[r1, i2] pad garbage");
+    let r = check_text(GEMM, &garbage, true, true);
+    assert_eq!(refuted(&r, Condition::Padding).what, Violation::PaddingLeaks);
+    assert_eq!(r.refuted(), vec![Condition::Padding]);
+    // padding only one factor with the identity is enough
+    let one = GEMM_OK.replace("B[r1, i2]", "B[r1, i2] pad garbage");
+    assert!(check_text(GEMM, &one, true, true).proved());
+}
+
+#[test]
+fn a_block_one_row_too_big_for_l0a_is_refuted_by_the_capacity_condition() {
+    // 128 x 128 f16, double-buffered: exactly L0A's 64 KiB
+    let fits = format!("{GEMM_OK}blocks i1 = 128, i2 = 16, r1 = 128\n");
+    assert!(check_text(GEMM, &fits, true, true).proved());
+    for rows in [129, 144] {
+        let big = format!("{GEMM_OK}blocks i1 = {rows}, i2 = 16, r1 = 128\n");
+        let r = check_text(GEMM, &big, true, true);
+        let cx = refuted(&r, Condition::Capacity);
+        assert_eq!(cx.operand, Some(0), "{}", cx.text);
+        assert_eq!(r.refuted(), vec![Condition::Capacity]);
+    }
+}
+
+#[test]
+fn without_permission_every_float_convolution_mapping_is_refuted_and_each_counterexample_replays() {
+    let k = compile(CONV2D);
+    let intr = mmad();
+    let target = Target::npu("ascend-like").unwrap();
+    let stmts = k.statements();
+    let ctx = stmts.last().unwrap();
+    let sizes = defaults(&k);
+    let sw = Software::new(&k, ctx, Sizes::Concrete(sizes.clone()));
+    let binding = bind(&intr, ctx.stmt, &k).unwrap();
+    let all = enumerate::mappings(&sw, &intr, &binding);
+    assert_eq!(all.len(), 35);
+    for groups in all {
+        let m = Mapping::derive(&sw, &intr, &binding, groups).unwrap();
+        let layout = Layout::new(&sw, &m.groups).unwrap();
+        let r = scheduler::mapping::check(&sw, &intr, &binding, &m, &target, false, &Options::default()).unwrap();
+        assert_eq!(r.refuted(), vec![Condition::Reordering]);
+        let cx = refuted(&r, Condition::Reordering);
+        assert_eq!(cx.what, Violation::ReductionReordered);
+        let (a, b) = (&cx.instances[0], &cx.instances[1]);
+        assert_ne!(a, b);
+        assert!(sw.contains(a, &sizes) && sw.contains(b, &sizes));
+        let (pa, pb) = (m.place(&layout, &intr, a, &sizes), m.place(&layout, &intr, b, &sizes));
+        assert_eq!((pa.outer, pa.tiles), (pb.outer, pb.tiles), "not one call: {}", cx.text);
+        assert_eq!(
+            sw.element_at(&ctx.stmt.target, a, &sizes),
+            sw.element_at(&ctx.stmt.target, b, &sizes),
+            "{}",
+            cx.text
+        );
+    }
+}
+
+#[test]
+fn z3_and_isl_agree_on_every_condition_of_the_corpus() {
+    for kernel in [GEMM, BMM, CONV1D, CONV1D_STRIDE2] {
+        let k = compile(kernel);
+        let intr = mmad();
+        let target = Target::npu("ascend-like").unwrap();
+        let stmts = k.statements();
+        let ctx = stmts.last().unwrap();
+        let sw = Software::new(&k, ctx, Sizes::Concrete(defaults(&k)));
+        let binding = bind(&intr, ctx.stmt, &k).unwrap();
+        for groups in enumerate::mappings(&sw, &intr, &binding) {
+            let m = Mapping::derive(&sw, &intr, &binding, groups).unwrap();
+            for allow in [false, true] {
+                let options = Options { second_opinion: true, ..Options::default() };
+                let r = scheduler::mapping::check(&sw, &intr, &binding, &m, &target, allow, &options).unwrap();
+                assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+            }
+        }
+    }
+}

@@ -265,10 +265,20 @@ impl Setup<'_> {
         }
     }
 
-    /// The element operand `o` holds at a fused position, given outer loop values.
-    fn held(&self, q: &mut Query, o: usize, fused: &[Lin], outer: &[Lin], vars: &InstanceVars) -> Vec<Lin> {
+    /// The element operand `o` holds where an instance runs. An intrinsic loop that does
+    /// not index the operand stands for its tile's first value: the operand's position
+    /// does not say which point of that loop runs.
+    fn held(&self, q: &mut Query, o: usize, at: &Placed, outer: &[Lin], vars: &InstanceVars) -> Vec<Lin> {
+        let mine: Vec<usize> = self.intr.loops_of(o).collect();
+        let values = (0..self.intr.loops.len()).map(|x| {
+            if mine.contains(&x) {
+                at.fused[x].clone()
+            } else {
+                at.tiles[x].scale(self.intr.loops[x].extent)
+            }
+        });
         let names: BTreeMap<String, Lin> = (self.intr.loops.iter().map(|x| x.name.clone()))
-            .zip(fused.iter().cloned())
+            .zip(values)
             .chain(
                 (self.layout.outer.iter().map(|&l| self.sw.loops[l].var.clone()))
                     .zip(outer.iter().cloned()),
@@ -354,7 +364,7 @@ impl Setup<'_> {
                     // any instance shows the operand holds another tensor's elements
                 } else {
                     let outer = self.outer(&s);
-                    let held = self.held(&mut q, o, &s.fused, &outer, &s.vars);
+                    let held = self.held(&mut q, o, &s, &outer, &s.vars);
                     let touched = self.sw.element(&mut q, access, &s.vars);
                     q.assert(differ(&held, &touched));
                 }

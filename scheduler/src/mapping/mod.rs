@@ -23,3 +23,30 @@ pub mod qexpr;
 pub mod smt;
 pub mod software;
 pub mod verify;
+pub mod text;
+
+use frontend::ir::Access;
+
+/// Decides every condition of `mapping` of the statement `sw` onto `intr` (whose operands
+/// stand for `binding`), with operands in the tiers of `target`.
+pub fn check(
+    sw: &software::Software,
+    intr: &intrinsic::Intrinsic,
+    binding: &[Access],
+    mapping: &physical::Mapping,
+    target: &crate::target::Target,
+    allow_reorder: bool,
+    options: &verify::Options,
+) -> Result<verify::Report, physical::LayoutError> {
+    let layout = physical::Layout::new(sw, &mapping.groups)?;
+    let setup = conditions::Setup {
+        sw,
+        intr,
+        binding,
+        mapping,
+        layout: &layout,
+        target,
+        allow_reorder,
+    };
+    Ok(verify::verify(&setup, options))
+}

@@ -10,7 +10,8 @@
 //! `T_x` is the intrinsic loop's extent. Calls run in the order of the outer loops (as
 //! written), then `t` lexicographically. A memory mapping is written over the outer loops,
 //! the parameters and the fused indices `L_x` (named after the intrinsic loops), an operand
-//! element at position `a` of call `t` having `L_x = T_x * t_x + a_j`.
+//! element at position `a` of call `t` having `L_x = T_x * t_x + a_j`; an intrinsic loop
+//! that does not index the operand stands for `T_x * t_x`, its tile's first value.
 
 use super::intrinsic::Intrinsic;
 use super::qexpr::QExpr;
@@ -136,13 +137,13 @@ impl Layout {
     /// The value of grouped loop `l` as an expression of its group's fused index `fused`.
     pub fn value_of(&self, l: usize, group: &[usize], fused: QExpr) -> QExpr {
         let b = self.boxes[l].as_ref().expect("a grouped loop");
-        let mut idx = QExpr::div(fused, self.weights[l]);
+        let mut idx = QExpr::floor_div(fused, self.weights[l]);
         if group.first() != Some(&l) {
             if let QExpr::Const(e) = b.extent {
                 idx = QExpr::modulo(idx, e);
             }
         }
-        QExpr::add(b.lower.clone(), QExpr::scale(b.step, idx))
+        QExpr::sum(b.lower.clone(), QExpr::scale(b.step, idx))
     }
 }
 
@@ -239,7 +240,8 @@ impl Mapping {
     }
 
     /// The tensor element operand `o` holds at the position the intrinsic touches at a
-    /// placement (concrete sizes).
+    /// placement (concrete sizes); an intrinsic loop that does not index the operand stands
+    /// for its tile's first value.
     pub fn held(
         &self,
         sw: &Software,
@@ -249,9 +251,14 @@ impl Mapping {
         at: &Placement,
         params: &BTreeMap<String, i64>,
     ) -> Vec<i64> {
+        let mine: Vec<usize> = intr.loops_of(o).collect();
         let env = |name: &str| -> i64 {
             if let Some(x) = intr.loops.iter().position(|l| l.name == name) {
-                return at.fused[x];
+                return if mine.contains(&x) {
+                    at.fused[x]
+                } else {
+                    at.tiles[x] * intr.loops[x].extent
+                };
             }
             if let Some(k) = layout.outer.iter().position(|&l| sw.loops[l].var == name) {
                 return at.outer[k];

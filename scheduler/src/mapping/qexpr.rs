@@ -33,7 +33,7 @@ impl QExpr {
         QExpr::Var(name.to_string())
     }
     /// `a + b`, with constants folded.
-    pub fn add(a: QExpr, b: QExpr) -> QExpr {
+    pub fn sum(a: QExpr, b: QExpr) -> QExpr {
         let mut terms = Vec::new();
         let mut constant = 0;
         for e in [a, b] {
@@ -69,7 +69,7 @@ impl QExpr {
         }
     }
     /// `floor(e / c)`, `c > 0`.
-    pub fn div(e: QExpr, c: i64) -> QExpr {
+    pub fn floor_div(e: QExpr, c: i64) -> QExpr {
         match (e, c) {
             (e, 1) => e,
             (QExpr::Const(k), c) => QExpr::Const(k.div_euclid(c)),
@@ -92,12 +92,12 @@ impl QExpr {
         Some(match e {
             AffExpr::Const(c) => QExpr::Const(*c),
             AffExpr::Var(v) => subst(v),
-            AffExpr::Add(a, b) => QExpr::add(go(a)?, go(b)?),
-            AffExpr::Sub(a, b) => QExpr::add(go(a)?, QExpr::scale(-1, go(b)?)),
+            AffExpr::Add(a, b) => QExpr::sum(go(a)?, go(b)?),
+            AffExpr::Sub(a, b) => QExpr::sum(go(a)?, QExpr::scale(-1, go(b)?)),
             AffExpr::Neg(a) => QExpr::scale(-1, go(a)?),
             AffExpr::Mul(c, a) => QExpr::scale(*c, go(a)?),
-            AffExpr::FloorDiv(a, c) => QExpr::div(go(a)?, *c),
-            AffExpr::CeilDiv(a, c) => QExpr::div(QExpr::add(go(a)?, QExpr::Const(c - 1)), *c),
+            AffExpr::FloorDiv(a, c) => QExpr::floor_div(go(a)?, *c),
+            AffExpr::CeilDiv(a, c) => QExpr::floor_div(QExpr::sum(go(a)?, QExpr::Const(c - 1)), *c),
             AffExpr::Mod(a, c) => QExpr::modulo(go(a)?, *c),
             AffExpr::Min(..) | AffExpr::Max(..) => return None,
         })
@@ -220,9 +220,9 @@ mod tests {
     #[test]
     fn prints_what_it_means() {
         let l = QExpr::var("i1");
-        let e = QExpr::add(
-            QExpr::modulo(QExpr::div(l.clone(), 3), 3),
-            QExpr::scale(-2, QExpr::add(l.clone(), QExpr::Const(1))),
+        let e = QExpr::sum(
+            QExpr::modulo(QExpr::floor_div(l.clone(), 3), 3),
+            QExpr::scale(-2, QExpr::sum(l.clone(), QExpr::Const(1))),
         );
         assert_eq!(e.to_string(), "i1 / 3 % 3 - 2 * (i1 + 1)");
         let v = e.eval(&|_| 10);

@@ -151,8 +151,8 @@ impl<'k> Software<'k> {
         }
         let lower = self.param_expr(&l.lower)?;
         let upper = self.param_expr(&l.upper)?;
-        let span = QExpr::add(upper, QExpr::scale(-1, lower.clone()));
-        let extent = QExpr::div(QExpr::add(span, QExpr::Const(l.step - 1)), l.step);
+        let span = QExpr::sum(upper, QExpr::scale(-1, lower.clone()));
+        let extent = QExpr::floor_div(QExpr::sum(span, QExpr::Const(l.step - 1)), l.step);
         Some(Box1 {
             lower,
             step: l.step,

@@ -42,6 +42,8 @@ pub struct Counterexample {
     pub call: Option<(Vec<i64>, Vec<i64>, Vec<i64>)>,
     /// A buffer copy and element position of an operand block.
     pub slot: Option<(i64, Vec<i64>)>,
+    /// The counterexample in words (see [`Counterexample::describe`]).
+    pub text: String,
 }
 
 /// The verdict on one condition.
@@ -145,7 +147,9 @@ pub fn verify(setup: &Setup, options: &Options) -> Report {
             Answer::Empty => {}
             Answer::Witness(values) => {
                 if !matches!(slot, Outcome::Refuted(_)) {
-                    *slot = Outcome::Refuted(read_back(probe, &values));
+                    let mut c = read_back(probe, &values);
+                    c.text = c.describe(setup);
+                    *slot = Outcome::Refuted(c);
                 }
             }
             Answer::Unknown(reason) => {
@@ -172,6 +176,7 @@ fn read_back(probe: &Probe, values: &[i64]) -> Counterexample {
         params: f.params.iter().map(|(n, k)| (n.clone(), values[*k])).collect(),
         call: f.call.as_ref().map(|(o, t, p)| (pick(o), pick(t), pick(p))),
         slot: f.slot.as_ref().map(|(b, a)| (values[*b], pick(a))),
+        text: String::new(),
     }
 }
 
