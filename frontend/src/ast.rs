@@ -19,9 +19,31 @@ pub struct Ident {
     pub span: Span,
 }
 
-/// `kernel NAME(args) -> (outputs) params ... where ... { body }`.
+/// What a top-level declaration declares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeclKind {
+    /// `kernel`: a program to compile.
+    Kernel,
+    /// `intrinsic`: a hardware instruction described as a small kernel whose arrays are its
+    /// operands, each in a tier of the machine (`@ TIER`).
+    Intrinsic,
+}
+
+impl DeclKind {
+    /// The keyword.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            DeclKind::Kernel => "kernel",
+            DeclKind::Intrinsic => "intrinsic",
+        }
+    }
+}
+
+/// `kernel NAME(args) -> (outputs) params ... where ... { body }` (or `intrinsic ...`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelDecl {
+    /// `kernel` or `intrinsic`.
+    pub kind: DeclKind,
     /// The kernel's name.
     pub name: Ident,
     /// The arguments.
@@ -78,6 +100,8 @@ pub struct ArrayDecl {
     pub elem: ElemType,
     /// Its extents.
     pub dims: Vec<Expr>,
+    /// `@ TIER`: the memory tier an intrinsic's operand lives in.
+    pub tier: Option<Ident>,
     /// The whole declaration.
     pub span: Span,
 }

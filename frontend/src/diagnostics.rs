@@ -112,10 +112,18 @@ pub enum Code {
     ReductionVariable,
     /// E0507: a free variable used in the target but not as a whole index.
     FreeNotBare,
+    /// E0600: an `intrinsic` in a kernel file, or a `kernel` in an intrinsic file.
+    WrongDeclKind,
+    /// E0601: a tier annotation (`@ TIER`) on a kernel's array.
+    TierOutsideIntrinsic,
+    /// E0602: an intrinsic operand without a tier annotation.
+    MissingTier,
+    /// E0603: `params`, `let` or a non-constant extent in an intrinsic.
+    IntrinsicShape,
 }
 
 /// The codes with a fixed number (all but the affinity codes, which are numbered by context).
-const NUMBERED: [(Code, u16); 35] = {
+const NUMBERED: [(Code, u16); 39] = {
     use Code::*;
     [
         (UnexpectedChar, 1),
@@ -153,6 +161,10 @@ const NUMBERED: [(Code, u16); 35] = {
         (ReductionOperator, 505),
         (ReductionVariable, 506),
         (FreeNotBare, 507),
+        (WrongDeclKind, 600),
+        (TierOutsideIntrinsic, 601),
+        (MissingTier, 602),
+        (IntrinsicShape, 603),
     ]
 };
 

@@ -26,6 +26,21 @@ pub struct Kernel {
     pub body: Vec<Node>,
 }
 
+/// A checked intrinsic: a small kernel whose arrays are the operands of a hardware
+/// instruction, each in a memory tier.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Intrinsic {
+    /// The intrinsic as a kernel (its arrays are its operands, its loops its iteration
+    /// space).
+    pub kernel: Kernel,
+    /// For each array of `kernel` (indexed by [`ArrayId`]), the tier it lives in as written
+    /// (`L0A`, `UB`, ...) and where that was written. Tier names are resolved against a
+    /// machine description by the stage that knows one.
+    pub tiers: Vec<(String, Span)>,
+    /// Where the intrinsic was declared.
+    pub span: Span,
+}
+
 /// A symbolic size parameter.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Param {

@@ -15,6 +15,8 @@ pub enum Tok {
     Float(f64),
     /// `kernel`
     Kernel,
+    /// `intrinsic`
+    Intrinsic,
     /// `params`
     Params,
     /// `where`
@@ -59,6 +61,8 @@ pub enum Tok {
     Semi,
     /// `:`
     Colon,
+    /// `@`
+    At,
     /// `->`
     Arrow,
     /// `..`
@@ -104,8 +108,9 @@ pub enum Tok {
 }
 
 /// The keywords and their tokens.
-pub const KEYWORDS: [(&str, Tok); 14] = [
+pub const KEYWORDS: [(&str, Tok); 15] = [
     ("kernel", Tok::Kernel),
+    ("intrinsic", Tok::Intrinsic),
     ("params", Tok::Params),
     ("where", Tok::Where),
     ("let", Tok::Let),
@@ -121,7 +126,7 @@ pub const KEYWORDS: [(&str, Tok); 14] = [
     ("not", Tok::Not),
 ];
 
-const PUNCTUATION: [(&str, Tok); 29] = [
+const PUNCTUATION: [(&str, Tok); 30] = [
     ("->", Tok::Arrow),
     ("..", Tok::DotDot),
     ("+=", Tok::PlusAssign),
@@ -141,6 +146,7 @@ const PUNCTUATION: [(&str, Tok); 29] = [
     (",", Tok::Comma),
     (";", Tok::Semi),
     (":", Tok::Colon),
+    ("@", Tok::At),
     (".", Tok::Dot),
     ("?", Tok::Question),
     ("+", Tok::Plus),

@@ -57,6 +57,20 @@ fn parse_here(file: &SourceFile) -> Result<ast::File, Diagnostics> {
     }
 }
 
+/// Parses and checks an intrinsic file: every `intrinsic` it holds, lowered like a kernel,
+/// with its operands' tiers.
+pub fn compile_intrinsics(file: &SourceFile) -> Result<Vec<ir::Intrinsic>, Diagnostics> {
+    on_big_stack(|| {
+        let ast = parse_here(file)?;
+        let (intrinsics, diags) = check::check_intrinsics(&ast, file.text.len());
+        if diags.is_empty() {
+            Ok(intrinsics)
+        } else {
+            Err(Diagnostics::new(diags))
+        }
+    })
+}
+
 /// Parses and checks a file: every kernel it holds, lowered to the checked IR.
 pub fn compile(file: &SourceFile) -> Result<Vec<ir::Kernel>, Diagnostics> {
     on_big_stack(|| compile_here(file))

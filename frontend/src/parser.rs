@@ -164,7 +164,7 @@ impl<'t> Parser<'t> {
                     if self.pos == start {
                         self.bump();
                     }
-                    while !matches!(self.peek(), Tok::Kernel | Tok::Eof) {
+                    while !matches!(self.peek(), Tok::Kernel | Tok::Intrinsic | Tok::Eof) {
                         self.bump();
                     }
                 }
@@ -175,9 +175,11 @@ impl<'t> Parser<'t> {
 
     fn kernel(&mut self) -> PResult<KernelDecl> {
         let start = self.span();
-        if self.peek() != &Tok::Kernel {
-            return Err(self.error_expected("`kernel`"));
-        }
+        let kind = match self.peek() {
+            Tok::Kernel => DeclKind::Kernel,
+            Tok::Intrinsic => DeclKind::Intrinsic,
+            _ => return Err(self.error_expected("`kernel` or `intrinsic`")),
+        };
         self.bump();
         let name = self.ident("the kernel's name")?;
         self.expect(&Tok::LParen)?;
@@ -210,6 +212,7 @@ impl<'t> Parser<'t> {
         }
         let body = self.block()?;
         Ok(KernelDecl {
+            kind,
             name,
             args,
             outputs,
@@ -266,11 +269,17 @@ impl<'t> Parser<'t> {
         } else {
             Vec::new()
         };
+        let tier = if self.eat(&Tok::At) {
+            Some(self.ident("a memory tier (`L0A`, `UB`, ...)")?)
+        } else {
+            None
+        };
         let span = name.span.to(self.prev_span());
         Ok(ArrayDecl {
             name,
             elem,
             dims,
+            tier,
             span,
         })
     }
@@ -309,7 +318,7 @@ impl<'t> Parser<'t> {
         self.enter()?;
         let mut items = Vec::new();
         // A `kernel` inside a block means a `}` is missing: let the file level resync there.
-        while !matches!(self.peek(), Tok::RBrace | Tok::Eof | Tok::Kernel) && !self.fatal {
+        while !matches!(self.peek(), Tok::RBrace | Tok::Eof | Tok::Kernel | Tok::Intrinsic) && !self.fatal {
             let start = self.pos;
             let depth = self.depth;
             match self.item() {
@@ -342,7 +351,7 @@ impl<'t> Parser<'t> {
         loop {
             match self.peek() {
                 Tok::Eof => return,
-                Tok::Kernel if depth == 0 => return,
+                Tok::Kernel | Tok::Intrinsic if depth == 0 => return,
                 Tok::Semi if depth == 0 => {
                     self.bump();
                     return;

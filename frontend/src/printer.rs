@@ -32,7 +32,7 @@ fn print_kernel(out: &mut String, k: &KernelDecl) {
             None => decl_with(&a.decl, ""),
         })
         .collect();
-    let _ = write!(out, "kernel {}({})", k.name.name, args.join(", "));
+    let _ = write!(out, "{} {}({})", k.kind.keyword(), k.name.name, args.join(", "));
     if !k.outputs.is_empty() {
         let outs: Vec<String> = k.outputs.iter().map(|d| decl_with(d, "")).collect();
         let _ = write!(out, " -> ({})", outs.join(", "));
@@ -60,6 +60,9 @@ fn decl_with(d: &ArrayDecl, qualifier: &str) -> String {
     let mut s = format!("{}: {qualifier}{}", d.name.name, d.elem);
     if !d.dims.is_empty() {
         let _ = write!(s, "[{}]", list(&d.dims));
+    }
+    if let Some(t) = &d.tier {
+        let _ = write!(s, " @ {}", t.name);
     }
     s
 }

@@ -97,14 +97,19 @@ fn elem() -> impl Strategy<Value = ElemType> {
 }
 
 fn array_decl() -> impl Strategy<Value = ArrayDecl> {
-    (ident(), elem(), prop::collection::vec(expr(), 0..3)).prop_map(|(name, elem, dims)| {
-        ArrayDecl {
+    (
+        ident(),
+        elem(),
+        prop::collection::vec(expr(), 0..3),
+        prop::option::of(ident()),
+    )
+        .prop_map(|(name, elem, dims, tier)| ArrayDecl {
             name,
             elem,
             dims,
+            tier,
             span: Span::default(),
-        }
-    })
+        })
 }
 
 fn stmt() -> impl Strategy<Value = StmtDecl> {
@@ -199,8 +204,9 @@ fn kernel() -> impl Strategy<Value = KernelDecl> {
             .prop_map(|(name, default)| ParamDecl { name, default }),
         0..3,
     );
+    let kind = prop::sample::select(vec![DeclKind::Kernel, DeclKind::Intrinsic]);
     (
-        ident(),
+        (kind, ident()),
         args,
         prop::collection::vec(array_decl(), 0..2),
         params,
@@ -208,7 +214,8 @@ fn kernel() -> impl Strategy<Value = KernelDecl> {
         items(),
     )
         .prop_map(
-            |(name, args, outputs, params, constraint, body)| KernelDecl {
+            |((kind, name), args, outputs, params, constraint, body)| KernelDecl {
+                kind,
                 name,
                 args,
                 outputs,
@@ -255,6 +262,9 @@ fn erase_decl(d: &mut ArrayDecl) {
     d.span = Span::default();
     erase_ident(&mut d.name);
     d.dims.iter_mut().for_each(erase_expr);
+    if let Some(t) = &mut d.tier {
+        erase_ident(t);
+    }
 }
 
 fn erase_if(i: &mut IfItem) {

@@ -9,22 +9,20 @@ use scheduler::mapping::intrinsic::{bind, Intrinsic};
 use scheduler::mapping::physical::{Layout, Mapping};
 use scheduler::mapping::software::{Sizes, Software};
 use scheduler::mapping::verify::{verify, Options, Outcome};
-use scheduler::target::{Memory, Target};
+use scheduler::target::Target;
 use std::collections::BTreeMap;
 
-const MMAD: &str = "kernel mmad_f16(A: f16[16, 16], B: f16[16, 16], C: inout f32[16, 16]) {
-  for i1 in 0..16 { for i2 in 0..16 { for r1 in 0..16 {
-    C[i1, i2] += f32(A[i1, r1]) * f32(B[r1, i2]);
-  } } }
-}";
 
 fn compile(text: &str) -> Kernel {
     let file = SourceFile::new("test.pk", text.to_string());
     frontend::compile(&file).expect("compiles").remove(0)
 }
 
+/// The built-in 16x16x16 matrix intrinsic of `ascend-like`.
 fn mmad() -> Intrinsic {
-    Intrinsic::new(compile(MMAD), &[Memory::L0a, Memory::L0b, Memory::L0c]).expect("intrinsic")
+    let target = Target::npu("ascend-like").unwrap();
+    let lib = scheduler::mapping::library::builtin(&target).unwrap();
+    lib.into_iter().find(|i| i.name == "mmad_f16").unwrap()
 }
 
 fn defaults(k: &Kernel) -> BTreeMap<String, i64> {
@@ -259,4 +257,46 @@ fn z3_and_isl_agree_on_every_condition_of_the_corpus() {
             }
         }
     }
+}
+
+#[test]
+fn the_built_in_library_of_ascend_like_checks_and_matches_the_kernels_it_should() {
+    use scheduler::mapping::library;
+    let target = Target::npu("ascend-like").unwrap();
+    let lib = library::builtin(&target).unwrap();
+    let names: Vec<&str> = lib.iter().map(|i| i.name.as_str()).collect();
+    assert!(names.contains(&"mmad_f16") && names.contains(&"mmad_i8") && names.contains(&"vredmax_f32"), "{names:?}");
+    let find = |n: &str| lib.iter().find(|i| i.name == n).unwrap();
+    // i8 cube: 16 x 32 x 16, i32 accumulation
+    assert_eq!(find("mmad_i8").loops.iter().map(|l| l.extent).collect::<Vec<_>>(), vec![16, 16, 32]);
+    // f16 vector lanes: 256 bytes per repeat
+    assert_eq!(find("vadd_f16").loops[0].extent, 128);
+    let k = compile(CONV2D);
+    let stmts = k.statements();
+    let matched: Vec<&str> = lib
+        .iter()
+        .filter(|i| bind(i, stmts.last().unwrap().stmt, &k).is_some())
+        .map(|i| i.name.as_str())
+        .collect();
+    assert_eq!(matched, vec!["mmad_f16"]);
+    let softmax = compile("kernel sm(X: f32[B, L]) -> (Y: f32[B, L]) params B = 4, L = 100 {
+        let m: f32[B];
+        m[b] = max(l) X[b, l];
+        Y[b, l] = exp(X[b, l] - m[b]);
+    }");
+    let by_stmt: Vec<Vec<&str>> = softmax
+        .statements()
+        .iter()
+        .map(|s| lib.iter().filter(|i| bind(i, s.stmt, &softmax).is_some()).map(|i| i.name.as_str()).collect())
+        .collect();
+    assert!(by_stmt.iter().any(|m| m == &vec!["vredmax_f32"]), "{by_stmt:?}");
+}
+
+#[test]
+fn a_tier_the_machine_lacks_is_reported_with_its_position() {
+    use scheduler::mapping::library;
+    let target = Target::npu("ascend-like").unwrap();
+    let file = SourceFile::new("mine.pki", "intrinsic v(X: f16[8] @ UB) -> (Z: f16[8] @ L2) { Z[l] = X[l]; }");
+    let err = library::parse(&file, &target).unwrap_err().to_string();
+    assert!(err.starts_with("mine.pki:1:45: `ascend-like` has no on-chip tier `L2`"), "{err}");
 }

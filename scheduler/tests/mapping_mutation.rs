@@ -16,14 +16,9 @@ use scheduler::mapping::physical::{Layout, Mapping, Pad};
 use scheduler::mapping::qexpr::QExpr;
 use scheduler::mapping::software::{Sizes, Software};
 use scheduler::mapping::verify::{Options, Outcome};
-use scheduler::target::{Memory, Target};
+use scheduler::target::Target;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-const MMAD: &str = "kernel mmad_f16(A: f16[16, 16], B: f16[16, 16], C: inout f32[16, 16]) {
-  for i1 in 0..16 { for i2 in 0..16 { for r1 in 0..16 {
-    C[i1, i2] += f32(A[i1, r1]) * f32(B[r1, i2]);
-  } } }
-}";
 
 const KERNELS: [&str; 3] = [
     "kernel gemm(A: f16[M, K], B: f16[K, N]) -> (C: f32[M, N]) params M = 20, N = 18, K = 33
@@ -190,8 +185,9 @@ fn mutate(m: &Mapping, rng: &mut ChaCha8Rng, vars: &[String]) -> Mapping {
 
 #[test]
 fn every_mutant_that_changes_the_computation_is_refuted_and_every_refutation_is_real() {
-    let intr = Intrinsic::new(compile(MMAD), &[Memory::L0a, Memory::L0b, Memory::L0c]).unwrap();
     let target = Target::npu("ascend-like").unwrap();
+    let lib = scheduler::mapping::library::builtin(&target).unwrap();
+    let intr = lib.into_iter().find(|i| i.name == "mmad_f16").unwrap();
     let mut rng = ChaCha8Rng::seed_from_u64(2026);
     let (mut changed, mut total) = (0, 0);
     for text in KERNELS {

@@ -3,6 +3,7 @@
 
 mod affine;
 mod cond;
+mod intrinsic;
 mod names;
 mod scope;
 mod stmt;
@@ -13,6 +14,7 @@ use crate::diagnostics::{AffineContext, Code, Diagnostic};
 use crate::ir::{self, Array, Kernel, Node, Param, Role};
 use crate::printer::print_expr;
 use crate::span::Span;
+use intrinsic::decl_kinds;
 use names::Namer;
 use scope::{Resolved, Scope};
 use std::collections::HashMap;
@@ -20,6 +22,22 @@ use std::collections::HashMap;
 /// Checks every kernel of `file` (whose text is `text_len` bytes long); returns the kernels
 /// and the errors found (the kernels are only meaningful if there are none).
 pub fn check_file(file: &ast::File, text_len: usize) -> (Vec<Kernel>, Vec<Diagnostic>) {
+    let (kernels, mut diags) = check_decls(file, text_len);
+    diags.extend(decl_kinds(file, ast::DeclKind::Kernel));
+    (kernels, diags)
+}
+
+/// Checks an intrinsic file: every declaration an `intrinsic`, each lowered like a kernel
+/// and paired with the tiers of its operands.
+pub fn check_intrinsics(file: &ast::File, text_len: usize) -> (Vec<ir::Intrinsic>, Vec<Diagnostic>) {
+    let (kernels, mut diags) = check_decls(file, text_len);
+    diags.extend(decl_kinds(file, ast::DeclKind::Intrinsic));
+    let (intrinsics, more) = intrinsic::with_tiers(file, kernels);
+    diags.extend(more);
+    (intrinsics, diags)
+}
+
+fn check_decls(file: &ast::File, text_len: usize) -> (Vec<Kernel>, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     if file.kernels.is_empty() {
         diags.push(Diagnostic::new(

@@ -17,6 +17,7 @@ pub mod conditions;
 pub mod enumerate;
 pub mod formula;
 pub mod intrinsic;
+pub mod library;
 pub mod physical;
 pub mod presburger;
 pub mod qexpr;
