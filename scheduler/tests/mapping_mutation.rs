@@ -59,6 +59,9 @@ fn prefix_pad(prefix: &[i64], sw: &Software) -> Vec<i64> {
     v
 }
 
+/// A call (outer loop values, tiles) and an element or a position within it.
+type CallKey = (Vec<i64>, Vec<i64>, Vec<i64>);
+
 /// The oracle: which of conditions 1 to 5 the mutant violates, by enumeration.
 fn oracle(sw: &Software, intr: &Intrinsic, binding: &[frontend::ir::Access], m: &Mapping, params: &BTreeMap<String, i64>) -> Vec<Condition> {
     let mut bad = Vec::new();
@@ -84,8 +87,8 @@ fn oracle(sw: &Software, intr: &Intrinsic, binding: &[frontend::ir::Access], m: 
     }
     // kinds: within a call, element <-> output position must be a bijection
     let out_loops: Vec<usize> = intr.loops_of(intr.output).collect();
-    let mut pos_of: HashMap<(Vec<i64>, Vec<i64>, Vec<i64>), HashSet<Vec<i64>>> = HashMap::new();
-    let mut elem_of: HashMap<(Vec<i64>, Vec<i64>, Vec<i64>), HashSet<Vec<i64>>> = HashMap::new();
+    let mut pos_of: HashMap<CallKey, HashSet<Vec<i64>>> = HashMap::new();
+    let mut elem_of: HashMap<CallKey, HashSet<Vec<i64>>> = HashMap::new();
     for (v, p) in all.iter().zip(&placed) {
         let e = sw.element_at(&sw.stmt.target, v, params);
         let pos: Vec<i64> = out_loops.iter().map(|&x| p.point[x]).collect();
