@@ -7,12 +7,14 @@ mod compile;
 mod demo;
 mod fuzz;
 mod input;
+mod mappings;
 mod run;
 mod schedule;
 mod show;
 mod sim;
 mod target;
 mod verify;
+mod verify_mapping;
 
 use crate::error::CliError;
 use clap::{Parser, Subcommand};
@@ -47,6 +49,11 @@ enum Command {
     Sim(sim::SimArgs),
     /// Check a schedule against a kernel's dependences; explain every violation.
     Verify(verify::VerifyArgs),
+    /// Every mapping of a kernel's statements onto the NPU's intrinsics, each proved or
+    /// refuted (with a counterexample) condition by condition.
+    Mappings(mappings::MappingsArgs),
+    /// Check a hand-written intrinsic mapping; exit 1 with a counterexample if it is wrong.
+    VerifyMapping(verify_mapping::VerifyMappingArgs),
     /// Random kernels through every scheduler and setting, each schedule executed and
     /// compared with the original order.
     FuzzSchedules(fuzz::FuzzArgs),
@@ -68,6 +75,8 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Run(args) => run::run(&args),
         Command::Sim(args) => sim::run(&args),
         Command::Verify(args) => verify::run(&args),
+        Command::Mappings(args) => mappings::run(&args),
+        Command::VerifyMapping(args) => verify_mapping::run(&args),
         Command::FuzzSchedules(args) => fuzz::run(&args),
         Command::Target(args) => target::run(&args),
     }

@@ -165,12 +165,9 @@ impl Mapping {
                 let mine: Vec<usize> = intr.loops_of(o).collect();
                 let subst = |v: &frontend::ir::Var| -> QExpr {
                     match v {
-                        frontend::ir::Var::Param(p) => match &sw.sizes {
-                            super::software::Sizes::Concrete(vals) => {
-                                vals.get(p).map_or_else(|| QExpr::var(p), |&c| QExpr::Const(c))
-                            }
-                            super::software::Sizes::Symbolic => QExpr::var(p),
-                        },
+                        frontend::ir::Var::Param(p) => {
+                            sw.sizes.value(p).map_or_else(|| QExpr::var(p), QExpr::Const)
+                        }
                         frontend::ir::Var::Loop(name) => {
                             let Some(l) = sw.loop_index(name) else {
                                 return QExpr::var(name);

@@ -11,10 +11,13 @@ use z3::{Params, SatResult, Solver};
 
 /// Decides `query` with Z3, giving up after `limit`.
 pub fn decide(query: &Query, limit: Duration) -> Answer {
+    if query.facts.iter().any(|f| *f == Formula::falsity()) {
+        return Answer::Empty;
+    }
     let vars: Vec<Int> = (0..query.vars.len())
         .map(|k| Int::new_const(format!("v{k}")))
         .collect();
-    let solver = Solver::new();
+    let solver = Solver::new_for_logic("QF_LIA").unwrap_or_default();
     let mut params = Params::new();
     params.set_u32("timeout", limit.as_millis().clamp(1, u32::MAX as u128) as u32);
     solver.set_params(&params);

@@ -1,9 +1,9 @@
 //! The software side of a mapping: one statement of a kernel, its loops, domain and
 //! accesses, as the conditions need them.
 //!
-//! Parameters are either fixed (`Sizes::Concrete`, the shapes a run uses) or left symbolic
-//! (`Sizes::Symbolic`: query variables bounded below by 1 and by the kernel's `where`
-//! constraints), in which case a proof holds for every size.
+//! Parameters are either all fixed (`Sizes::Concrete`, the shapes a run uses) or those not
+//! fixed are left symbolic (`Sizes::Symbolic`: query variables bounded below by 1 and by
+//! the kernel's `where` constraints), in which case a proof holds for every such size.
 
 use super::formula::{Formula, Lin, Query};
 use super::qexpr::QExpr;
@@ -15,8 +15,22 @@ use std::collections::BTreeMap;
 pub enum Sizes {
     /// Every parameter has this value.
     Concrete(BTreeMap<String, i64>),
-    /// Every parameter is a variable: proofs hold for all values allowed.
-    Symbolic,
+    /// The parameters listed have these values; every other one is a variable, so proofs
+    /// hold for all its values allowed.
+    Symbolic(BTreeMap<String, i64>),
+}
+
+impl Sizes {
+    /// The parameters with a fixed value.
+    pub fn fixed(&self) -> &BTreeMap<String, i64> {
+        match self {
+            Sizes::Concrete(v) | Sizes::Symbolic(v) => v,
+        }
+    }
+    /// A parameter's value, if fixed.
+    pub fn value(&self, name: &str) -> Option<i64> {
+        self.fixed().get(name).copied()
+    }
 }
 
 /// Whether a loop carries a statement's output to different elements or sums into one.
@@ -120,12 +134,9 @@ impl<'k> Software<'k> {
 
     /// A parameter as an expression (its value, or itself when symbolic).
     fn param(&self, name: &str) -> QExpr {
-        match &self.sizes {
-            Sizes::Concrete(values) => values
-                .get(name)
-                .map_or_else(|| QExpr::var(name), |&v| QExpr::Const(v)),
-            Sizes::Symbolic => QExpr::var(name),
-        }
+        self.sizes
+            .value(name)
+            .map_or_else(|| QExpr::var(name), QExpr::Const)
     }
 
     /// An IR expression over parameters only, or `None` if it mentions a loop or min/max.
@@ -199,9 +210,10 @@ impl<'k> Software<'k> {
     fn param_vars(&self, q: &mut Query) -> BTreeMap<String, Lin> {
         let mut out = BTreeMap::new();
         for p in &self.kernel.params {
-            let term = match &self.sizes {
-                Sizes::Concrete(values) => Lin::constant(values.get(&p.name).copied().unwrap_or(0)),
-                Sizes::Symbolic => {
+            let term = match (&self.sizes, self.sizes.value(&p.name)) {
+                (_, Some(v)) => Lin::constant(v),
+                (Sizes::Concrete(_), None) => Lin::constant(0),
+                (Sizes::Symbolic(_), None) => {
                     let v = q.fresh(p.name.clone());
                     q.assert(v.ge(&Lin::constant(1)));
                     v
@@ -209,7 +221,7 @@ impl<'k> Software<'k> {
             };
             out.insert(p.name.clone(), term);
         }
-        if self.sizes == Sizes::Symbolic {
+        if matches!(self.sizes, Sizes::Symbolic(_)) {
             let vars = InstanceVars {
                 loops: Vec::new(),
                 params: out.clone(),

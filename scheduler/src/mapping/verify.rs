@@ -184,10 +184,7 @@ impl Counterexample {
     /// The parameter values in force: the symbolic ones from the solution, the others from
     /// the sizes.
     pub fn sizes(&self, setup: &Setup) -> BTreeMap<String, i64> {
-        let mut out = match &setup.sw.sizes {
-            super::software::Sizes::Concrete(v) => v.clone(),
-            super::software::Sizes::Symbolic => BTreeMap::new(),
-        };
+        let mut out = setup.sw.sizes.fixed().clone();
         out.extend(self.params.clone());
         out
     }
@@ -285,7 +282,7 @@ impl Counterexample {
                 let why = match self.what {
                     Violation::DependenceInCall => "depend on each other but run together in one call".to_string(),
                     Violation::ReductionReordered => format!(
-                        "accumulate into the same element {} in one call, which reorders a {} reduction (allow with --reorder-reductions)",
+                        "accumulate into the same element {} in one call, which reorders their {} reduction (allow with --reorder-reductions)",
                         write_of(a),
                         sw.target_type()
                     ),
