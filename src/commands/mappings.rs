@@ -219,6 +219,10 @@ pub fn run(args: &MappingsArgs) -> Result<(), CliError> {
                         rows.len(),
                         rows.len() - proved - refuted
                     );
+                    let kinds: Vec<String> = (sw.loops.iter().zip(sw.kinds()))
+                        .map(|(l, k)| format!("{} {}", l.var, enumerate::kind_name(k)))
+                        .collect();
+                    println!("  loops: {}", kinds.join(", "));
                     let reordering_only = rows.iter().any(|r| {
                         r.as_ref().is_ok_and(|(_, r)| r.refuted() == [scheduler::mapping::conditions::Condition::Reordering])
                     });
@@ -251,6 +255,9 @@ pub fn run(args: &MappingsArgs) -> Result<(), CliError> {
                 Emit::Json => json_out.push(json!({
                     "statement": stmt.stmt.name,
                     "intrinsic": intr.name,
+                    "loops": (sw.loops.iter().zip(sw.kinds()))
+                        .map(|(l, k)| json!({ "name": l.var, "kind": enumerate::kind_name(k) }))
+                        .collect::<Vec<Value>>(),
                     "mappings": rows.iter().map(|row| match row {
                         Ok((m, r)) => mapping_json(&sw, intr, m, r),
                         Err(e) => json!({ "error": e }),

@@ -451,13 +451,15 @@ impl Setup<'_> {
             let bytes = op.elem.size_bytes() as i64;
             let size = block.iter().product::<i64>() * bytes;
             let base = *bases.get(&op.tier).unwrap_or(&0);
-            let footprint = size * self.mapping.buffers;
+            // copies start on the tier's alignment, one after the other
+            let pitch = (size + align - 1) / align * align;
+            let footprint = pitch * self.mapping.buffers;
             bases.insert(op.tier, base + (footprint + align - 1) / align * align);
             let mut q = Query::default();
             let b = q.fresh("buffer");
             q.assert(b.ge(&Lin::constant(0)));
             q.assert(b.lt(&Lin::constant(self.mapping.buffers)));
-            let mut offset = Lin::constant(base).add(&b.scale(size));
+            let mut offset = Lin::constant(base).add(&b.scale(pitch));
             let start = offset.clone();
             let mut stride = bytes;
             let mut pos = Vec::new();
