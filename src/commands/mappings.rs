@@ -245,6 +245,9 @@ pub fn run(args: &MappingsArgs) -> Result<(), CliError> {
                                     for line in text::print(&sw, intr, m).lines() {
                                         println!("         {line}");
                                     }
+                                    for (op, slot) in intr.operands.iter().zip(m.slots(intr, &ctx.target)) {
+                                        println!("         # {} in {slot}", op.name);
+                                    }
                                     print!("{}", verdict_lines(r, "         "));
                                 }
                             }

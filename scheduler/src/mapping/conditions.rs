@@ -439,39 +439,26 @@ impl Setup<'_> {
     }
 
     fn capacity(&self) -> Vec<Probe> {
-        let mut bases: BTreeMap<crate::target::Memory, i64> = BTreeMap::new();
         let mut out = Vec::new();
-        for (o, op) in self.intr.operands.iter().enumerate() {
-            let level = self.target.level(op.tier);
-            let capacity = level.and_then(|l| l.capacity).map_or(0, |c| c as i64);
-            let align = level.map_or(1, |l| l.align.max(1) as i64);
-            let block: Vec<i64> = (op.dims.iter().zip(&op.extents))
-                .map(|(d, &e)| d.map_or(e, |x| self.mapping.blocks[x]))
-                .collect();
-            let bytes = op.elem.size_bytes() as i64;
-            let size = block.iter().product::<i64>() * bytes;
-            let base = *bases.get(&op.tier).unwrap_or(&0);
-            // copies start on the tier's alignment, one after the other
-            let pitch = (size + align - 1) / align * align;
-            let footprint = pitch * self.mapping.buffers;
-            bases.insert(op.tier, base + (footprint + align - 1) / align * align);
+        for (o, slot) in self.mapping.slots(self.intr, self.target).into_iter().enumerate() {
+            let op = &self.intr.operands[o];
+            let (bytes, align) = (slot.elem_bytes, slot.align);
             let mut q = Query::default();
             let b = q.fresh("buffer");
             q.assert(b.ge(&Lin::constant(0)));
-            q.assert(b.lt(&Lin::constant(self.mapping.buffers)));
-            let mut offset = Lin::constant(base).add(&b.scale(pitch));
+            q.assert(b.lt(&Lin::constant(slot.copies)));
+            let mut offset = Lin::constant(slot.base).add(&b.scale(slot.pitch));
             let start = offset.clone();
-            let mut stride = bytes;
             let mut pos = Vec::new();
-            for (j, &e) in block.iter().enumerate().rev() {
+            for (j, (&e, &stride)) in slot.block.iter().zip(&slot.strides).enumerate() {
                 let a = q.fresh(format!("a{j}"));
                 q.assert(a.ge(&Lin::constant(0)));
                 q.assert(a.lt(&Lin::constant(e)));
-                offset = offset.add(&a.scale(stride));
-                stride *= e;
+                offset = offset.add(&a.scale(stride * bytes));
                 pos.push(a);
             }
-            pos.reverse();
+            let capacity = slot.capacity;
+            let block = slot.block;
             let misaligned = q.modulo(&start, align);
             let mut bad = vec![
                 offset.plus(bytes).gt(&Lin::constant(capacity)),

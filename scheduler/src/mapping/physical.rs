@@ -16,6 +16,7 @@
 use super::intrinsic::Intrinsic;
 use super::qexpr::QExpr;
 use super::software::{Box1, Software};
+use crate::target::{Memory, Target};
 use frontend::ir::{Access, ArrayId};
 use std::collections::BTreeMap;
 
@@ -277,4 +278,84 @@ pub struct Placement {
     pub point: Vec<i64>,
     /// The fused index per intrinsic loop.
     pub fused: Vec<i64>,
+}
+
+/// Where one operand's blocks sit in its tier: `copies` blocks, `pitch` bytes apart from
+/// `base`, each row-major over the operand's dimensions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Slot {
+    /// The tier.
+    pub tier: Memory,
+    /// Extent of the block along each operand dimension.
+    pub block: Vec<i64>,
+    /// Element strides of the block (row-major).
+    pub strides: Vec<i64>,
+    /// Bytes of one element.
+    pub elem_bytes: i64,
+    /// Byte offset of the first copy in the tier.
+    pub base: i64,
+    /// Bytes from one copy to the next (the block's size rounded up to the alignment).
+    pub pitch: i64,
+    /// Copies kept.
+    pub copies: i64,
+    /// The tier's capacity in bytes (per core).
+    pub capacity: i64,
+    /// The tier's alignment in bytes.
+    pub align: i64,
+}
+
+impl Mapping {
+    /// The operands' places in their tiers: operands sharing a tier follow one another in
+    /// declaration order, every copy starting on the tier's alignment.
+    pub fn slots(&self, intr: &Intrinsic, target: &Target) -> Vec<Slot> {
+        let mut next: BTreeMap<Memory, i64> = BTreeMap::new();
+        (intr.operands.iter())
+            .map(|op| {
+                let level = target.level(op.tier);
+                let capacity = level.and_then(|l| l.capacity).map_or(0, |c| c as i64);
+                let align = level.map_or(1, |l| l.align.max(1) as i64);
+                let block: Vec<i64> = (op.dims.iter().zip(&op.extents))
+                    .map(|(d, &e)| d.map_or(e, |x| self.blocks[x]))
+                    .collect();
+                let mut strides = vec![1; block.len()];
+                for j in (0..block.len().saturating_sub(1)).rev() {
+                    strides[j] = strides[j + 1] * block[j + 1];
+                }
+                let elem_bytes = op.elem.size_bytes() as i64;
+                let size = block.iter().product::<i64>() * elem_bytes;
+                let pitch = (size + align - 1) / align * align;
+                let base = *next.get(&op.tier).unwrap_or(&0);
+                next.insert(op.tier, base + pitch * self.buffers);
+                Slot {
+                    tier: op.tier,
+                    block,
+                    strides,
+                    elem_bytes,
+                    base,
+                    pitch,
+                    copies: self.buffers,
+                    capacity,
+                    align,
+                }
+            })
+            .collect()
+    }
+}
+
+impl std::fmt::Display for Slot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let dims: Vec<String> = self.block.iter().map(|e| e.to_string()).collect();
+        let strides: Vec<String> = self.strides.iter().map(|e| e.to_string()).collect();
+        let copies: Vec<String> = (0..self.copies).map(|k| (self.base + k * self.pitch).to_string()).collect();
+        write!(
+            f,
+            "{}: block {} ({} B), element strides {}, copies at bytes {} of {}",
+            self.tier,
+            dims.join(" x "),
+            self.block.iter().product::<i64>() * self.elem_bytes,
+            strides.join(", "),
+            copies.join(", "),
+            self.capacity
+        )
+    }
 }
