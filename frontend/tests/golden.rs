@@ -49,20 +49,18 @@ fn well_formed_programs_lower_to_the_expected_ir() {
     }
 }
 
-#[test]
-fn malformed_programs_give_their_specific_diagnostics() {
-    let files = sources("malformed");
-    assert!(files.len() >= 40, "too few malformed programs");
+/// Each file must fail `check` with its rendered diagnostics, the first of the code its name
+/// starts with.
+fn assert_malformed<T>(
+    files: Vec<PathBuf>,
+    check: impl Fn(&SourceFile) -> Result<T, frontend::Diagnostics>,
+) {
     for path in files {
-        let stem = path
-            .file_stem()
-            .expect("stem")
-            .to_string_lossy()
-            .into_owned();
+        let stem = path.file_stem().expect("stem").to_string_lossy().into_owned();
         let code = stem.split('_').next().expect("code prefix");
         let rendered = match load(&path) {
             Err(message) => message,
-            Ok(file) => match compile(&file) {
+            Ok(file) => match check(&file) {
                 Ok(_) => panic!("{} compiles but should not", path.display()),
                 Err(d) => format!("{}{}\n", d.render(&file, false), d.summary(&file)),
             },
@@ -74,6 +72,13 @@ fn malformed_programs_give_their_specific_diagnostics() {
         );
         expect_test::expect_file![path.with_extension("stderr")].assert_eq(&rendered);
     }
+}
+
+#[test]
+fn malformed_programs_give_their_specific_diagnostics() {
+    let files = sources("malformed");
+    assert!(files.len() >= 40, "too few malformed programs");
+    assert_malformed(files, compile);
 }
 
 #[test]
@@ -103,19 +108,5 @@ fn intrinsic_files_lower_to_kernels_with_tiers() {
 fn malformed_intrinsic_files_give_their_specific_diagnostics() {
     let files = files_with("malformed", "pki");
     assert!(files.len() >= 3);
-    for path in files {
-        let stem = path.file_stem().expect("stem").to_string_lossy().into_owned();
-        let code = stem.split('_').next().expect("code prefix");
-        let file = load(&path).expect("UTF-8");
-        let rendered = match compile_intrinsics(&file) {
-            Ok(_) => panic!("{} checks but should not", path.display()),
-            Err(d) => format!("{}{}\n", d.render(&file, false), d.summary(&file)),
-        };
-        assert!(
-            rendered.starts_with(&format!("error[{code}]")),
-            "{}: expected first error {code}, got:\n{rendered}",
-            path.display()
-        );
-        expect_test::expect_file![path.with_extension("stderr")].assert_eq(&rendered);
-    }
+    assert_malformed(files, compile_intrinsics);
 }

@@ -29,8 +29,10 @@ fn defaults(k: &Kernel) -> BTreeMap<String, i64> {
     k.params.iter().map(|p| (p.name.clone(), p.default.unwrap_or(1))).collect()
 }
 
-/// The mappings of the kernel's last statement (a reduction's update) and whether each is proved.
-fn mappings(text: &str, allow: bool) -> Vec<(Vec<Vec<String>>, bool)> {
+/// Calls `f` with the last statement of the kernel in `text` (a reduction's update) at its
+/// default sizes, the matrix intrinsic, the statement's accesses bound to its operands, and
+/// the `ascend-like` target.
+fn with_last<R>(text: &str, f: impl FnOnce(&Software, &Intrinsic, &[frontend::ir::Access], &Target) -> R) -> R {
     let k = compile(text);
     let intr = mmad();
     let target = Target::npu("ascend-like").unwrap();
@@ -38,13 +40,18 @@ fn mappings(text: &str, allow: bool) -> Vec<(Vec<Vec<String>>, bool)> {
     let ctx = stmts.last().unwrap();
     let sw = Software::new(&k, ctx, Sizes::Concrete(defaults(&k)));
     let binding = bind(&intr, ctx.stmt, &k).expect("matches");
-    enumerate::mappings(&sw, &intr, &binding)
+    f(&sw, &intr, &binding, &target)
+}
+
+/// The mappings of the kernel's last statement (a reduction's update) and whether each is proved.
+fn mappings(text: &str, allow: bool) -> Vec<(Vec<Vec<String>>, bool)> {
+    with_last(text, |sw, intr, binding, target| enumerate::mappings(sw, intr, binding)
         .into_iter()
         .map(|groups| {
             let names = groups.iter().map(|g| g.iter().map(|&l| sw.loops[l].var.clone()).collect()).collect();
-            let m = Mapping::derive(&sw, &intr, &binding, groups).unwrap();
-            let layout = Layout::new(&sw, &m.groups).unwrap();
-            let setup = Setup { sw: &sw, intr: &intr, binding: &binding, mapping: &m, layout: &layout, target: &target, allow_reorder: allow };
+            let m = Mapping::derive(sw, intr, binding, groups).unwrap();
+            let layout = Layout::new(sw, &m.groups).unwrap();
+            let setup = Setup { sw, intr, binding, mapping: &m, layout: &layout, target, allow_reorder: allow };
             let r = verify(&setup, &Options::default());
             if !r.proved() {
                 for v in &r.verdicts {
@@ -55,7 +62,7 @@ fn mappings(text: &str, allow: bool) -> Vec<(Vec<Vec<String>>, bool)> {
             }
             (names, r.proved())
         })
-        .collect()
+        .collect())
 }
 
 const CONV1D: &str = "kernel conv1d(I: f16[N, C, H], Wt: f16[K, C, R]) -> (O: f32[N, K, H - R + 1])
@@ -91,19 +98,14 @@ use scheduler::mapping::verify::{Counterexample, Report};
 
 /// Checks a mapping written in the text format against the kernel's last statement.
 fn check_text(kernel: &str, mapping: &str, allow: bool, second: bool) -> Report {
-    let k = compile(kernel);
-    let intr = mmad();
-    let target = Target::npu("ascend-like").unwrap();
-    let stmts = k.statements();
-    let ctx = stmts.last().unwrap();
-    let sw = Software::new(&k, ctx, Sizes::Concrete(defaults(&k)));
-    let binding = bind(&intr, ctx.stmt, &k).expect("matches");
-    let parsed = text::parse(mapping).unwrap();
-    let m = text::resolve(&parsed, &sw, &intr).unwrap();
-    let options = Options { second_opinion: second, ..Options::default() };
-    let r = scheduler::mapping::check(&sw, &intr, &binding, &m, &target, allow, &options).unwrap();
-    assert!(r.disagreements.is_empty(), "Z3 and isl disagree: {:?}", r.disagreements);
-    r
+    with_last(kernel, |sw, intr, binding, target| {
+        let parsed = text::parse(mapping).unwrap();
+        let m = text::resolve(&parsed, sw, intr).unwrap();
+        let options = Options { second_opinion: second, ..Options::default() };
+        let r = scheduler::mapping::check(sw, intr, binding, &m, target, allow, &options).unwrap();
+        assert!(r.disagreements.is_empty(), "Z3 and isl disagree: {:?}", r.disagreements);
+        r
+    })
 }
 
 fn refuted(r: &Report, c: Condition) -> &Counterexample {
@@ -241,21 +243,16 @@ fn without_permission_every_float_convolution_mapping_is_refuted_and_each_counte
 #[test]
 fn z3_and_isl_agree_on_every_condition_of_the_corpus() {
     for kernel in [GEMM, BMM, CONV1D, CONV1D_STRIDE2] {
-        let k = compile(kernel);
-        let intr = mmad();
-        let target = Target::npu("ascend-like").unwrap();
-        let stmts = k.statements();
-        let ctx = stmts.last().unwrap();
-        let sw = Software::new(&k, ctx, Sizes::Concrete(defaults(&k)));
-        let binding = bind(&intr, ctx.stmt, &k).unwrap();
-        for groups in enumerate::mappings(&sw, &intr, &binding) {
-            let m = Mapping::derive(&sw, &intr, &binding, groups).unwrap();
-            for allow in [false, true] {
-                let options = Options { second_opinion: true, ..Options::default() };
-                let r = scheduler::mapping::check(&sw, &intr, &binding, &m, &target, allow, &options).unwrap();
-                assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+        with_last(kernel, |sw, intr, binding, target| {
+            for groups in enumerate::mappings(sw, intr, binding) {
+                let m = Mapping::derive(sw, intr, binding, groups).unwrap();
+                for allow in [false, true] {
+                    let options = Options { second_opinion: true, ..Options::default() };
+                    let r = scheduler::mapping::check(sw, intr, binding, &m, target, allow, &options).unwrap();
+                    assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+                }
             }
-        }
+        })
     }
 }
 

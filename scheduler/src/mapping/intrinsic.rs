@@ -70,6 +70,8 @@ pub enum IntrinsicError {
     Extent(String),
     /// An operand of the description is never used by its statement.
     Unused(String),
+    /// An operand was given no tier.
+    NoTier(String),
 }
 
 impl fmt::Display for IntrinsicError {
@@ -82,6 +84,7 @@ impl fmt::Display for IntrinsicError {
             IntrinsicError::TwoIndexings(o) => write!(f, "operand `{o}` is indexed in two different ways"),
             IntrinsicError::Extent(o) => write!(f, "operand `{o}` has an extent that is not a constant"),
             IntrinsicError::Unused(o) => write!(f, "operand `{o}` is not used by the statement"),
+            IntrinsicError::NoTier(o) => write!(f, "operand `{o}` has no tier"),
         }
     }
 }
@@ -146,7 +149,7 @@ impl Intrinsic {
                 array: ArrayId(k),
                 name: array.name.clone(),
                 elem: array.elem,
-                tier: tiers[k],
+                tier: *tiers.get(k).ok_or_else(|| IntrinsicError::NoTier(array.name.clone()))?,
                 dims: d,
                 extents: extents.ok_or_else(|| IntrinsicError::Extent(array.name.clone()))?,
             });

@@ -78,6 +78,9 @@ pub enum LayoutError {
     SymbolicInnerExtent(String),
     /// A loop appears in two groups.
     TwoGroups(String),
+    /// A loop outside the intrinsic has the name of an intrinsic loop, which memory mappings
+    /// could not tell apart.
+    NameClash(String),
 }
 
 impl std::fmt::Display for LayoutError {
@@ -92,6 +95,10 @@ impl std::fmt::Display for LayoutError {
                 "loop `{l}` is fused after another loop and its size depends on parameters: the linearisation is not linear (give concrete sizes with -D)"
             ),
             LayoutError::TwoGroups(l) => write!(f, "loop `{l}` is given to two intrinsic loops"),
+            LayoutError::NameClash(l) => write!(
+                f,
+                "loop `{l}` stays outside the intrinsic but has the name of one of its loops: rename it"
+            ),
         }
     }
 }
