@@ -353,3 +353,41 @@ pub fn resolve(t: &MappingText, sw: &Software, intr: &Intrinsic) -> Result<Mappi
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Mapping { groups, operands, blocks, buffers })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn qexpr() -> impl Strategy<Value = QExpr> {
+        let leaf = prop_oneof![
+            (-20i64..20).prop_map(QExpr::Const),
+            prop::sample::select(vec!["i1", "r1", "n", "N"]).prop_map(QExpr::var),
+        ];
+        leaf.prop_recursive(4, 24, 3, |inner| {
+            prop_oneof![
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| QExpr::sum(a, b)),
+                (-4i64..5, inner.clone()).prop_map(|(k, e)| QExpr::scale(k, e)),
+                (inner.clone(), 1i64..7).prop_map(|(e, c)| QExpr::floor_div(e, c)),
+                (inner, 1i64..7).prop_map(|(e, c)| QExpr::modulo(e, c)),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn printed_expressions_parse_back_to_the_same_function(e in qexpr(), vals in prop::collection::vec(-50i64..50, 4)) {
+            let text = e.to_string();
+            let back = parse_expr(&text).map_err(|(c, m)| TestCaseError::fail(format!("{text}: {c}: {m}")))?;
+            let env = |v: &str| match v { "i1" => vals[0], "r1" => vals[1], "n" => vals[2], _ => vals[3] };
+            prop_assert_eq!(back.eval(&env), e.eval(&env), "{}", text);
+        }
+
+        #[test]
+        fn any_text_is_parsed_or_refused_with_a_position(text in "[a-z0-9<\\-\\[\\], */%()#\n]{0,80}") {
+            if let Err(e) = parse(&text) {
+                prop_assert!(e.line >= 1 && e.column >= 1);
+            }
+        }
+    }
+}
