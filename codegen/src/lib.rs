@@ -16,6 +16,7 @@
 
 pub mod c;
 pub mod harness;
+pub mod npu;
 pub mod runner;
 pub mod toolchain;
 

@@ -1,6 +1,6 @@
 //! `polyc compile`: schedule a kernel and emit it as C (optionally with a `main` harness).
 
-use super::input::lift_one;
+use super::input::{choose, defines, lift_one, read_kernels};
 use super::schedule::{find_scheduler, transform_options, ScheduleOptions};
 use crate::error::CliError;
 use codegen::{c::LoopOptions, CodegenOptions};
@@ -10,6 +10,8 @@ use scheduler::optimizer::{optimize, OptimizeError, Pass};
 use scheduler::target;
 use scheduler::transform::tile_size::{RegisterBlock, RegisterBlocks};
 use scheduler::transform::TransformOptions;
+use poly::interp::ParamValues;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// The back end to compile for.
@@ -17,6 +19,8 @@ use std::path::PathBuf;
 pub enum Target {
     /// C99 with OpenMP for CPUs.
     Cpu,
+    /// A program for the simulated NPU (`.npu`, see `polyc sim`): matrix products today.
+    Npu,
 }
 
 /// The AST loop type of every band member.
@@ -131,6 +135,9 @@ pub struct CompileArgs {
     pub schedule: ScheduleOptions,
     #[command(flatten)]
     pub codegen: CodegenArgs,
+    /// The NPU machine to compile for with `--target npu` (a preset or a TOML file).
+    #[arg(long, default_value = "ascend-like")]
+    pub machine: String,
     /// Adds a transformation after the optimizer's own, checked only by its final legality
     /// check (a debugging aid: `reverse-outermost` is deliberately wrong).
     #[arg(long, hide = true, value_name = "NAME")]
@@ -202,8 +209,34 @@ pub fn generate(c: &Compilation) -> Result<String, CliError> {
     )?)
 }
 
+/// The chosen kernel compiled for the NPU, as `.npu` text with a header saying what it is.
+fn npu_program(args: &CompileArgs) -> Result<String, CliError> {
+    let kernel = choose(read_kernels(&args.file)?, |k| &k.name, args.kernel.as_deref(), &args.file)?;
+    let params = ParamValues::resolve(&kernel, &defines(&args.schedule.define), &BTreeMap::new())
+        .map_err(|e| CliError::User(e.to_string()))?;
+    let sizes: BTreeMap<String, i64> = params.iter().map(|(n, v)| (n.to_string(), v)).collect();
+    let machine = npu_sim::Machine::load(&args.machine).map_err(|e| CliError::User(e.to_string()))?;
+    let compiled = codegen::npu::compile(&kernel, &sizes, &machine, args.schedule.reorder_reductions)
+        .map_err(|e| match e {
+            codegen::npu::NpuError::Internal(_) => CliError::Internal(e.to_string()),
+            _ => CliError::User(e.to_string()),
+        })?;
+    let t = compiled.tiles;
+    let mut header = format!(
+        "# {} compiled by polyc for `{}` ({} cores): C tiles of {} x {}, K in chunks of {} through L1 and steps of {} through L0.\n# The matrix unit's mapping, proved:\n",
+        kernel.name, machine.name, machine.cores, t.tm, t.tn, t.kc, t.tk
+    );
+    for line in compiled.mapping.lines() {
+        header.push_str(&format!("#   {line}\n"));
+    }
+    Ok(format!("{header}\n{}", npu_sim::print(&compiled.program)))
+}
+
 /// Runs `polyc compile`.
 pub fn run(args: &CompileArgs) -> Result<(), CliError> {
+    if args.target == Target::Npu {
+        return write(&args.output, &npu_program(args)?);
+    }
     let passes = (args.pass.iter())
         .map(|name| {
             pass_named(name).ok_or_else(|| CliError::User(format!("unknown pass `{name}`")))
@@ -218,11 +251,16 @@ pub fn run(args: &CompileArgs) -> Result<(), CliError> {
         passes: &passes,
         codegen: args.codegen.options(args.harness),
     })?;
-    if args.output.as_os_str() == "-" {
-        print!("{code}");
+    write(&args.output, &code)
+}
+
+/// Writes `text` to `path` (`-`: standard output).
+fn write(path: &std::path::Path, text: &str) -> Result<(), CliError> {
+    if path.as_os_str() == "-" {
+        print!("{text}");
         Ok(())
     } else {
-        std::fs::write(&args.output, code)
-            .map_err(|e| CliError::User(format!("cannot write `{}`: {e}", args.output.display())))
+        std::fs::write(path, text)
+            .map_err(|e| CliError::User(format!("cannot write `{}`: {e}", path.display())))
     }
 }

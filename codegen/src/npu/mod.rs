@@ -1,0 +1,65 @@
+//! The NPU back end: kernels compiled into programs for the simulated Ascend-like machine
+//! (`npu_sim`), with the cube work mapped through a mapping proved by
+//! `scheduler::mapping` and every datum moved explicitly through GM, L1, L0A/L0B/L0C and UB.
+//!
+//! What it compiles today: matrix products, batched or not (`recognise`), as tiled,
+//! double-buffered, multi-core programs in the strict synchronisation semantics
+//! (`matmul`). Everything else is refused with the reason. See `docs/npu-backend.md`.
+
+pub mod matmul;
+pub mod recognise;
+
+use frontend::ir::Kernel;
+use npu_sim::Machine;
+use scheduler::target::Target;
+use std::collections::BTreeMap;
+
+/// Why a kernel was not compiled for the NPU.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum NpuError {
+    /// The kernel is outside what the back end compiles (the reason says what).
+    #[error("the NPU back end does not compile this kernel: {0}")]
+    Unsupported(String),
+    /// The matrix unit would sum in its own order, which the user has not allowed.
+    #[error("the matrix unit sums each product's terms in its own order: allow it with --reorder-reductions")]
+    ReorderNotAllowed,
+    /// A bug.
+    #[error("NPU code generation failed: {0}")]
+    Internal(String),
+}
+
+/// A kernel compiled for the NPU.
+#[derive(Debug)]
+pub struct Compiled {
+    /// The program.
+    pub program: npu_sim::Program,
+    /// The tile sizes chosen.
+    pub tiles: matmul::Tiles,
+    /// The proved mapping it follows, in the mapping text format.
+    pub mapping: String,
+}
+
+/// Compiles `kernel` at the sizes `params` for `machine`. `reorder` says whether the user
+/// allows floating-point sums to be reordered (the matrix unit does).
+pub fn compile(
+    kernel: &Kernel,
+    params: &BTreeMap<String, i64>,
+    machine: &Machine,
+    reorder: bool,
+) -> Result<Compiled, NpuError> {
+    let target = Target::of_npu(machine);
+    let mm = recognise::matmul(kernel, params, &target)?;
+    if !reorder {
+        return Err(NpuError::ReorderNotAllowed);
+    }
+    let elems = [&mm.a, &mm.b, &mm.c].map(|o| kernel.array(o.tensor).elem);
+    let c_bytes = kernel.array(mm.c.tensor).elem.size_bytes() as i64;
+    let tiles = matmul::Tiles::choose(&mm, machine, c_bytes)
+        .ok_or_else(|| NpuError::Unsupported(format!("no tile of the product fits `{}`'s buffers", machine.name)))?;
+    let program = matmul::program(&mm, elems, machine.cores as i64, tiles)?;
+    Ok(Compiled {
+        program,
+        tiles,
+        mapping: mm.mapping,
+    })
+}

@@ -1,0 +1,225 @@
+//! What the NPU back end can compile today: a matrix product, found and proved by the
+//! mapping layer.
+//!
+//! A kernel qualifies when its statements are an initialisation `C[...] = 0` and an update
+//! `C[...] += f32(A[...]) * f32(B[...])` that matches the target's matrix intrinsic, with a
+//! proved mapping that gives each intrinsic loop one software loop (rows `i1`, columns `i2`,
+//! reduction `r1`) and leaves the others (batches) outside; every operand must be read
+//! row-major (its column the tensor's last dimension) and every loop must start at 0.
+
+use super::NpuError;
+use frontend::ir::{ArrayId, AssignOp, ExprKind, Kernel};
+use scheduler::mapping::intrinsic::{bind, Intrinsic};
+use scheduler::mapping::physical::Mapping;
+use scheduler::mapping::qexpr::QExpr;
+use scheduler::mapping::software::{Sizes, Software};
+use scheduler::mapping::verify::Options;
+use scheduler::mapping::{enumerate, library, text};
+use scheduler::target::Target;
+use std::collections::BTreeMap;
+
+/// How one operand's tensor is indexed by a call's batch, row and column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Operand {
+    /// The tensor.
+    pub tensor: ArrayId,
+    /// Its name.
+    pub name: String,
+    /// Its shape.
+    pub shape: Vec<i64>,
+    /// For each tensor dimension: a batch loop (index into [`Matmul::batch`]), the operand's
+    /// row, or its column.
+    pub dims: Vec<Dim>,
+}
+
+/// What indexes one tensor dimension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dim {
+    /// A batch loop.
+    Batch(usize),
+    /// The operand's row.
+    Row,
+    /// The operand's column (always the last, contiguous dimension).
+    Col,
+}
+
+/// A matrix product as the back end compiles it: `C[b, m, n] = sum(k) A[b, m, k] * B[b, k, n]`
+/// up to how each tensor orders its dimensions.
+#[derive(Clone, Debug)]
+pub struct Matmul {
+    /// The batch loops (name, extent), outermost first.
+    pub batch: Vec<(String, i64)>,
+    /// Rows of C.
+    pub m: i64,
+    /// Columns of C.
+    pub n: i64,
+    /// The reduction's length.
+    pub k: i64,
+    /// The left operand, `m x k`.
+    pub a: Operand,
+    /// The right operand, `k x n`.
+    pub b: Operand,
+    /// The result, `m x n`.
+    pub c: Operand,
+    /// The proved mapping, in the text format, for the program's header.
+    pub mapping: String,
+}
+
+/// Finds the matrix product in `kernel` and proves its mapping onto `target`'s matrix
+/// intrinsic at the given sizes.
+pub fn matmul(kernel: &Kernel, sizes: &BTreeMap<String, i64>, target: &Target) -> Result<Matmul, NpuError> {
+    let stmts = kernel.statements();
+    let unsupported = |why: String| Err(NpuError::Unsupported(why));
+    if stmts.len() != 2 {
+        return unsupported(format!(
+            "{} statements; the NPU back end compiles a matrix product (an initialisation to 0 and one multiply-accumulate)",
+            stmts.len()
+        ));
+    }
+    let (init, update) = (&stmts[0], &stmts[1]);
+    let zero = matches!(init.stmt.rhs.kind, ExprKind::Literal(v) if v == 0.0);
+    if init.stmt.op != AssignOp::Assign || !zero || init.stmt.target != update.stmt.target {
+        return unsupported(format!(
+            "statement {} does not set {}'s element to 0 before {} accumulates into it",
+            init.stmt.name, kernel.array(update.stmt.target.array).name, update.stmt.name
+        ));
+    }
+    let library = library::builtin(target).map_err(|e| NpuError::Internal(e.to_string()))?;
+    let intr = (library.iter())
+        .filter(|i| i.name == "mmad_f16")
+        .find(|i| bind(i, update.stmt, kernel).is_some())
+        .ok_or_else(|| {
+            NpuError::Unsupported(format!(
+                "statement {} matches no matrix intrinsic of `{}` (it must be `C[..] += f32(A[..]) * f32(B[..])` with f16 operands and an f32 result)",
+                update.stmt.name, target.name
+            ))
+        })?;
+    let binding = bind(intr, update.stmt, kernel).expect("just matched");
+    let sw = Software::new(kernel, update, Sizes::Concrete(sizes.clone()));
+    let groups = enumerate::mappings(&sw, intr, &binding)
+        .into_iter()
+        .find(|g| g.iter().all(|l| l.len() == 1))
+        .ok_or_else(|| {
+            NpuError::Unsupported(format!(
+                "statement {} has no mapping with one loop per intrinsic loop",
+                update.stmt.name
+            ))
+        })?;
+    let mapping = Mapping::derive(&sw, intr, &binding, groups).map_err(|e| NpuError::Unsupported(e.to_string()))?;
+    prove(&sw, intr, &binding, &mapping, target)?;
+    let layout = scheduler::mapping::physical::Layout::new(&sw, &mapping.groups)
+        .map_err(|e| NpuError::Internal(e.to_string()))?;
+    let extent = |x: usize| -> Result<i64, NpuError> {
+        match &layout.extents[x] {
+            QExpr::Const(e) => Ok(*e),
+            other => Err(NpuError::Internal(format!("extent {other} is not a constant"))),
+        }
+    };
+    let batch: Vec<(String, i64)> = (layout.outer.iter())
+        .map(|&l| {
+            let b = sw.rectangular(l).ok_or_else(|| {
+                NpuError::Unsupported(format!("loop `{}` has bounds that depend on other loops", sw.loops[l].var))
+            })?;
+            match (b.lower, b.extent, b.step) {
+                (QExpr::Const(0), QExpr::Const(e), 1) => Ok((sw.loops[l].var.clone(), e)),
+                _ => Err(NpuError::Unsupported(format!(
+                    "loop `{}` must run over 0..N with step 1",
+                    sw.loops[l].var
+                ))),
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    let operand = |o: usize| operand(kernel, intr, &mapping, &batch, o, sizes);
+    Ok(Matmul {
+        m: extent(0)?,
+        n: extent(1)?,
+        k: extent(2)?,
+        a: operand(0)?,
+        b: operand(1)?,
+        c: operand(2)?,
+        batch,
+        mapping: text::print(&sw, intr, &mapping),
+    })
+}
+
+/// Every condition of the mapping proved, or the refutation as the reason.
+fn prove(
+    sw: &Software,
+    intr: &Intrinsic,
+    binding: &[frontend::ir::Access],
+    mapping: &Mapping,
+    target: &Target,
+) -> Result<(), NpuError> {
+    let report = scheduler::mapping::check(sw, intr, binding, mapping, target, true, &Options::default())
+        .map_err(|e| NpuError::Unsupported(e.to_string()))?;
+    if report.proved() {
+        return Ok(());
+    }
+    let why: Vec<String> = (report.verdicts.iter())
+        .filter(|v| v.outcome != scheduler::mapping::verify::Outcome::Proved)
+        .map(|v| match &v.outcome {
+            scheduler::mapping::verify::Outcome::Refuted(c) => format!("{}: {}", v.condition, c.text),
+            other => format!("{}: {other:?}", v.condition),
+        })
+        .collect();
+    Err(NpuError::Unsupported(format!(
+        "the mapping of statement {} onto `{}` is not proved: {}",
+        sw.stmt.name,
+        intr.name,
+        why.join("; ")
+    )))
+}
+
+/// How intrinsic operand `o`'s tensor is indexed.
+fn operand(
+    kernel: &Kernel,
+    intr: &Intrinsic,
+    mapping: &Mapping,
+    batch: &[(String, i64)],
+    o: usize,
+    sizes: &BTreeMap<String, i64>,
+) -> Result<Operand, NpuError> {
+    let map = &mapping.operands[o];
+    let array = kernel.array(map.tensor);
+    let loops = &intr.operands[o].dims;
+    let (row, col) = match loops.as_slice() {
+        [Some(r), Some(c)] => (&intr.loops[*r].name, &intr.loops[*c].name),
+        _ => return Err(NpuError::Internal(format!("operand {} is not a matrix", intr.operands[o].name))),
+    };
+    let dims = (map.index.iter())
+        .map(|e| match e {
+            QExpr::Var(v) if v == row => Ok(Dim::Row),
+            QExpr::Var(v) if v == col => Ok(Dim::Col),
+            QExpr::Var(v) => batch
+                .iter()
+                .position(|(b, _)| b == v)
+                .map(Dim::Batch)
+                .ok_or_else(|| NpuError::Unsupported(format!("`{}` is indexed by `{v}`", array.name))),
+            other => Err(NpuError::Unsupported(format!(
+                "`{}` is indexed by `{other}`: the NPU back end reads whole rows and columns from 0",
+                array.name
+            ))),
+        })
+        .collect::<Result<Vec<Dim>, _>>()?;
+    if dims.last() != Some(&Dim::Col) {
+        return Err(NpuError::Unsupported(format!(
+            "`{}` is read transposed (its last dimension is not the operand's column)",
+            array.name
+        )));
+    }
+    let shape = (array.dims.iter())
+        .map(|e| {
+            scheduler::mapping::qexpr::QExpr::from_aff(e, &|v| {
+                sizes.get(v.name()).map_or(QExpr::var(v.name()), |&c| QExpr::Const(c))
+            })
+            .map(|q| q.eval(&|_| 0))
+            .ok_or_else(|| NpuError::Internal(format!("extent of `{}`", array.name)))
+        })
+        .collect::<Result<Vec<i64>, _>>()?;
+    Ok(Operand {
+        tensor: map.tensor,
+        name: array.name.clone(),
+        shape,
+        dims,
+    })
+}
