@@ -10,14 +10,33 @@ fn a_matrix_product_compiles_and_simulates_race_free() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("bmm.npu");
     let o = polyc(&[
-        "compile", "examples/batched-matmul.pk", "--target", "npu", "--reorder-reductions", "-o", out.to_str().unwrap(),
+        "compile",
+        "examples/batched-matmul.pk",
+        "--target",
+        "npu",
+        "--reorder-reductions",
+        "-o",
+        out.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let text = std::fs::read_to_string(&out).unwrap();
-    assert!(text.starts_with("# batched_matmul compiled by polyc for `ascend-like` (8 cores)"), "{text}");
+    assert!(
+        text.starts_with("# batched_matmul compiled by polyc for `ascend-like` (8 cores)"),
+        "{text}"
+    );
     assert!(text.contains("#   i1 <- i\n"), "{text}");
     let sim = polyc(&["sim", out.to_str().unwrap(), "--check-timing", "3"]);
-    assert_eq!(sim.status.code(), Some(0), "{}", String::from_utf8_lossy(&sim.stderr));
+    assert_eq!(
+        sim.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&sim.stderr)
+    );
 }
 
 #[test]
@@ -25,7 +44,14 @@ fn refusals_exit_1_with_the_reason() {
     let o = polyc(&["compile", "examples/batched-matmul.pk", "--target", "npu"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--reorder-reductions"));
-    let o = polyc(&["compile", "examples/softmax.pk", "--target", "npu", "--reorder-reductions"]);
+    let o = polyc(&[
+        "compile",
+        "examples/softmax.pk",
+        "--target",
+        "npu",
+        "--reorder-reductions",
+    ]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("the NPU back end does not compile this kernel"));
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("the NPU back end does not compile this kernel"));
 }

@@ -12,7 +12,9 @@ use poly::interp::{Interpreter, Memory, ParamValues};
 use std::collections::{BTreeMap, HashMap};
 
 fn kernel(text: &str) -> Kernel {
-    frontend::compile(&SourceFile::new("k.pk", text.to_string())).unwrap().remove(0)
+    frontend::compile(&SourceFile::new("k.pk", text.to_string()))
+        .unwrap()
+        .remove(0)
 }
 
 fn dtype(e: ElemType) -> npu_sim::program::DType {
@@ -38,23 +40,44 @@ fn differential(text: &str, sizes: &[(&str, i64)], machine: &str) -> f64 {
         .map(|a| {
             let v = memory.array(&a.name).unwrap();
             let shape: Vec<u64> = v.shape().iter().map(|&s| s as u64).collect();
-            (a.name.clone(), TensorData::from_values(dtype(a.elem), &shape, v.values()))
+            (
+                a.name.clone(),
+                TensorData::from_values(dtype(a.elem), &shape, v.values()),
+            )
         })
         .collect();
     let run = npu_sim::run(&compiled.program, &m, &inputs, 1)
         .unwrap_or_else(|d| panic!("{}\n{}", d.message, npu_sim::print(&compiled.program)));
-    assert!(run.unwritten_outputs.is_empty(), "{:?}", run.unwritten_outputs);
-    Interpreter::new(&k, &params).unwrap().run_original(&mut memory).unwrap();
+    assert!(
+        run.unwritten_outputs.is_empty(),
+        "{:?}",
+        run.unwritten_outputs
+    );
+    Interpreter::new(&k, &params)
+        .unwrap()
+        .run_original(&mut memory)
+        .unwrap();
     let mut worst: f64 = 0.0;
     for (name, got) in &run.outputs {
         let want = memory.array(name).unwrap().values();
-        let scale = want.iter().fold(0.0f64, |a, v| a.max(v.abs())).max(f64::MIN_POSITIVE);
-        let err = (got.values().iter().zip(want)).fold(0.0f64, |a, (g, w)| a.max((g - w).abs())) / scale;
+        let scale = want
+            .iter()
+            .fold(0.0f64, |a, v| a.max(v.abs()))
+            .max(f64::MIN_POSITIVE);
+        let err =
+            (got.values().iter().zip(want)).fold(0.0f64, |a, (g, w)| a.max((g - w).abs())) / scale;
         worst = worst.max(err);
     }
     eprintln!("{} err {worst:e} cycles {}", k.name, run.report.cycles);
     // the timing oracle: other machines, the same values
-    let report = npu_sim::oracle::check_timing(&compiled.program, &m, &inputs, 1, npu_sim::Semantics::Strict, 4);
+    let report = npu_sim::oracle::check_timing(
+        &compiled.program,
+        &m,
+        &inputs,
+        1,
+        npu_sim::Semantics::Strict,
+        4,
+    );
     assert!(report.agreed(), "timing oracle: {report:?}");
     worst
 }
@@ -63,7 +86,8 @@ const BMM: &str = "kernel bmm(A: f16[NB, M, K], B: f16[NB, K, N]) -> (C: f32[NB,
   params NB = 2, M = 64, N = 64, K = 64
 { C[b, i, j] = sum(k) f32(A[b, i, k]) * f32(B[b, k, j]); }";
 
-const GEMM: &str = "kernel mm(A: f16[M, K], B: f16[K, N]) -> (C: f32[M, N]) params M = 256, N = 256, K = 512
+const GEMM: &str =
+    "kernel mm(A: f16[M, K], B: f16[K, N]) -> (C: f32[M, N]) params M = 256, N = 256, K = 512
 { C[i, j] = sum(k) f32(A[i, k]) * f32(B[k, j]); }";
 
 #[test]
@@ -77,7 +101,11 @@ fn a_batched_product_matches_the_interpreter_on_both_presets() {
 #[test]
 fn edge_tiles_of_every_kind_match_the_interpreter() {
     // rows, columns and K none of them multiples of the tiles (128, 128, 64) or of 16
-    for sizes in [[("M", 130), ("N", 33), ("K", 70)], [("M", 17), ("N", 200), ("K", 300)], [("M", 5), ("N", 7), ("K", 9)]] {
+    for sizes in [
+        [("M", 130), ("N", 33), ("K", 70)],
+        [("M", 17), ("N", 200), ("K", 300)],
+        [("M", 5), ("N", 7), ("K", 9)],
+    ] {
         let err = differential(GEMM, &sizes, "ascend-like");
         assert!(err <= tolerance(ElemType::F32), "{sizes:?}: {err:e}");
     }
@@ -94,17 +122,33 @@ fn kernels_outside_its_reach_are_refused_with_a_reason() {
     let m = Machine::load("ascend-like").unwrap();
     let refuse = |text: &str, reorder: bool| {
         let k = kernel(text);
-        let sizes: BTreeMap<String, i64> = k.params.iter().map(|p| (p.name.clone(), p.default.unwrap())).collect();
+        let sizes: BTreeMap<String, i64> = k
+            .params
+            .iter()
+            .map(|p| (p.name.clone(), p.default.unwrap()))
+            .collect();
         compile(&k, &sizes, &m, reorder).unwrap_err()
     };
     assert_eq!(refuse(BMM, false), NpuError::ReorderNotAllowed);
-    let transposed = "kernel t(A: f16[K, M], B: f16[K, N]) -> (C: f32[M, N]) params M = 32, N = 32, K = 32
+    let transposed =
+        "kernel t(A: f16[K, M], B: f16[K, N]) -> (C: f32[M, N]) params M = 32, N = 32, K = 32
         { C[i, j] = sum(k) f32(A[k, i]) * f32(B[k, j]); }";
-    assert!(matches!(refuse(transposed, true), NpuError::Unsupported(ref w) if w.contains("transposed")), "{:?}", refuse(transposed, true));
-    let f64mm = "kernel d(A: f64[M, K], B: f64[K, N]) -> (C: f64[M, N]) params M = 32, N = 32, K = 32
+    assert!(
+        matches!(refuse(transposed, true), NpuError::Unsupported(ref w) if w.contains("transposed")),
+        "{:?}",
+        refuse(transposed, true)
+    );
+    let f64mm =
+        "kernel d(A: f64[M, K], B: f64[K, N]) -> (C: f64[M, N]) params M = 32, N = 32, K = 32
         { C[i, j] = sum(k) A[i, k] * B[k, j]; }";
-    assert!(matches!(refuse(f64mm, true), NpuError::Unsupported(ref w) if w.contains("matches no matrix intrinsic")));
-    let softmax = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/softmax.pk")).unwrap();
+    assert!(
+        matches!(refuse(f64mm, true), NpuError::Unsupported(ref w) if w.contains("matches no matrix intrinsic"))
+    );
+    let softmax = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/softmax.pk"
+    ))
+    .unwrap();
     assert!(matches!(refuse(&softmax, true), NpuError::Unsupported(_)));
 }
 
@@ -116,19 +160,31 @@ fn every_example_kernel_compiles_or_is_refused_as_listed() {
     let compiles = ["batched-matmul.pk", "matmul.pk"];
     let mut seen = Vec::new();
     for dir in [root.to_string(), format!("{root}/polybench")] {
-        let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         files.sort();
-        for path in files.into_iter().filter(|p| p.extension().is_some_and(|e| e == "pk")) {
+        for path in files
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "pk"))
+        {
             let text = std::fs::read_to_string(&path).unwrap();
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
             for k in frontend::compile(&SourceFile::new(name.clone(), text)).unwrap() {
-                let sizes: BTreeMap<String, i64> =
-                    k.params.iter().map(|p| (p.name.clone(), p.default.unwrap_or(1))).collect();
+                let sizes: BTreeMap<String, i64> = k
+                    .params
+                    .iter()
+                    .map(|p| (p.name.clone(), p.default.unwrap_or(1)))
+                    .collect();
                 let result = compile(&k, &sizes, &m, true);
                 match (compiles.contains(&name.as_str()), result) {
                     (true, Ok(_)) => {}
                     (false, Err(NpuError::Unsupported(why))) => assert!(!why.is_empty()),
-                    (want, got) => panic!("{name}: expected {}, got {got:?}", if want { "a program" } else { "a refusal" }),
+                    (want, got) => panic!(
+                        "{name}: expected {}, got {got:?}",
+                        if want { "a program" } else { "a refusal" }
+                    ),
                 }
                 seen.push(name.clone());
             }

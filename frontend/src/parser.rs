@@ -318,7 +318,11 @@ impl<'t> Parser<'t> {
         self.enter()?;
         let mut items = Vec::new();
         // A `kernel` inside a block means a `}` is missing: let the file level resync there.
-        while !matches!(self.peek(), Tok::RBrace | Tok::Eof | Tok::Kernel | Tok::Intrinsic) && !self.fatal {
+        while !matches!(
+            self.peek(),
+            Tok::RBrace | Tok::Eof | Tok::Kernel | Tok::Intrinsic
+        ) && !self.fatal
+        {
             let start = self.pos;
             let depth = self.depth;
             match self.item() {

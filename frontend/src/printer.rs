@@ -32,7 +32,13 @@ fn print_kernel(out: &mut String, k: &KernelDecl) {
             None => decl_with(&a.decl, ""),
         })
         .collect();
-    let _ = write!(out, "{} {}({})", k.kind.keyword(), k.name.name, args.join(", "));
+    let _ = write!(
+        out,
+        "{} {}({})",
+        k.kind.keyword(),
+        k.name.name,
+        args.join(", ")
+    );
     if !k.outputs.is_empty() {
         let outs: Vec<String> = k.outputs.iter().map(|d| decl_with(d, "")).collect();
         let _ = write!(out, " -> ({})", outs.join(", "));

@@ -56,7 +56,11 @@ fn assert_malformed<T>(
     check: impl Fn(&SourceFile) -> Result<T, frontend::Diagnostics>,
 ) {
     for path in files {
-        let stem = path.file_stem().expect("stem").to_string_lossy().into_owned();
+        let stem = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
         let code = stem.split('_').next().expect("code prefix");
         let rendered = match load(&path) {
             Err(message) => message,
@@ -98,7 +102,11 @@ fn intrinsic_files_lower_to_kernels_with_tiers() {
                 })
                 .collect::<Vec<_>>()
                 .join("\n"),
-            Err(d) => panic!("{} does not check:\n{}", path.display(), d.render(&file, false)),
+            Err(d) => panic!(
+                "{} does not check:\n{}",
+                path.display(),
+                d.render(&file, false)
+            ),
         };
         expect_test::expect_file![path.with_extension("ir")].assert_eq(&out);
     }

@@ -19,7 +19,6 @@ use scheduler::mapping::verify::{Options, Outcome};
 use scheduler::target::Target;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-
 const KERNELS: [&str; 3] = [
     "kernel gemm(A: f16[M, K], B: f16[K, N]) -> (C: f32[M, N]) params M = 20, N = 18, K = 33
      { C[i, j] = sum(k) f32(A[i, k]) * f32(B[k, j]); }",
@@ -31,7 +30,9 @@ const KERNELS: [&str; 3] = [
 ];
 
 fn compile(text: &str) -> Kernel {
-    frontend::compile(&SourceFile::new("t.pk", text.to_string())).unwrap().remove(0)
+    frontend::compile(&SourceFile::new("t.pk", text.to_string()))
+        .unwrap()
+        .remove(0)
 }
 
 /// Every instance of the statement (small shapes).
@@ -40,7 +41,10 @@ fn instances(sw: &Software, params: &BTreeMap<String, i64>) -> Vec<Vec<i64>> {
     for l in &sw.loops {
         let mut next = Vec::new();
         for prefix in out {
-            let (lo, hi) = (sw.eval_aff(&l.lower, &prefix_pad(&prefix, sw), params), sw.eval_aff(&l.upper, &prefix_pad(&prefix, sw), params));
+            let (lo, hi) = (
+                sw.eval_aff(&l.lower, &prefix_pad(&prefix, sw), params),
+                sw.eval_aff(&l.upper, &prefix_pad(&prefix, sw), params),
+            );
             for v in (lo..hi).step_by(l.step as usize) {
                 let mut p = prefix.clone();
                 p.push(v);
@@ -63,16 +67,35 @@ fn prefix_pad(prefix: &[i64], sw: &Software) -> Vec<i64> {
 type CallKey = (Vec<i64>, Vec<i64>, Vec<i64>);
 
 /// The oracle: which of conditions 1 to 5 the mutant violates, by enumeration.
-fn oracle(sw: &Software, intr: &Intrinsic, binding: &[frontend::ir::Access], m: &Mapping, params: &BTreeMap<String, i64>) -> Vec<Condition> {
+fn oracle(
+    sw: &Software,
+    intr: &Intrinsic,
+    binding: &[frontend::ir::Access],
+    m: &Mapping,
+    params: &BTreeMap<String, i64>,
+) -> Vec<Condition> {
     let mut bad = Vec::new();
     let layout = Layout::new(sw, &m.groups).unwrap();
-    let extents: Vec<i64> = layout.extents.iter().map(|e| e.eval(&|p| params[p])).collect();
+    let extents: Vec<i64> = layout
+        .extents
+        .iter()
+        .map(|e| e.eval(&|p| params[p]))
+        .collect();
     let all = instances(sw, params);
-    let placed: Vec<_> = all.iter().map(|v| m.place(&layout, intr, v, params)).collect();
-    if placed.iter().any(|p| p.fused.iter().zip(&extents).any(|(f, e)| *f < 0 || f >= e)) {
+    let placed: Vec<_> = all
+        .iter()
+        .map(|v| m.place(&layout, intr, v, params))
+        .collect();
+    if placed
+        .iter()
+        .any(|p| p.fused.iter().zip(&extents).any(|(f, e)| *f < 0 || f >= e))
+    {
         bad.push(Condition::Coverage);
     }
-    let distinct: HashSet<(Vec<i64>, Vec<i64>)> = placed.iter().map(|p| (p.outer.clone(), p.fused.clone())).collect();
+    let distinct: HashSet<(Vec<i64>, Vec<i64>)> = placed
+        .iter()
+        .map(|p| (p.outer.clone(), p.fused.clone()))
+        .collect();
     if distinct.len() != all.len() {
         bad.push(Condition::Injective);
     }
@@ -92,19 +115,33 @@ fn oracle(sw: &Software, intr: &Intrinsic, binding: &[frontend::ir::Access], m: 
     for (v, p) in all.iter().zip(&placed) {
         let e = sw.element_at(&sw.stmt.target, v, params);
         let pos: Vec<i64> = out_loops.iter().map(|&x| p.point[x]).collect();
-        pos_of.entry((p.outer.clone(), p.tiles.clone(), e.clone())).or_default().insert(pos.clone());
-        elem_of.entry((p.outer.clone(), p.tiles.clone(), pos)).or_default().insert(e);
+        pos_of
+            .entry((p.outer.clone(), p.tiles.clone(), e.clone()))
+            .or_default()
+            .insert(pos.clone());
+        elem_of
+            .entry((p.outer.clone(), p.tiles.clone(), pos))
+            .or_default()
+            .insert(e);
     }
     if pos_of.values().chain(elem_of.values()).any(|s| s.len() > 1) {
         bad.push(Condition::Kinds);
     }
     // padding: a padded point of a real call, stored, with no identity-padded factor
     let outers: HashSet<Vec<i64>> = placed.iter().map(|p| p.outer.clone()).collect();
-    let tiles: Vec<i64> = extents.iter().zip(&intr.loops).map(|(e, x)| (e + x.extent - 1) / x.extent).collect();
+    let tiles: Vec<i64> = extents
+        .iter()
+        .zip(&intr.loops)
+        .map(|(e, x)| (e + x.extent - 1) / x.extent)
+        .collect();
     let leaks = !outers.is_empty() && {
         let mut any = false;
         let mut fused = vec![0i64; intr.loops.len()];
-        let total: i64 = tiles.iter().zip(&intr.loops).map(|(t, x)| t * x.extent).product();
+        let total: i64 = tiles
+            .iter()
+            .zip(&intr.loops)
+            .map(|(t, x)| t * x.extent)
+            .product();
         for mut k in 0..total {
             for x in (0..intr.loops.len()).rev() {
                 let span = tiles[x] * intr.loops[x].extent;
@@ -114,7 +151,10 @@ fn oracle(sw: &Software, intr: &Intrinsic, binding: &[frontend::ir::Access], m: 
             let within = |x: usize| fused[x] < extents[x];
             let padded = (0..fused.len()).any(|x| !within(x));
             let stored = intr.loops_of(intr.output).all(within);
-            let cancelled = intr.annihilators.iter().any(|&o| m.operands[o].pad == Pad::Identity && !intr.loops_of(o).all(within));
+            let cancelled = intr
+                .annihilators
+                .iter()
+                .any(|&o| m.operands[o].pad == Pad::Identity && !intr.loops_of(o).all(within));
             if padded && stored && !cancelled {
                 any = true;
                 break;
@@ -140,10 +180,16 @@ fn mutate_expr(e: &QExpr, rng: &mut ChaCha8Rng, vars: &[String]) -> QExpr {
         QExpr::Scale(c, a) if rng.random_bool(0.5) => QExpr::scale(*c, mutate_expr(a, rng, vars)),
         QExpr::Div(a, c) if rng.random_bool(0.5) => QExpr::floor_div(mutate_expr(a, rng, vars), *c),
         QExpr::Mod(a, c) if rng.random_bool(0.5) => QExpr::modulo(mutate_expr(a, rng, vars), *c),
-        QExpr::Div(a, c) => QExpr::floor_div((**a).clone(), c + if rng.random_bool(0.5) { 1 } else { -1 }.max(1 - c)),
+        QExpr::Div(a, c) => QExpr::floor_div(
+            (**a).clone(),
+            c + if rng.random_bool(0.5) { 1 } else { -1 }.max(1 - c),
+        ),
         QExpr::Mod(a, c) => QExpr::modulo((**a).clone(), (c + 1).max(2)),
         other => match rng.random_range(0..4) {
-            0 => QExpr::sum(other.clone(), QExpr::Const(if rng.random_bool(0.5) { 1 } else { -1 })),
+            0 => QExpr::sum(
+                other.clone(),
+                QExpr::Const(if rng.random_bool(0.5) { 1 } else { -1 }),
+            ),
             1 => QExpr::scale(2, other.clone()),
             2 => QExpr::var(&vars[rng.random_range(0..vars.len())]),
             _ => QExpr::Const(0),
@@ -197,7 +243,11 @@ fn every_mutant_that_changes_the_computation_is_refuted_and_every_refutation_is_
         let k = compile(text);
         let stmts = k.statements();
         let ctx = stmts.last().unwrap();
-        let params: BTreeMap<String, i64> = k.params.iter().map(|p| (p.name.clone(), p.default.unwrap())).collect();
+        let params: BTreeMap<String, i64> = k
+            .params
+            .iter()
+            .map(|p| (p.name.clone(), p.default.unwrap()))
+            .collect();
         let sw = Software::new(&k, ctx, Sizes::Concrete(params.clone()));
         let binding = bind(&intr, ctx.stmt, &k).unwrap();
         for groups in enumerate::mappings(&sw, &intr, &binding) {
@@ -213,9 +263,25 @@ fn every_mutant_that_changes_the_computation_is_refuted_and_every_refutation_is_
                 }
                 total += 1;
                 let expected = oracle(&sw, &intr, &binding, &mutant, &params);
-                let r = scheduler::mapping::check(&sw, &intr, &binding, &mutant, &target, true, &Options::default()).unwrap();
-                let found: Vec<Condition> = r.refuted().into_iter().filter(|c| c.number() <= 5).collect();
-                assert!(r.verdicts.iter().all(|v| !matches!(v.outcome, Outcome::Unknown(_))));
+                let r = scheduler::mapping::check(
+                    &sw,
+                    &intr,
+                    &binding,
+                    &mutant,
+                    &target,
+                    true,
+                    &Options::default(),
+                )
+                .unwrap();
+                let found: Vec<Condition> = r
+                    .refuted()
+                    .into_iter()
+                    .filter(|c| c.number() <= 5)
+                    .collect();
+                assert!(r
+                    .verdicts
+                    .iter()
+                    .all(|v| !matches!(v.outcome, Outcome::Unknown(_))));
                 assert_eq!(found, expected, "mutant of {}:\n{mutant:?}", k.name);
                 if !expected.is_empty() {
                     changed += 1;
@@ -224,6 +290,9 @@ fn every_mutant_that_changes_the_computation_is_refuted_and_every_refutation_is_
         }
     }
     assert!(total >= 250, "only {total} mutants");
-    assert!(changed * 2 >= total, "only {changed} of {total} mutants change the computation");
+    assert!(
+        changed * 2 >= total,
+        "only {changed} of {total} mutants change the computation"
+    );
     eprintln!("{changed} of {total} mutants change the computation; all refuted, by the oracle's conditions");
 }

@@ -4,13 +4,13 @@ use super::input::{choose, defines, lift_one, read_kernels};
 use super::schedule::{find_scheduler, transform_options, ScheduleOptions};
 use crate::error::CliError;
 use codegen::{c::LoopOptions, CodegenOptions};
+use poly::interp::ParamValues;
 use poly::isl::{AstOptions, LoopType};
 use scheduler::optimizer::pass::pass_named;
 use scheduler::optimizer::{optimize, OptimizeError, Pass};
 use scheduler::target;
 use scheduler::transform::tile_size::{RegisterBlock, RegisterBlocks};
 use scheduler::transform::TransformOptions;
-use poly::interp::ParamValues;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -211,16 +211,23 @@ pub fn generate(c: &Compilation) -> Result<String, CliError> {
 
 /// The chosen kernel compiled for the NPU, as `.npu` text with a header saying what it is.
 fn npu_program(args: &CompileArgs) -> Result<String, CliError> {
-    let kernel = choose(read_kernels(&args.file)?, |k| &k.name, args.kernel.as_deref(), &args.file)?;
+    let kernel = choose(
+        read_kernels(&args.file)?,
+        |k| &k.name,
+        args.kernel.as_deref(),
+        &args.file,
+    )?;
     let params = ParamValues::resolve(&kernel, &defines(&args.schedule.define), &BTreeMap::new())
         .map_err(|e| CliError::User(e.to_string()))?;
     let sizes: BTreeMap<String, i64> = params.iter().map(|(n, v)| (n.to_string(), v)).collect();
-    let machine = npu_sim::Machine::load(&args.machine).map_err(|e| CliError::User(e.to_string()))?;
-    let compiled = codegen::npu::compile(&kernel, &sizes, &machine, args.schedule.reorder_reductions)
-        .map_err(|e| match e {
-            codegen::npu::NpuError::Internal(_) => CliError::Internal(e.to_string()),
-            _ => CliError::User(e.to_string()),
-        })?;
+    let machine =
+        npu_sim::Machine::load(&args.machine).map_err(|e| CliError::User(e.to_string()))?;
+    let compiled =
+        codegen::npu::compile(&kernel, &sizes, &machine, args.schedule.reorder_reductions)
+            .map_err(|e| match e {
+                codegen::npu::NpuError::Internal(_) => CliError::Internal(e.to_string()),
+                _ => CliError::User(e.to_string()),
+            })?;
     let t = compiled.tiles;
     let mut header = format!(
         "# {} compiled by polyc for `{}` ({} cores): C tiles of {} x {}, K in chunks of {} through L1 and steps of {} through L0.\n# The matrix unit's mapping, proved:\n",

@@ -83,7 +83,8 @@ impl MappingOptions {
         let intrinsics = match &self.intrinsics {
             None => library::builtin(&target),
             Some(path) => {
-                let file = read_source(path).map_err(|m| CliError::User(m.trim_end().to_string()))?;
+                let file =
+                    read_source(path).map_err(|m| CliError::User(m.trim_end().to_string()))?;
                 library::parse(&file, &target)
             }
         }
@@ -103,7 +104,11 @@ impl MappingOptions {
 
 impl Context {
     /// The sizes to prove for.
-    pub(super) fn sizes(&self, kernel: &Kernel, define: &[(String, i64)]) -> Result<Sizes, CliError> {
+    pub(super) fn sizes(
+        &self,
+        kernel: &Kernel,
+        define: &[(String, i64)],
+    ) -> Result<Sizes, CliError> {
         let fixed: BTreeMap<String, i64> = define.iter().cloned().collect();
         if self.symbolic {
             return Ok(Sizes::Symbolic(fixed));
@@ -122,9 +127,23 @@ impl Context {
     }
 
     /// Decides a mapping; a layout that cannot be linearised is an error message.
-    pub(super) fn check(&self, sw: &Software, intr: &Intrinsic, binding: &[Access], m: &Mapping) -> Result<Report, String> {
-        let r = scheduler::mapping::check(sw, intr, binding, m, &self.target, self.allow_reorder, &self.options)
-            .map_err(|e| e.to_string())?;
+    pub(super) fn check(
+        &self,
+        sw: &Software,
+        intr: &Intrinsic,
+        binding: &[Access],
+        m: &Mapping,
+    ) -> Result<Report, String> {
+        let r = scheduler::mapping::check(
+            sw,
+            intr,
+            binding,
+            m,
+            &self.target,
+            self.allow_reorder,
+            &self.options,
+        )
+        .map_err(|e| e.to_string())?;
         Ok(r)
     }
 }
@@ -142,7 +161,11 @@ pub(super) fn verdict_word(o: &Outcome) -> String {
 pub(super) fn verdict_lines(r: &Report, indent: &str) -> String {
     let mut s = String::new();
     for v in &r.verdicts {
-        s.push_str(&format!("{indent}{:<17} {}", v.condition.to_string(), verdict_word(&v.outcome)));
+        s.push_str(&format!(
+            "{indent}{:<17} {}",
+            v.condition.to_string(),
+            verdict_word(&v.outcome)
+        ));
         if let Outcome::Refuted(c) = &v.outcome {
             s.push_str(&format!(": {}", c.text));
         }
@@ -179,7 +202,10 @@ pub fn run(args: &MappingsArgs) -> Result<(), CliError> {
     if let Some(name) = &args.intrinsic {
         if !ctx.intrinsics.iter().any(|i| &i.name == name) {
             let names: Vec<&str> = ctx.intrinsics.iter().map(|i| i.name.as_str()).collect();
-            return Err(CliError::User(format!("no intrinsic `{name}` (there are: {})", names.join(", "))));
+            return Err(CliError::User(format!(
+                "no intrinsic `{name}` (there are: {})",
+                names.join(", ")
+            )));
         }
     }
     let sizes = ctx.sizes(&kernel, &args.kernel.define)?;
@@ -208,8 +234,14 @@ pub fn run(args: &MappingsArgs) -> Result<(), CliError> {
                 }
                 rows.push(result);
             }
-            let proved = rows.iter().filter(|r| r.as_ref().is_ok_and(|(_, r)| r.proved())).count();
-            let refuted = rows.iter().filter(|r| r.as_ref().is_ok_and(|(_, r)| !r.refuted().is_empty())).count();
+            let proved = rows
+                .iter()
+                .filter(|r| r.as_ref().is_ok_and(|(_, r)| r.proved()))
+                .count();
+            let refuted = rows
+                .iter()
+                .filter(|r| r.as_ref().is_ok_and(|(_, r)| !r.refuted().is_empty()))
+                .count();
             match args.emit {
                 Emit::Text => {
                     println!(
@@ -224,7 +256,9 @@ pub fn run(args: &MappingsArgs) -> Result<(), CliError> {
                         .collect();
                     println!("  loops: {}", kinds.join(", "));
                     let reordering_only = rows.iter().any(|r| {
-                        r.as_ref().is_ok_and(|(_, r)| r.refuted() == [scheduler::mapping::conditions::Condition::Reordering])
+                        r.as_ref().is_ok_and(|(_, r)| {
+                            r.refuted() == [scheduler::mapping::conditions::Condition::Reordering]
+                        })
                     });
                     if reordering_only && !ctx.allow_reorder && sw.reordering_inexact() {
                         println!("  (the intrinsic sums in its own order: allow that with --reorder-reductions)");
@@ -237,7 +271,8 @@ pub fn run(args: &MappingsArgs) -> Result<(), CliError> {
                                 } else if r.refuted().is_empty() {
                                     "unknown".to_string()
                                 } else {
-                                    let cs: Vec<String> = r.refuted().iter().map(|c| c.to_string()).collect();
+                                    let cs: Vec<String> =
+                                        r.refuted().iter().map(|c| c.to_string()).collect();
                                     format!("refuted {}", cs.join(", "))
                                 };
                                 println!("  {:>3}  {word:<9} {}", k + 1, short(&sw, intr, m));
@@ -245,7 +280,9 @@ pub fn run(args: &MappingsArgs) -> Result<(), CliError> {
                                     for line in text::print(&sw, intr, m).lines() {
                                         println!("         {line}");
                                     }
-                                    for (op, slot) in intr.operands.iter().zip(m.slots(intr, &ctx.target)) {
+                                    for (op, slot) in
+                                        intr.operands.iter().zip(m.slots(intr, &ctx.target))
+                                    {
                                         println!("         # {} in {slot}", op.name);
                                     }
                                     print!("{}", verdict_lines(r, "         "));
@@ -270,16 +307,30 @@ pub fn run(args: &MappingsArgs) -> Result<(), CliError> {
         }
     }
     if args.emit == Emit::Json {
-        println!("{}", serde_json::to_string_pretty(&Value::Array(json_out)).unwrap_or_default());
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&Value::Array(json_out)).unwrap_or_default()
+        );
     } else if !any {
-        println!("no statement of `{}` matches an intrinsic of `{}`", kernel.name, ctx.target.name);
+        println!(
+            "no statement of `{}` matches an intrinsic of `{}`",
+            kernel.name, ctx.target.name
+        );
     }
     Ok(())
 }
 
 fn mapping_json(sw: &Software, intr: &Intrinsic, m: &Mapping, r: &Report) -> Value {
     let groups: serde_json::Map<String, Value> = (intr.loops.iter().zip(&m.groups))
-        .map(|(x, g)| (x.name.clone(), json!(g.iter().map(|&l| sw.loops[l].var.clone()).collect::<Vec<_>>())))
+        .map(|(x, g)| {
+            (
+                x.name.clone(),
+                json!(g
+                    .iter()
+                    .map(|&l| sw.loops[l].var.clone())
+                    .collect::<Vec<_>>()),
+            )
+        })
         .collect();
     let verdicts: serde_json::Map<String, Value> = (r.verdicts.iter())
         .map(|v| {

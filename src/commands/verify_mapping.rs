@@ -33,11 +33,17 @@ pub fn run(args: &VerifyMappingArgs) -> Result<(), CliError> {
         let names: Vec<&str> = stmts.iter().map(|s| s.stmt.name.as_str()).collect();
         CliError::User(format!(
             "{}: kernel `{}` has no statement `{}` (it has: {})",
-            args.mapping, kernel.name, parsed.statement, names.join(", ")
+            args.mapping,
+            kernel.name,
+            parsed.statement,
+            names.join(", ")
         ))
     })?;
     let intr = (ctx.intrinsics.iter().find(|i| i.name == parsed.intrinsic)).ok_or_else(|| {
-        CliError::User(format!("{}: no intrinsic `{}`", args.mapping, parsed.intrinsic))
+        CliError::User(format!(
+            "{}: no intrinsic `{}`",
+            args.mapping, parsed.intrinsic
+        ))
     })?;
     let binding = bind(intr, stmt.stmt, &kernel).ok_or_else(|| {
         CliError::User(format!(
@@ -56,7 +62,9 @@ pub fn run(args: &VerifyMappingArgs) -> Result<(), CliError> {
         println!("mapping is correct: all 7 conditions proved");
         Ok(())
     } else if report.refuted().is_empty() {
-        Err(CliError::User("mapping could not be proved: a solver gave up (see `unknown` above)".into()))
+        Err(CliError::User(
+            "mapping could not be proved: a solver gave up (see `unknown` above)".into(),
+        ))
     } else {
         let n = report.refuted().len();
         Err(CliError::User(format!(

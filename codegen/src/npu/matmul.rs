@@ -20,8 +20,10 @@ use super::recognise::{Dim, Matmul, Operand};
 use super::NpuError;
 use npu_sim::builder::Builder;
 use npu_sim::machine::Mem;
+use npu_sim::program::{
+    BufferId, CmpOp, DType, Direction, Dma, DmaMode, Expr, Pipe, TensorId, Tier,
+};
 use npu_sim::Machine;
-use npu_sim::program::{BufferId, CmpOp, DType, Direction, Dma, DmaMode, Expr, Pipe, TensorId, Tier};
 
 /// Rows and columns of a fractal.
 const F: i64 = 16;
@@ -57,7 +59,10 @@ impl Tiles {
         let tk = round16(mm.k).min(64);
         let kc = ((mm.k + tk - 1) / tk * tk).min(4 * tk);
         let cap = |m: Mem| machine.tiers.get(&m).map_or(0, |t| t.capacity as i64);
-        let (cube_rate, gm) = (machine.cube.m0 * machine.cube.n0 * machine.cube.k0, &machine.gm);
+        let (cube_rate, gm) = (
+            machine.cube.m0 * machine.cube.n0 * machine.cube.k0,
+            &machine.gm,
+        );
         let segment = gm.segment.max(1) as i64;
         let charged = |row_bytes: i64| (row_bytes + segment - 1) / segment * segment;
         let batches: i64 = mm.batch.iter().map(|(_, e)| e).product();
@@ -76,12 +81,16 @@ impl Tiles {
                 let tiles = batches * ((mm.m + tm - 1) / tm) * ((mm.n + tn - 1) / tn);
                 let mine = (tiles + cores - 1) / cores;
                 let chunks = (mm.k + kc - 1) / kc;
-                let bytes = chunks * (tm * charged(kc * 2) + kc * charged(tn * 2)) + tm * charged(tn * c_bytes);
+                let bytes = chunks * (tm * charged(kc * 2) + kc * charged(tn * 2))
+                    + tm * charged(tn * c_bytes);
                 let bursts = chunks * (tm + kc) + tm;
-                let gm_cycles = (bytes as f64 / gm.bytes_per_cycle_per_core) + bursts as f64 * gm.burst_cycles;
+                let gm_cycles =
+                    (bytes as f64 / gm.bytes_per_cycle_per_core) + bursts as f64 * gm.burst_cycles;
                 let cube_cycles = (tm * tn * round16(mm.k) / cube_rate as i64) as f64;
                 let cost = mine as f64 * gm_cycles.max(cube_cycles);
-                let better = best.as_ref().is_none_or(|(c, area, _)| cost < *c || (cost == *c && tm * tn > *area));
+                let better = best
+                    .as_ref()
+                    .is_none_or(|(c, area, _)| cost < *c || (cost == *c && tm * tn > *area));
                 if better {
                     best = Some((cost, tm * tn, Tiles { tm, tn, tk, kc }));
                 }
@@ -234,8 +243,12 @@ pub fn program(
         wait(&mut b, src, dst, 0);
         wait(&mut b, src, dst, 1);
     }
-    b.finish()
-        .map_err(|d| NpuError::Internal(format!("the generated program does not assemble: {}", d.message)))
+    b.finish().map_err(|d| {
+        NpuError::Internal(format!(
+            "the generated program does not assemble: {}",
+            d.message
+        ))
+    })
 }
 
 /// MTE2: chunk `kc` of A and B into L1 slot `chunk % 2`, ND -> NZ.
@@ -244,14 +257,25 @@ fn load(b: &mut Builder, mm: &Matmul, n: &Names, t: Tiles, tile: &Tile, kc: &Exp
     let k0 = kc.clone() * t.kc;
     let len = (c(mm.k) - k0.clone()).min(t.kc);
     wait(b, Pipe::Mte1, Pipe::Mte2, slot.clone());
-    let src = b.at(n.a, index(&mm.a, &tile.batch, tile.row0.clone(), k0.clone()));
+    let src = b.at(
+        n.a,
+        index(&mm.a, &tile.batch, tile.row0.clone(), k0.clone()),
+    );
     let dst = b.at(n.a_l1, [slot.clone(), c(0)]);
     b.origin(Some("A chunk, ND -> NZ"));
-    b.push(Dma::new(dst, src, tile.rows.clone(), len.clone()).strides(row_stride(&mm.a), t.tm).mode(DmaMode::Nd2nz));
+    b.push(
+        Dma::new(dst, src, tile.rows.clone(), len.clone())
+            .strides(row_stride(&mm.a), t.tm)
+            .mode(DmaMode::Nd2nz),
+    );
     let src = b.at(n.b, index(&mm.b, &tile.batch, k0, tile.col0.clone()));
     let dst = b.at(n.b_l1, [slot.clone(), c(0)]);
     b.origin(Some("B chunk, ND -> NZ"));
-    b.push(Dma::new(dst, src, len, tile.cols.clone()).strides(row_stride(&mm.b), t.kc).mode(DmaMode::Nd2nz));
+    b.push(
+        Dma::new(dst, src, len, tile.cols.clone())
+            .strides(row_stride(&mm.b), t.kc)
+            .mode(DmaMode::Nd2nz),
+    );
     b.origin(None);
     set(b, Pipe::Mte2, Pipe::Mte1, slot);
 }
@@ -313,7 +337,10 @@ fn sub_step(
     let fk0 = sub.clone() * (t.tk / F);
     each(b, "bi", m16.clone() / F, |b, bi| {
         let dst = b.at(n.a_l0, [l0.clone(), bi.clone() * (kd / F * FRACTAL)]);
-        let src = b.at(n.a_l1, [slot.clone(), (fk0.clone() * (t.tm / F) + bi) * FRACTAL]);
+        let src = b.at(
+            n.a_l1,
+            [slot.clone(), (fk0.clone() * (t.tm / F) + bi) * FRACTAL],
+        );
         b.origin(Some("A sub-step, NZ -> zZ"));
         b.push(Dma::new(dst, src, kd / F, FRACTAL).strides(t.tm * F, FRACTAL));
     });
@@ -322,12 +349,18 @@ fn sub_step(
         let dst = b.at(n.b_l0, [l0.clone(), bk.clone() * (nd / F * FRACTAL)]);
         let src = b.at(n.b_l1, [slot.clone(), (fk0.clone() + bk) * FRACTAL]);
         b.origin(Some("B sub-step, NZ -> nZ (transposing)"));
-        b.push(Dma::new(dst, src, nd / F, FRACTAL).strides(t.kc * F, FRACTAL).mode(DmaMode::Transpose));
+        b.push(
+            Dma::new(dst, src, nd / F, FRACTAL)
+                .strides(t.kc * F, FRACTAL)
+                .mode(DmaMode::Transpose),
+        );
     });
     b.origin(None);
     set(b, Pipe::Mte1, Pipe::M, l0.clone());
     let first = k0.clone().cmp(CmpOp::Eq, 0);
-    b.when("fresh", first.clone(), |b| wait(b, Pipe::V, Pipe::M, tile.slot.clone()));
+    b.when("fresh", first.clone(), |b| {
+        wait(b, Pipe::V, Pipe::M, tile.slot.clone())
+    });
     wait(b, Pipe::Mte1, Pipe::M, l0.clone());
     let cc = b.at(n.c_l0, [tile.slot.clone(), c(0)]);
     let a = b.at(n.a_l0, [l0.clone(), c(0)]);
@@ -348,15 +381,24 @@ fn drain(b: &mut Builder, mm: &Matmul, n: &Names, t: Tiles, tile: &Tile) {
     let dst = b.at(n.c_ub, [s.clone(), c(0)]);
     let src = b.at(n.c_l0, [s.clone(), c(0)]);
     b.origin(Some("C tile, L0C NZ -> UB ND"));
-    b.push(Dma::new(dst, src, tile.rows.clone(), tile.cols.clone()).strides(m16, t.tn).mode(DmaMode::Nz2nd));
+    b.push(
+        Dma::new(dst, src, tile.rows.clone(), tile.cols.clone())
+            .strides(m16, t.tn)
+            .mode(DmaMode::Nz2nd),
+    );
     b.origin(None);
     set(b, Pipe::V, Pipe::M, s.clone());
     set(b, Pipe::V, Pipe::Mte3, s.clone());
     wait(b, Pipe::V, Pipe::Mte3, s.clone());
-    let dst = b.at(n.c, index(&mm.c, &tile.batch, tile.row0.clone(), tile.col0.clone()));
+    let dst = b.at(
+        n.c,
+        index(&mm.c, &tile.batch, tile.row0.clone(), tile.col0.clone()),
+    );
     let src = b.at(n.c_ub, [s.clone(), c(0)]);
     b.origin(Some("C tile store"));
-    b.push(Dma::new(dst, src, tile.rows.clone(), tile.cols.clone()).strides(t.tn, row_stride(&mm.c)));
+    b.push(
+        Dma::new(dst, src, tile.rows.clone(), tile.cols.clone()).strides(t.tn, row_stride(&mm.c)),
+    );
     b.origin(None);
     set(b, Pipe::Mte3, Pipe::V, s);
 }

@@ -54,8 +54,12 @@ pub fn compile(
     }
     let elems = [&mm.a, &mm.b, &mm.c].map(|o| kernel.array(o.tensor).elem);
     let c_bytes = kernel.array(mm.c.tensor).elem.size_bytes() as i64;
-    let tiles = matmul::Tiles::choose(&mm, machine, c_bytes)
-        .ok_or_else(|| NpuError::Unsupported(format!("no tile of the product fits `{}`'s buffers", machine.name)))?;
+    let tiles = matmul::Tiles::choose(&mm, machine, c_bytes).ok_or_else(|| {
+        NpuError::Unsupported(format!(
+            "no tile of the product fits `{}`'s buffers",
+            machine.name
+        ))
+    })?;
     let program = matmul::program(&mm, elems, machine.cores as i64, tiles)?;
     Ok(Compiled {
         program,

@@ -67,7 +67,11 @@ pub struct Matmul {
 
 /// Finds the matrix product in `kernel` and proves its mapping onto `target`'s matrix
 /// intrinsic at the given sizes.
-pub fn matmul(kernel: &Kernel, sizes: &BTreeMap<String, i64>, target: &Target) -> Result<Matmul, NpuError> {
+pub fn matmul(
+    kernel: &Kernel,
+    sizes: &BTreeMap<String, i64>,
+    target: &Target,
+) -> Result<Matmul, NpuError> {
     let stmts = kernel.statements();
     let unsupported = |why: String| Err(NpuError::Unsupported(why));
     if stmts.len() != 2 {
@@ -81,7 +85,9 @@ pub fn matmul(kernel: &Kernel, sizes: &BTreeMap<String, i64>, target: &Target) -
     if init.stmt.op != AssignOp::Assign || !zero || init.stmt.target != update.stmt.target {
         return unsupported(format!(
             "statement {} does not set {}'s element to 0 before {} accumulates into it",
-            init.stmt.name, kernel.array(update.stmt.target.array).name, update.stmt.name
+            init.stmt.name,
+            kernel.array(update.stmt.target.array).name,
+            update.stmt.name
         ));
     }
     let library = library::builtin(target).map_err(|e| NpuError::Internal(e.to_string()))?;
@@ -105,20 +111,26 @@ pub fn matmul(kernel: &Kernel, sizes: &BTreeMap<String, i64>, target: &Target) -
                 update.stmt.name
             ))
         })?;
-    let mapping = Mapping::derive(&sw, intr, &binding, groups).map_err(|e| NpuError::Unsupported(e.to_string()))?;
+    let mapping = Mapping::derive(&sw, intr, &binding, groups)
+        .map_err(|e| NpuError::Unsupported(e.to_string()))?;
     prove(&sw, intr, &binding, &mapping, target)?;
     let layout = scheduler::mapping::physical::Layout::new(&sw, &mapping.groups)
         .map_err(|e| NpuError::Internal(e.to_string()))?;
     let extent = |x: usize| -> Result<i64, NpuError> {
         match &layout.extents[x] {
             QExpr::Const(e) => Ok(*e),
-            other => Err(NpuError::Internal(format!("extent {other} is not a constant"))),
+            other => Err(NpuError::Internal(format!(
+                "extent {other} is not a constant"
+            ))),
         }
     };
     let batch: Vec<(String, i64)> = (layout.outer.iter())
         .map(|&l| {
             let b = sw.rectangular(l).ok_or_else(|| {
-                NpuError::Unsupported(format!("loop `{}` has bounds that depend on other loops", sw.loops[l].var))
+                NpuError::Unsupported(format!(
+                    "loop `{}` has bounds that depend on other loops",
+                    sw.loops[l].var
+                ))
             })?;
             match (b.lower, b.extent, b.step) {
                 (QExpr::Const(0), QExpr::Const(e), 1) => Ok((sw.loops[l].var.clone(), e)),
@@ -150,15 +162,25 @@ fn prove(
     mapping: &Mapping,
     target: &Target,
 ) -> Result<(), NpuError> {
-    let report = scheduler::mapping::check(sw, intr, binding, mapping, target, true, &Options::default())
-        .map_err(|e| NpuError::Unsupported(e.to_string()))?;
+    let report = scheduler::mapping::check(
+        sw,
+        intr,
+        binding,
+        mapping,
+        target,
+        true,
+        &Options::default(),
+    )
+    .map_err(|e| NpuError::Unsupported(e.to_string()))?;
     if report.proved() {
         return Ok(());
     }
     let why: Vec<String> = (report.verdicts.iter())
         .filter(|v| v.outcome != scheduler::mapping::verify::Outcome::Proved)
         .map(|v| match &v.outcome {
-            scheduler::mapping::verify::Outcome::Refuted(c) => format!("{}: {}", v.condition, c.text),
+            scheduler::mapping::verify::Outcome::Refuted(c) => {
+                format!("{}: {}", v.condition, c.text)
+            }
             other => format!("{}: {other:?}", v.condition),
         })
         .collect();
@@ -184,7 +206,12 @@ fn operand(
     let loops = &intr.operands[o].dims;
     let (row, col) = match loops.as_slice() {
         [Some(r), Some(c)] => (&intr.loops[*r].name, &intr.loops[*c].name),
-        _ => return Err(NpuError::Internal(format!("operand {} is not a matrix", intr.operands[o].name))),
+        _ => {
+            return Err(NpuError::Internal(format!(
+                "operand {} is not a matrix",
+                intr.operands[o].name
+            )))
+        }
     };
     let dims = (map.index.iter())
         .map(|e| match e {
@@ -210,7 +237,9 @@ fn operand(
     let shape = (array.dims.iter())
         .map(|e| {
             scheduler::mapping::qexpr::QExpr::from_aff(e, &|v| {
-                sizes.get(v.name()).map_or(QExpr::var(v.name()), |&c| QExpr::Const(c))
+                sizes
+                    .get(v.name())
+                    .map_or(QExpr::var(v.name()), |&c| QExpr::Const(c))
             })
             .map(|q| q.eval(&|_| 0))
             .ok_or_else(|| NpuError::Internal(format!("extent of `{}`", array.name)))

@@ -26,7 +26,8 @@ pub(super) fn decl_kinds(file: &ast::File, expected: DeclKind) -> Vec<Diagnostic
                 ),
             };
             diags.push(
-                Diagnostic::new(Code::WrongDeclKind, message, decl.name.span, label).with_note(note),
+                Diagnostic::new(Code::WrongDeclKind, message, decl.name.span, label)
+                    .with_note(note),
             );
             continue;
         }
@@ -93,15 +94,26 @@ fn lets(items: &[Item]) -> impl Iterator<Item = &ast::ArrayDecl> {
 
 /// Pairs each checked intrinsic with the tiers written on its operands; diagnostics for
 /// extents that are not constants.
-pub(super) fn with_tiers(file: &ast::File, kernels: Vec<Kernel>) -> (Vec<Intrinsic>, Vec<Diagnostic>) {
+pub(super) fn with_tiers(
+    file: &ast::File,
+    kernels: Vec<Kernel>,
+) -> (Vec<Intrinsic>, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let mut out = Vec::new();
     for (decl, kernel) in file.kernels.iter().zip(kernels) {
-        let decls: Vec<&ast::ArrayDecl> = decl.args.iter().map(|a| &a.decl).chain(&decl.outputs).collect();
+        let decls: Vec<&ast::ArrayDecl> = decl
+            .args
+            .iter()
+            .map(|a| &a.decl)
+            .chain(&decl.outputs)
+            .collect();
         let mut tiers = Vec::new();
         for a in &kernel.arrays {
             let d = decls.iter().find(|d| d.name.name == a.name);
-            if a.dims.iter().any(|e| !matches!(e, crate::ir::AffExpr::Const(_))) {
+            if a.dims
+                .iter()
+                .any(|e| !matches!(e, crate::ir::AffExpr::Const(_)))
+            {
                 diags.push(Diagnostic::new(
                     Code::IntrinsicShape,
                     format!("operand `{}` has an extent that is not a constant", a.name),

@@ -29,7 +29,10 @@ pub fn check_file(file: &ast::File, text_len: usize) -> (Vec<Kernel>, Vec<Diagno
 
 /// Checks an intrinsic file: every declaration an `intrinsic`, each lowered like a kernel
 /// and paired with the tiers of its operands.
-pub fn check_intrinsics(file: &ast::File, text_len: usize) -> (Vec<ir::Intrinsic>, Vec<Diagnostic>) {
+pub fn check_intrinsics(
+    file: &ast::File,
+    text_len: usize,
+) -> (Vec<ir::Intrinsic>, Vec<Diagnostic>) {
     let (kernels, mut diags) = check_decls(file, text_len);
     diags.extend(decl_kinds(file, ast::DeclKind::Intrinsic));
     let (intrinsics, more) = intrinsic::with_tiers(file, kernels);

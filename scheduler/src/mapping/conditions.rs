@@ -183,7 +183,11 @@ fn lex_before(a: &[Lin], b: &[Lin], reverse: &[bool]) -> Formula {
     any((0..a.len())
         .map(|k| {
             let mut f: Vec<Formula> = (0..k).map(|j| a[j].eq(&b[j])).collect();
-            f.push(if reverse[k] { a[k].gt(&b[k]) } else { a[k].lt(&b[k]) });
+            f.push(if reverse[k] {
+                a[k].gt(&b[k])
+            } else {
+                a[k].lt(&b[k])
+            });
             all(f)
         })
         .collect())
@@ -241,11 +245,18 @@ impl Setup<'_> {
     }
 
     fn outer(&self, p: &Placed) -> Vec<Lin> {
-        self.layout.outer.iter().map(|&l| p.vars.loops[l].clone()).collect()
+        self.layout
+            .outer
+            .iter()
+            .map(|&l| p.vars.loops[l].clone())
+            .collect()
     }
 
     fn same_call(&self, a: &Placed, b: &Placed) -> Formula {
-        all(vec![same(&self.outer(a), &self.outer(b)), same(&a.tiles, &b.tiles)])
+        all(vec![
+            same(&self.outer(a), &self.outer(b)),
+            same(&a.tiles, &b.tiles),
+        ])
     }
 
     fn frame(&self, placed: &[&Placed], what: Violation) -> Frame {
@@ -268,7 +279,14 @@ impl Setup<'_> {
     /// The element operand `o` holds where an instance runs. An intrinsic loop that does
     /// not index the operand stands for its tile's first value: the operand's position
     /// does not say which point of that loop runs.
-    fn held(&self, q: &mut Query, o: usize, at: &Placed, outer: &[Lin], vars: &InstanceVars) -> Vec<Lin> {
+    fn held(
+        &self,
+        q: &mut Query,
+        o: usize,
+        at: &Placed,
+        outer: &[Lin],
+        vars: &InstanceVars,
+    ) -> Vec<Lin> {
         let mine: Vec<usize> = self.intr.loops_of(o).collect();
         let values = (0..self.intr.loops.len()).map(|x| {
             if mine.contains(&x) {
@@ -280,8 +298,12 @@ impl Setup<'_> {
         let names: BTreeMap<String, Lin> = (self.intr.loops.iter().map(|x| x.name.clone()))
             .zip(values)
             .chain(
-                (self.layout.outer.iter().map(|&l| self.sw.loops[l].var.clone()))
-                    .zip(outer.iter().cloned()),
+                (self
+                    .layout
+                    .outer
+                    .iter()
+                    .map(|&l| self.sw.loops[l].var.clone()))
+                .zip(outer.iter().cloned()),
             )
             .collect();
         let env = |n: &str| -> Lin {
@@ -422,7 +444,11 @@ impl Setup<'_> {
         let beyond = |x: usize| fused[x].ge(&e[x]);
         let within = |x: usize| fused[x].lt(&e[x]);
         q.assert(any((0..fused.len()).map(beyond).collect()));
-        q.assert(all(self.intr.loops_of(self.intr.output).map(within).collect()));
+        q.assert(all(self
+            .intr
+            .loops_of(self.intr.output)
+            .map(within)
+            .collect()));
         for &o in &self.intr.annihilators {
             if self.mapping.operands[o].pad == Pad::Identity {
                 q.assert(all(self.intr.loops_of(o).map(within).collect()));
@@ -440,7 +466,12 @@ impl Setup<'_> {
 
     fn capacity(&self) -> Vec<Probe> {
         let mut out = Vec::new();
-        for (o, slot) in self.mapping.slots(self.intr, self.target).into_iter().enumerate() {
+        for (o, slot) in self
+            .mapping
+            .slots(self.intr, self.target)
+            .into_iter()
+            .enumerate()
+        {
             let op = &self.intr.operands[o];
             let (bytes, align) = (slot.elem_bytes, slot.align);
             let mut q = Query::default();
@@ -494,7 +525,11 @@ impl Setup<'_> {
         q.assert(differ(&s.vars.loops, &t.vars.loops));
         let c = self.conflicts(&mut q, &s, &t);
         q.assert(c);
-        out.push(self.probe(Condition::Reordering, q, self.frame(&[&s, &t], Violation::DependenceInCall)));
+        out.push(self.probe(
+            Condition::Reordering,
+            q,
+            self.frame(&[&s, &t], Violation::DependenceInCall),
+        ));
         // (b) the reduction, reordered inside a call
         if inexact {
             let mut q = Query::default();
@@ -504,7 +539,11 @@ impl Setup<'_> {
             q.assert(differ(&s.vars.loops, &t.vars.loops));
             let (ws, wt) = (self.write(&mut q, &s), self.write(&mut q, &t));
             q.assert(same(&ws, &wt));
-            out.push(self.probe(Condition::Reordering, q, self.frame(&[&s, &t], Violation::ReductionReordered)));
+            out.push(self.probe(
+                Condition::Reordering,
+                q,
+                self.frame(&[&s, &t], Violation::ReductionReordered),
+            ));
         }
         // (c) calls ordered against a dependence
         let mut q = Query::default();
@@ -525,7 +564,11 @@ impl Setup<'_> {
             dep.push(same(&ws, &wt));
         }
         q.assert(any(dep));
-        out.push(self.probe(Condition::Reordering, q, self.frame(&[&s, &t], Violation::DependenceAcrossCalls)));
+        out.push(self.probe(
+            Condition::Reordering,
+            q,
+            self.frame(&[&s, &t], Violation::DependenceAcrossCalls),
+        ));
         out
     }
 }

@@ -96,15 +96,21 @@ fn search(
 }
 
 /// Whether every loop of every group lies on a compatible match point inside the groups.
-fn is_union_of_points(sw: &Software, intr: &Intrinsic, binding: &[Access], groups: &Groups) -> bool {
+fn is_union_of_points(
+    sw: &Software,
+    intr: &Intrinsic,
+    binding: &[Access],
+    groups: &Groups,
+) -> bool {
     let points = points_within(groups);
     let good: Vec<&Vec<usize>> = points
         .iter()
         .filter(|p| compatible(sw, intr, binding, p))
         .collect();
-    groups.iter().enumerate().all(|(x, g)| {
-        g.iter().all(|l| good.iter().any(|p| p[x] == *l))
-    })
+    groups
+        .iter()
+        .enumerate()
+        .all(|(x, g)| g.iter().all(|l| good.iter().any(|p| p[x] == *l)))
 }
 
 /// Every match point choosing one loop from each group.

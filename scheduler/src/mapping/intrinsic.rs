@@ -77,12 +77,24 @@ pub enum IntrinsicError {
 impl fmt::Display for IntrinsicError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            IntrinsicError::StatementCount(n) => write!(f, "an intrinsic holds exactly one statement, this one {n}"),
-            IntrinsicError::LoopShape(l) => write!(f, "loop `{l}` must run forwards over 0..constant with step 1"),
+            IntrinsicError::StatementCount(n) => {
+                write!(f, "an intrinsic holds exactly one statement, this one {n}")
+            }
+            IntrinsicError::LoopShape(l) => write!(
+                f,
+                "loop `{l}` must run forwards over 0..constant with step 1"
+            ),
             IntrinsicError::Guard => f.write_str("an intrinsic cannot hold an `if`"),
-            IntrinsicError::Index(o) => write!(f, "every index of operand `{o}` must be one loop variable or 0"),
-            IntrinsicError::TwoIndexings(o) => write!(f, "operand `{o}` is indexed in two different ways"),
-            IntrinsicError::Extent(o) => write!(f, "operand `{o}` has an extent that is not a constant"),
+            IntrinsicError::Index(o) => write!(
+                f,
+                "every index of operand `{o}` must be one loop variable or 0"
+            ),
+            IntrinsicError::TwoIndexings(o) => {
+                write!(f, "operand `{o}` is indexed in two different ways")
+            }
+            IntrinsicError::Extent(o) => {
+                write!(f, "operand `{o}` has an extent that is not a constant")
+            }
             IntrinsicError::Unused(o) => write!(f, "operand `{o}` is not used by the statement"),
             IntrinsicError::NoTier(o) => write!(f, "operand `{o}` has no tier"),
         }
@@ -138,7 +150,9 @@ impl Intrinsic {
         }
         let mut operands = Vec::new();
         for (k, array) in kernel.arrays.iter().enumerate() {
-            let d = dims[k].clone().ok_or_else(|| IntrinsicError::Unused(array.name.clone()))?;
+            let d = dims[k]
+                .clone()
+                .ok_or_else(|| IntrinsicError::Unused(array.name.clone()))?;
             let extents: Option<Vec<i64>> = (array.dims.iter())
                 .map(|e| match e {
                     frontend::ir::AffExpr::Const(c) => Some(*c),
@@ -149,7 +163,9 @@ impl Intrinsic {
                 array: ArrayId(k),
                 name: array.name.clone(),
                 elem: array.elem,
-                tier: *tiers.get(k).ok_or_else(|| IntrinsicError::NoTier(array.name.clone()))?,
+                tier: *tiers
+                    .get(k)
+                    .ok_or_else(|| IntrinsicError::NoTier(array.name.clone()))?,
                 dims: d,
                 extents: extents.ok_or_else(|| IntrinsicError::Extent(array.name.clone()))?,
             });
@@ -161,10 +177,7 @@ impl Intrinsic {
                 l.kind = LoopKind::Reduction;
             }
         }
-        let annihilators = annihilators(stmt)
-            .into_iter()
-            .map(|a| a.0)
-            .collect();
+        let annihilators = annihilators(stmt).into_iter().map(|a| a.0).collect();
         Ok(Intrinsic {
             name: kernel.name.clone(),
             kernel,
@@ -274,9 +287,7 @@ fn same_shape(
             same_shape(c1, c2, bind) && same_shape(a1, a2, bind) && same_shape(b1, b2, bind)
         }
         (ExprKind::Call(f, xs), ExprKind::Call(g, ys)) => {
-            f == g
-                && xs.len() == ys.len()
-                && xs.iter().zip(ys).all(|(x, y)| same_shape(x, y, bind))
+            f == g && xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| same_shape(x, y, bind))
         }
         _ => false,
     }

@@ -26,7 +26,10 @@ impl fmt::Display for LibraryError {
             LibraryError::Syntax(d) => f.write_str(d.trim_end()),
             LibraryError::Intrinsic(at, name, e) => write!(f, "{at}: intrinsic `{name}`: {e}"),
             LibraryError::Tier(at, tier, target) => {
-                write!(f, "{at}: `{target}` has no on-chip tier `{tier}` (L1, L0A, L0B, L0C, UB)")
+                write!(
+                    f,
+                    "{at}: `{target}` has no on-chip tier `{tier}` (L1, L0A, L0B, L0C, UB)"
+                )
             }
             LibraryError::NoUnit(u) => write!(f, "the target has no {u} unit"),
         }
@@ -43,7 +46,9 @@ pub fn builtin_text(target: &Target) -> Result<String, LibraryError> {
         .ok_or(LibraryError::NoUnit("matrix"))?;
     let bytes = (target.compute.iter())
         .find_map(|c| match c {
-            ComputeUnit::Vector { bytes_per_repeat, .. } => Some(*bytes_per_repeat),
+            ComputeUnit::Vector {
+                bytes_per_repeat, ..
+            } => Some(*bytes_per_repeat),
             _ => None,
         })
         .ok_or(LibraryError::NoUnit("vector"))?;
@@ -68,7 +73,11 @@ pub fn builtin_text(target: &Target) -> Result<String, LibraryError> {
                 "intrinsic {op}_{ty}(X: {ty}[{lanes}] @ UB, Y: {ty}[{lanes}] @ UB) -> (Z: {ty}[{lanes}] @ UB) {{ Z[l] = {body}; }}\n"
             ));
         }
-        for (op, body) in [("vexp", "exp(X[l])"), ("vabs", "abs(X[l])"), ("vsqrt", "sqrt(X[l])")] {
+        for (op, body) in [
+            ("vexp", "exp(X[l])"),
+            ("vabs", "abs(X[l])"),
+            ("vsqrt", "sqrt(X[l])"),
+        ] {
             s.push_str(&format!(
                 "intrinsic {op}_{ty}(X: {ty}[{lanes}] @ UB) -> (Z: {ty}[{lanes}] @ UB) {{ Z[l] = {body}; }}\n"
             ));
@@ -84,7 +93,10 @@ pub fn builtin_text(target: &Target) -> Result<String, LibraryError> {
 
 /// The built-in intrinsics of `target`.
 pub fn builtin(target: &Target) -> Result<Vec<Intrinsic>, LibraryError> {
-    parse(&SourceFile::new("<built-in intrinsics>", builtin_text(target)?), target)
+    parse(
+        &SourceFile::new("<built-in intrinsics>", builtin_text(target)?),
+        target,
+    )
 }
 
 /// Reads an intrinsic file (`intrinsic` declarations whose operands carry `@ TIER`), with
@@ -108,10 +120,13 @@ pub fn parse(file: &SourceFile, target: &Target) -> Result<Vec<Intrinsic>, Libra
                         .map(|l| l.name)
                         .filter(|m| *m != Memory::Gm)
                         .find(|m| m.to_string().eq_ignore_ascii_case(t));
-                    known.ok_or_else(|| LibraryError::Tier(at(*span), t.clone(), target.name.clone()))
+                    known.ok_or_else(|| {
+                        LibraryError::Tier(at(*span), t.clone(), target.name.clone())
+                    })
                 })
                 .collect::<Result<Vec<Memory>, _>>()?;
-            Intrinsic::new(i.kernel, &tiers).map_err(|e| LibraryError::Intrinsic(at(i.span), name, e))
+            Intrinsic::new(i.kernel, &tiers)
+                .map_err(|e| LibraryError::Intrinsic(at(i.span), name, e))
         })
         .collect()
 }

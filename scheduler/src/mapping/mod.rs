@@ -23,8 +23,8 @@ pub mod presburger;
 pub mod qexpr;
 pub mod smt;
 pub mod software;
-pub mod verify;
 pub mod text;
+pub mod verify;
 
 use frontend::ir::Access;
 
@@ -40,7 +40,9 @@ pub fn check(
     options: &verify::Options,
 ) -> Result<verify::Report, physical::LayoutError> {
     let layout = physical::Layout::new(sw, &mapping.groups)?;
-    if let Some(&l) = (layout.outer.iter()).find(|&&l| intr.loops.iter().any(|x| x.name == sw.loops[l].var)) {
+    if let Some(&l) =
+        (layout.outer.iter()).find(|&&l| intr.loops.iter().any(|x| x.name == sw.loops[l].var))
+    {
         return Err(physical::LayoutError::NameClash(sw.loops[l].var.clone()));
     }
     let setup = conditions::Setup {

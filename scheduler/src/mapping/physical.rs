@@ -173,20 +173,19 @@ impl Mapping {
                 let mine: Vec<usize> = intr.loops_of(o).collect();
                 let subst = |v: &frontend::ir::Var| -> QExpr {
                     match v {
-                        frontend::ir::Var::Param(p) => {
-                            sw.sizes.value(p).map_or_else(|| QExpr::var(p), QExpr::Const)
-                        }
+                        frontend::ir::Var::Param(p) => sw
+                            .sizes
+                            .value(p)
+                            .map_or_else(|| QExpr::var(p), QExpr::Const),
                         frontend::ir::Var::Loop(name) => {
                             let Some(l) = sw.loop_index(name) else {
                                 return QExpr::var(name);
                             };
                             match groups.iter().position(|g| g.contains(&l)) {
                                 None => QExpr::var(name),
-                                Some(x) if mine.contains(&x) => layout.value_of(
-                                    l,
-                                    &groups[x],
-                                    QExpr::var(&intr.loops[x].name),
-                                ),
+                                Some(x) if mine.contains(&x) => {
+                                    layout.value_of(l, &groups[x], QExpr::var(&intr.loops[x].name))
+                                }
                                 Some(_) => layout.boxes[l]
                                     .as_ref()
                                     .map_or(QExpr::Const(0), |b| b.lower.clone()),
@@ -270,7 +269,11 @@ impl Mapping {
             }
             params.get(name).copied().unwrap_or(0)
         };
-        self.operands[o].index.iter().map(|e| e.eval(&env)).collect()
+        self.operands[o]
+            .index
+            .iter()
+            .map(|e| e.eval(&env))
+            .collect()
     }
 }
 
@@ -353,7 +356,9 @@ impl std::fmt::Display for Slot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let dims: Vec<String> = self.block.iter().map(|e| e.to_string()).collect();
         let strides: Vec<String> = self.strides.iter().map(|e| e.to_string()).collect();
-        let copies: Vec<String> = (0..self.copies).map(|k| (self.base + k * self.pitch).to_string()).collect();
+        let copies: Vec<String> = (0..self.copies)
+            .map(|k| (self.base + k * self.pitch).to_string())
+            .collect();
         write!(
             f,
             "{}: block {} ({} B), element strides {}, copies at bytes {} of {}",

@@ -46,7 +46,11 @@ fn set_text(query: &Query) -> String {
 fn term(t: &Lin) -> String {
     let mut s = String::new();
     for (&v, &c) in &t.coeffs {
-        s.push_str(&format!("{}{}*v{v}", if c < 0 { " - " } else { " + " }, c.abs()));
+        s.push_str(&format!(
+            "{}{}*v{v}",
+            if c < 0 { " - " } else { " + " },
+            c.abs()
+        ));
     }
     s.push_str(&format!(
         "{}{}",
@@ -62,8 +66,14 @@ fn formula(f: &Formula) -> String {
         Formula::Atom(Atom::Eq0(t)) => format!("{} = 0", term(t)),
         Formula::And(fs) if fs.is_empty() => "0 = 0".into(),
         Formula::Or(fs) if fs.is_empty() => "1 = 0".into(),
-        Formula::And(fs) => format!("({})", fs.iter().map(formula).collect::<Vec<_>>().join(" and ")),
-        Formula::Or(fs) => format!("({})", fs.iter().map(formula).collect::<Vec<_>>().join(" or ")),
+        Formula::And(fs) => format!(
+            "({})",
+            fs.iter().map(formula).collect::<Vec<_>>().join(" and ")
+        ),
+        Formula::Or(fs) => format!(
+            "({})",
+            fs.iter().map(formula).collect::<Vec<_>>().join(" or ")
+        ),
     }
 }
 
@@ -82,7 +92,10 @@ mod tests {
             panic!("expected a witness")
         };
         assert_eq!(v[0].rem_euclid(16), 5);
-        q.assert(Formula::Or(vec![m.eq(&Lin::constant(17)), x.lt(&Lin::constant(0))]));
+        q.assert(Formula::Or(vec![
+            m.eq(&Lin::constant(17)),
+            x.lt(&Lin::constant(0)),
+        ]));
         q.assert(x.ge(&Lin::constant(0)));
         assert_eq!(decide(&q), Answer::Empty);
     }

@@ -19,7 +19,10 @@ pub fn decide(query: &Query, limit: Duration) -> Answer {
         .collect();
     let solver = Solver::new_for_logic("QF_LIA").unwrap_or_default();
     let mut params = Params::new();
-    params.set_u32("timeout", limit.as_millis().clamp(1, u32::MAX as u128) as u32);
+    params.set_u32(
+        "timeout",
+        limit.as_millis().clamp(1, u32::MAX as u128) as u32,
+    );
     solver.set_params(&params);
     for fact in &query.facts {
         solver.assert(formula(fact, &vars));
@@ -52,7 +55,13 @@ fn term(t: &Lin, vars: &[Int]) -> Int {
     let mut parts: Vec<Int> = t
         .coeffs
         .iter()
-        .map(|(&v, &c)| if c == 1 { vars[v].clone() } else { &vars[v] * c })
+        .map(|(&v, &c)| {
+            if c == 1 {
+                vars[v].clone()
+            } else {
+                &vars[v] * c
+            }
+        })
         .collect();
     parts.push(Int::from_i64(t.constant));
     Int::add(&parts)

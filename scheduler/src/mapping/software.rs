@@ -7,7 +7,9 @@
 
 use super::formula::{Formula, Lin, Query};
 use super::qexpr::QExpr;
-use frontend::ir::{AffExpr, Access, AssignOp, Cond, ElemType, Kernel, Loop, Stmt, StmtContext, Var};
+use frontend::ir::{
+    Access, AffExpr, AssignOp, Cond, ElemType, Kernel, Loop, Stmt, StmtContext, Var,
+};
 use std::collections::BTreeMap;
 
 /// How the kernel's size parameters are treated.
@@ -154,9 +156,10 @@ impl<'k> Software<'k> {
         if self.guards.iter().any(|g| cond_mentions(g, &l.var)) {
             return None;
         }
-        let other_bounds_mention = self.loops.iter().any(|o| {
-            o.var != l.var && (mentions(&o.lower, &l.var) || mentions(&o.upper, &l.var))
-        });
+        let other_bounds_mention = self
+            .loops
+            .iter()
+            .any(|o| o.var != l.var && (mentions(&o.lower, &l.var) || mentions(&o.upper, &l.var)));
         if other_bounds_mention {
             return None;
         }
@@ -242,9 +245,7 @@ impl<'k> Software<'k> {
                 Some(k) => vars.loops[k].clone(),
                 None => Lin::constant(0),
             },
-            AffExpr::Var(Var::Param(name)) => {
-                vars.params.get(name).cloned().unwrap_or_default()
-            }
+            AffExpr::Var(Var::Param(name)) => vars.params.get(name).cloned().unwrap_or_default(),
             AffExpr::Add(a, b) => self.aff(q, a, vars).add(&self.aff(q, b, vars)),
             AffExpr::Sub(a, b) => self.aff(q, a, vars).sub(&self.aff(q, b, vars)),
             AffExpr::Neg(a) => self.aff(q, a, vars).scale(-1),
@@ -343,7 +344,10 @@ impl<'k> Software<'k> {
     fn eval_cond(&self, c: &Cond, loops: &[i64], params: &BTreeMap<String, i64>) -> bool {
         match c {
             Cond::Cmp(a, op, b) => {
-                let (x, y) = (self.eval_aff(a, loops, params), self.eval_aff(b, loops, params));
+                let (x, y) = (
+                    self.eval_aff(a, loops, params),
+                    self.eval_aff(b, loops, params),
+                );
                 use frontend::ir::CmpOp::*;
                 match op {
                     Lt => x < y,

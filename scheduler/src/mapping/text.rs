@@ -104,7 +104,13 @@ pub fn parse(text: &str) -> Result<MappingText, TextError> {
                     .split_once('=')
                     .ok_or_else(|| err(line, col, "expected `blocks NAME = SIZE, ...`"))?;
                 let v = value.trim().parse::<i64>().ok().filter(|&v| v > 0);
-                let v = v.ok_or_else(|| err(line, col, format!("the block of `{}` must be a positive integer", name.trim())))?;
+                let v = v.ok_or_else(|| {
+                    err(
+                        line,
+                        col,
+                        format!("the block of `{}` must be a positive integer", name.trim()),
+                    )
+                })?;
                 out.push((name.trim().to_string(), v));
             }
             body.push((line, Line::Blocks(out)));
@@ -113,28 +119,47 @@ pub fn parse(text: &str) -> Result<MappingText, TextError> {
             let rhs_col = col + content.find("<-").unwrap_or(0) + 2;
             let rhs = rhs.trim();
             if let Some(open) = rhs.find('[') {
-                let close = rhs.rfind(']').ok_or_else(|| err(line, rhs_col, "missing `]`"))?;
+                let close = rhs
+                    .rfind(']')
+                    .ok_or_else(|| err(line, rhs_col, "missing `]`"))?;
                 let tensor = rhs[..open].trim().to_string();
                 let inside = &rhs[open + 1..close];
                 let index = split_top(inside)
                     .into_iter()
-                    .map(|(off, e)| parse_expr(e).map_err(|(c, m)| err(line, rhs_col + 1 + open + 1 + off + c, m)))
+                    .map(|(off, e)| {
+                        parse_expr(e)
+                            .map_err(|(c, m)| err(line, rhs_col + 1 + open + 1 + off + c, m))
+                    })
                     .collect::<Result<Vec<_>, _>>()?;
                 let pad = match rhs[close + 1..].trim() {
                     "" | "pad identity" => Pad::Identity,
                     "pad garbage" => Pad::Garbage,
-                    other => return Err(err(line, rhs_col + close + 2, format!("expected `pad identity` or `pad garbage`, found `{other}`"))),
+                    other => {
+                        return Err(err(
+                            line,
+                            rhs_col + close + 2,
+                            format!("expected `pad identity` or `pad garbage`, found `{other}`"),
+                        ))
+                    }
                 };
                 body.push((line, Line::Operand(lhs, tensor, index, pad)));
             } else {
                 let loops: Vec<String> = rhs.split(',').map(|s| s.trim().to_string()).collect();
                 if loops.iter().any(|l| l.is_empty() || !is_ident(l)) {
-                    return Err(err(line, rhs_col, "expected loop names separated by commas"));
+                    return Err(err(
+                        line,
+                        rhs_col,
+                        "expected loop names separated by commas",
+                    ));
                 }
                 body.push((line, Line::Group(lhs, loops)));
             }
         } else {
-            return Err(err(line, col, "expected `statement`, `intrinsic`, `X <- ...`, `blocks` or `buffers`"));
+            return Err(err(
+                line,
+                col,
+                "expected `statement`, `intrinsic`, `X <- ...`, `blocks` or `buffers`",
+            ));
         }
     }
     Ok(MappingText {
@@ -146,7 +171,8 @@ pub fn parse(text: &str) -> Result<MappingText, TextError> {
 
 fn is_ident(s: &str) -> bool {
     let mut c = s.chars();
-    c.next().is_some_and(|f| f.is_alphabetic() || f == '_') && c.all(|x| x.is_alphanumeric() || x == '_')
+    c.next().is_some_and(|f| f.is_alphabetic() || f == '_')
+        && c.all(|x| x.is_alphanumeric() || x == '_')
 }
 
 /// Splits at top-level commas, with each part's byte offset.
@@ -171,7 +197,11 @@ fn split_top(s: &str) -> Vec<(usize, &str)> {
 /// Parses a quasi-affine expression; an error carries a 0-based column.
 pub fn parse_expr(s: &str) -> Result<QExpr, (usize, String)> {
     let toks = tokens(s)?;
-    let mut p = ExprParser { toks, pos: 0, len: s.len() };
+    let mut p = ExprParser {
+        toks,
+        pos: 0,
+        len: s.len(),
+    };
     let e = p.sum()?;
     match p.toks.get(p.pos) {
         None => Ok(e),
@@ -239,7 +269,12 @@ impl ExprParser {
                 ("*", _, _) => return Err((col, "a product needs a constant factor".into())),
                 ("/", _, QExpr::Const(k)) if *k > 0 => QExpr::floor_div(e, *k),
                 ("%", _, QExpr::Const(k)) if *k > 0 => QExpr::modulo(e, *k),
-                _ => return Err((col, format!("`{op}` needs a positive integer constant on its right"))),
+                _ => {
+                    return Err((
+                        col,
+                        format!("`{op}` needs a positive integer constant on its right"),
+                    ))
+                }
             };
         }
         Ok(e)
@@ -285,7 +320,11 @@ pub fn print(sw: &Software, intr: &Intrinsic, m: &Mapping) -> String {
     }
     for (o, op) in m.operands.iter().enumerate() {
         let idx: Vec<String> = op.index.iter().map(|e| e.to_string()).collect();
-        let pad = if op.pad == Pad::Garbage { " pad garbage" } else { "" };
+        let pad = if op.pad == Pad::Garbage {
+            " pad garbage"
+        } else {
+            ""
+        };
         s.push_str(&format!(
             "{} <- {}[{}]{pad}\n",
             intr.operands[o].name,
@@ -296,7 +335,11 @@ pub fn print(sw: &Software, intr: &Intrinsic, m: &Mapping) -> String {
     let blocks: Vec<String> = (intr.loops.iter().zip(&m.blocks))
         .map(|(x, b)| format!("{} = {b}", x.name))
         .collect();
-    s.push_str(&format!("blocks {}\nbuffers {}\n", blocks.join(", "), m.buffers));
+    s.push_str(&format!(
+        "blocks {}\nbuffers {}\n",
+        blocks.join(", "),
+        m.buffers
+    ));
     s
 }
 
@@ -311,18 +354,48 @@ pub fn resolve(t: &MappingText, sw: &Software, intr: &Intrinsic) -> Result<Mappi
         let line = *line;
         match l {
             Line::Group(x, loops) => {
-                let xi = intr.loops.iter().position(|l| &l.name == x).ok_or_else(|| err(line, 1, format!("`{}` has no loop `{x}`", intr.name)))?;
+                let xi = intr
+                    .loops
+                    .iter()
+                    .position(|l| &l.name == x)
+                    .ok_or_else(|| err(line, 1, format!("`{}` has no loop `{x}`", intr.name)))?;
                 let ls = loops
                     .iter()
-                    .map(|n| sw.loop_index(n).ok_or_else(|| err(line, 1, format!("statement {} has no loop `{n}`", sw.stmt.name))))
+                    .map(|n| {
+                        sw.loop_index(n).ok_or_else(|| {
+                            err(
+                                line,
+                                1,
+                                format!("statement {} has no loop `{n}`", sw.stmt.name),
+                            )
+                        })
+                    })
                     .collect::<Result<Vec<_>, _>>()?;
                 groups[xi] = Some(ls);
             }
             Line::Operand(o, tensor, index, pad) => {
-                let oi = intr.operands.iter().position(|op| &op.name == o).ok_or_else(|| err(line, 1, format!("`{}` has no operand `{o}`", intr.name)))?;
-                let array = sw.kernel.array_by_name(tensor).ok_or_else(|| err(line, 1, format!("kernel {} has no array `{tensor}`", sw.kernel.name)))?;
+                let oi = intr
+                    .operands
+                    .iter()
+                    .position(|op| &op.name == o)
+                    .ok_or_else(|| err(line, 1, format!("`{}` has no operand `{o}`", intr.name)))?;
+                let array = sw.kernel.array_by_name(tensor).ok_or_else(|| {
+                    err(
+                        line,
+                        1,
+                        format!("kernel {} has no array `{tensor}`", sw.kernel.name),
+                    )
+                })?;
                 if index.len() != sw.kernel.array(array).dims.len() {
-                    return Err(err(line, 1, format!("`{tensor}` has {} dimensions, the mapping gives {}", sw.kernel.array(array).dims.len(), index.len())));
+                    return Err(err(
+                        line,
+                        1,
+                        format!(
+                            "`{tensor}` has {} dimensions, the mapping gives {}",
+                            sw.kernel.array(array).dims.len(),
+                            index.len()
+                        ),
+                    ));
                 }
                 let mut names = Vec::new();
                 index.iter().for_each(|e| e.vars(&mut names));
@@ -331,14 +404,31 @@ pub fn resolve(t: &MappingText, sw: &Software, intr: &Intrinsic) -> Result<Mappi
                         || sw.loop_index(&n).is_some()
                         || sw.kernel.params.iter().any(|p| p.name == n);
                     if !known {
-                        return Err(err(line, 1, format!("`{n}` is neither an intrinsic loop, a loop of {} nor a parameter", sw.stmt.name)));
+                        return Err(err(
+                            line,
+                            1,
+                            format!(
+                                "`{n}` is neither an intrinsic loop, a loop of {} nor a parameter",
+                                sw.stmt.name
+                            ),
+                        ));
                     }
                 }
-                operands[oi] = Some(super::physical::OperandMap { tensor: array, index: index.clone(), pad: *pad });
+                operands[oi] = Some(super::physical::OperandMap {
+                    tensor: array,
+                    index: index.clone(),
+                    pad: *pad,
+                });
             }
             Line::Blocks(bs) => {
                 for (x, b) in bs {
-                    let xi = intr.loops.iter().position(|l| &l.name == x).ok_or_else(|| err(line, 1, format!("`{}` has no loop `{x}`", intr.name)))?;
+                    let xi = intr
+                        .loops
+                        .iter()
+                        .position(|l| &l.name == x)
+                        .ok_or_else(|| {
+                            err(line, 1, format!("`{}` has no loop `{x}`", intr.name))
+                        })?;
                     blocks[xi] = *b;
                 }
             }
@@ -346,12 +436,27 @@ pub fn resolve(t: &MappingText, sw: &Software, intr: &Intrinsic) -> Result<Mappi
         }
     }
     let groups = (groups.into_iter().zip(&intr.loops))
-        .map(|(g, l)| g.filter(|g| !g.is_empty()).ok_or_else(|| err(1, 1, format!("intrinsic loop `{}` receives no software loop", l.name))))
+        .map(|(g, l)| {
+            g.filter(|g| !g.is_empty()).ok_or_else(|| {
+                err(
+                    1,
+                    1,
+                    format!("intrinsic loop `{}` receives no software loop", l.name),
+                )
+            })
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let operands = (operands.into_iter().zip(&intr.operands))
-        .map(|(m, op)| m.ok_or_else(|| err(1, 1, format!("operand `{}` has no memory mapping", op.name))))
+        .map(|(m, op)| {
+            m.ok_or_else(|| err(1, 1, format!("operand `{}` has no memory mapping", op.name)))
+        })
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Mapping { groups, operands, blocks, buffers })
+    Ok(Mapping {
+        groups,
+        operands,
+        blocks,
+        buffers,
+    })
 }
 
 #[cfg(test)]

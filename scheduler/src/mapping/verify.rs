@@ -173,7 +173,11 @@ fn read_back(probe: &Probe, values: &[i64]) -> Counterexample {
         what: f.what,
         operand: f.operand,
         instances: f.instances.iter().map(|ix| pick(ix)).collect(),
-        params: f.params.iter().map(|(n, k)| (n.clone(), values[*k])).collect(),
+        params: f
+            .params
+            .iter()
+            .map(|(n, k)| (n.clone(), values[*k]))
+            .collect(),
         call: f.call.as_ref().map(|(o, t, p)| (pick(o), pick(t), pick(p))),
         slot: f.slot.as_ref().map(|(b, a)| (values[*b], pick(a))),
         text: String::new(),
@@ -215,24 +219,46 @@ impl Counterexample {
         };
         let mut s = String::new();
         if !self.params.is_empty() {
-            let ps: Vec<String> = self.params.iter().map(|(n, v)| format!("{n}={v}")).collect();
+            let ps: Vec<String> = self
+                .params
+                .iter()
+                .map(|(n, v)| format!("{n}={v}"))
+                .collect();
             let _ = write!(s, "with {}: ", ps.join(", "));
         }
-        let write_of = |v: &[i64]| elem(sw.stmt.target.array, &sw.element_at(&sw.stmt.target, v, &params));
+        let write_of = |v: &[i64]| {
+            elem(
+                sw.stmt.target.array,
+                &sw.element_at(&sw.stmt.target, v, &params),
+            )
+        };
         match self.what {
             Violation::Uncovered => {
                 let p = place(&self.instances[0]);
-                let _ = write!(s, "{} runs at no point: its fused indices {:?} lie outside the extents", inst(&self.instances[0]), p.fused);
+                let _ = write!(
+                    s,
+                    "{} runs at no point: its fused indices {:?} lie outside the extents",
+                    inst(&self.instances[0]),
+                    p.fused
+                );
             }
             Violation::Collision => {
                 let p = place(&self.instances[0]);
-                let _ = write!(s, "{} and {} both run in {}", inst(&self.instances[0]), inst(&self.instances[1]), at(&p));
+                let _ = write!(
+                    s,
+                    "{} and {} both run in {}",
+                    inst(&self.instances[0]),
+                    inst(&self.instances[1]),
+                    at(&p)
+                );
             }
             Violation::WrongElement => {
                 let o = self.operand.unwrap_or(0);
                 let v = &self.instances[0];
                 let p = place(v);
-                let held = setup.mapping.held(sw, setup.layout, setup.intr, o, &p, &params);
+                let held = setup
+                    .mapping
+                    .held(sw, setup.layout, setup.intr, o, &p, &params);
                 let touched = sw.element_at(&setup.binding[o], v, &params);
                 let _ = write!(
                     s,
@@ -277,7 +303,9 @@ impl Counterexample {
                     );
                 }
             }
-            Violation::DependenceInCall | Violation::ReductionReordered | Violation::DependenceAcrossCalls => {
+            Violation::DependenceInCall
+            | Violation::ReductionReordered
+            | Violation::DependenceAcrossCalls => {
                 let (a, b) = (&self.instances[0], &self.instances[1]);
                 let why = match self.what {
                     Violation::DependenceInCall => "depend on each other but run together in one call".to_string(),
