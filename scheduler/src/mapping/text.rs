@@ -119,9 +119,9 @@ pub fn parse(text: &str) -> Result<MappingText, TextError> {
             let rhs_col = col + content.find("<-").unwrap_or(0) + 2;
             let rhs = rhs.trim();
             if let Some(open) = rhs.find('[') {
-                let close = rhs
-                    .rfind(']')
-                    .ok_or_else(|| err(line, rhs_col, "missing `]`"))?;
+                let close = (rhs.rfind(']'))
+                    .filter(|&c| c > open)
+                    .ok_or_else(|| err(line, rhs_col, "missing `]` after `[`"))?;
                 let tensor = rhs[..open].trim().to_string();
                 let inside = &rhs[open + 1..close];
                 let index = split_top(inside)
