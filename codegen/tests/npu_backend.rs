@@ -3,12 +3,14 @@
 //! the documented tolerance of a reordered f32 sum; the timing oracle must agree on the
 //! values; kernels outside the back end's reach are refused with a reason.
 
-use codegen::npu::{compile, NpuError};
+use codegen::npu::matmul::{self, Tiles};
+use codegen::npu::{compile, recognise, NpuError};
 use codegen::runner::tolerance;
 use frontend::ir::{ElemType, Kernel};
 use frontend::SourceFile;
 use npu_sim::{Machine, TensorData};
 use poly::interp::{Interpreter, Memory, ParamValues};
+use scheduler::target::Target;
 use std::collections::{BTreeMap, HashMap};
 
 fn kernel(text: &str) -> Kernel {
@@ -26,14 +28,30 @@ fn dtype(e: ElemType) -> npu_sim::program::DType {
 }
 
 /// Compiles `text` at `sizes` for `machine`, runs it on the interpreter's random inputs and
-/// returns the largest normwise error of each output.
-fn differential(text: &str, sizes: &[(&str, i64)], machine: &str) -> f64 {
+/// returns the largest normwise error of each output, with the tiles chosen.
+fn differential(text: &str, sizes: &[(&str, i64)], machine: &str) -> (f64, Tiles) {
+    differential_with(text, sizes, machine, None)
+}
+
+/// [`differential`] with the tiles forced (`None`: the model's).
+fn differential_with(
+    text: &str,
+    sizes: &[(&str, i64)],
+    machine: &str,
+    force: Option<Tiles>,
+) -> (f64, Tiles) {
     let k = kernel(text);
     let fixed: BTreeMap<String, i64> = sizes.iter().map(|(n, v)| (n.to_string(), *v)).collect();
     let params = ParamValues::resolve(&k, &fixed, &BTreeMap::new()).unwrap();
     let all: BTreeMap<String, i64> = params.iter().map(|(n, v)| (n.to_string(), v)).collect();
     let m = Machine::load(machine).unwrap();
-    let compiled = compile(&k, &all, &m, true).unwrap();
+    let mut compiled = compile(&k, &all, &m, true).unwrap();
+    if let Some(tiles) = force {
+        let mm = recognise::matmul(&k, &all, &Target::of_npu(&m)).unwrap();
+        let elems = [&mm.a, &mm.b, &mm.c].map(|o| k.array(o.tensor).elem);
+        compiled.program = matmul::program(&mm, elems, m.cores as i64, tiles).unwrap();
+        compiled.tiles = tiles;
+    }
     let mut memory = Memory::random(&k, &params, 7).unwrap();
     let inputs: HashMap<String, TensorData> = (k.arrays.iter())
         .filter(|a| a.role.is_input())
@@ -79,7 +97,7 @@ fn differential(text: &str, sizes: &[(&str, i64)], machine: &str) -> f64 {
         4,
     );
     assert!(report.agreed(), "timing oracle: {report:?}");
-    worst
+    (worst, compiled.tiles)
 }
 
 const BMM: &str = "kernel bmm(A: f16[NB, M, K], B: f16[NB, K, N]) -> (C: f32[NB, M, N])
@@ -93,7 +111,7 @@ const GEMM: &str =
 #[test]
 fn a_batched_product_matches_the_interpreter_on_both_presets() {
     for machine in ["ascend-like", "ascend-like-halfgm"] {
-        let err = differential(BMM, &[], machine);
+        let (err, _) = differential(BMM, &[], machine);
         assert!(err <= tolerance(ElemType::F32), "{machine}: {err:e}");
     }
 }
@@ -106,15 +124,73 @@ fn edge_tiles_of_every_kind_match_the_interpreter() {
         [("M", 17), ("N", 200), ("K", 300)],
         [("M", 5), ("N", 7), ("K", 9)],
     ] {
-        let err = differential(GEMM, &sizes, "ascend-like");
+        let (err, _) = differential(GEMM, &sizes, "ascend-like");
         assert!(err <= tolerance(ElemType::F32), "{sizes:?}: {err:e}");
     }
 }
 
 #[test]
 fn a_larger_product_uses_every_core_and_matches() {
-    let err = differential(GEMM, &[], "ascend-like");
+    for sizes in [vec![], vec![("K", 200)]] {
+        let (err, _) = differential(GEMM, &sizes, "ascend-like");
+        assert!(err <= tolerance(ElemType::F32), "{sizes:?}: {err:e}");
+    }
+}
+
+#[test]
+fn a_resident_a_panel_over_several_tiles_and_bands_per_core_matches() {
+    // 16-row tiles: each core gets several tiles, across a band boundary, with edge tiles
+    let tiles = Tiles {
+        tm: 16,
+        tn: 32,
+        tk: 32,
+        kc: 64,
+        panel: true,
+    };
+    for sizes in [
+        [("M", 96), ("N", 104), ("K", 150)],
+        [("M", 40), ("N", 64), ("K", 130)],
+    ] {
+        let (err, _) = differential_with(GEMM, &sizes, "ascend-like", Some(tiles));
+        assert!(err <= tolerance(ElemType::F32), "{sizes:?}: {err:e}");
+    }
+}
+
+#[test]
+fn tiles_never_store_into_a_shared_gm_block() {
+    // rows of 100 f32 values start off 32-byte blocks: the model keeps whole rows per tile,
+    // and forced narrower tiles are refused rather than racing
+    let (err, tiles) = differential(GEMM, &[("M", 96), ("N", 100), ("K", 150)], "ascend-like");
     assert!(err <= tolerance(ElemType::F32), "{err:e}");
+    assert!(tiles.tn >= 100, "{tiles:?}");
+    let k = kernel(GEMM);
+    let sizes = BTreeMap::from([
+        ("M".to_string(), 96),
+        ("N".to_string(), 100),
+        ("K".to_string(), 150),
+    ]);
+    let m = Machine::load("ascend-like").unwrap();
+    let mm = recognise::matmul(&k, &sizes, &Target::of_npu(&m)).unwrap();
+    let narrow = Tiles {
+        tm: 16,
+        tn: 32,
+        tk: 32,
+        kc: 64,
+        panel: true,
+    };
+    let elems = [&mm.a, &mm.b, &mm.c].map(|o| k.array(o.tensor).elem);
+    let refused = matmul::program(&mm, elems, 8, narrow);
+    assert!(
+        matches!(refused, Err(NpuError::Unsupported(_))),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn a_machine_with_tiny_buffers_gets_tiles_that_fit() {
+    let (err, tiles) = differential(GEMM, &[("M", 50), ("N", 40), ("K", 70)], "mini");
+    assert!(err <= tolerance(ElemType::F32), "{err:e}");
+    assert!(tiles.tk < 64, "{tiles:?}");
 }
 
 #[test]
@@ -191,4 +267,33 @@ fn every_example_kernel_compiles_or_is_refused_as_listed() {
         }
     }
     assert!(seen.len() >= 38, "{seen:?}");
+}
+
+mod random_products {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        /// Random sizes on a full and a tiny machine: the program matches the interpreter,
+        /// or no tile fits and the product is refused with that reason.
+        #[test]
+        fn any_product_matches_or_is_refused(
+            m in 1i64..70, n in 1i64..70, k in 1i64..160, tiny in any::<bool>()
+        ) {
+            let machine = if tiny { "mini" } else { "ascend-like" };
+            let kk = kernel(GEMM);
+            let sizes = BTreeMap::from([("M".to_string(), m), ("N".to_string(), n), ("K".to_string(), k)]);
+            let mach = Machine::load(machine).unwrap();
+            match compile(&kk, &sizes, &mach, true) {
+                Ok(_) => {
+                    let (err, _) = differential(GEMM, &[("M", m), ("N", n), ("K", k)], machine);
+                    prop_assert!(err <= tolerance(ElemType::F32), "{err:e}");
+                }
+                Err(NpuError::Unsupported(why)) => prop_assert!(why.contains("no tile"), "{why}"),
+                Err(other) => prop_assert!(false, "{other:?}"),
+            }
+        }
+    }
 }

@@ -41,6 +41,9 @@ pub struct Tiles {
     pub tk: i64,
     /// K values of one L1 chunk (a multiple of `tk`).
     pub kc: i64,
+    /// Whether A's `TM x K` panel stays in L1 while a core computes the tiles of one row
+    /// band (loaded with the band's first tile), instead of coming with every tile.
+    pub panel: bool,
 }
 
 fn round16(v: i64) -> i64 {
@@ -53,11 +56,27 @@ impl Tiles {
     /// operands fit L1, L0A, L0B, L0C and UB is costed as the busiest core's larger of cube
     /// cycles and GM cycles (bytes charged in whole segments, plus a cycle per burst, at the
     /// core's share of GM bandwidth), and the cheapest wins (the larger on a tie). K goes
-    /// through L0 64 deep (one fractal row of 16-bit operands per 32 bytes, four per 128
-    /// bytes) and through L1 in chunks of 256 (rows of 512 bytes, a GM segment).
+    /// through L0 16, 32 or 64 deep and through L1 in chunks of one to four sub-steps (four
+    /// 64-deep ones make rows of 512 bytes, a GM segment), whichever fits.
     pub fn choose(mm: &Matmul, machine: &Machine, c_bytes: i64) -> Option<Tiles> {
-        let tk = round16(mm.k).min(64);
-        let kc = ((mm.k + tk - 1) / tk * tk).min(4 * tk);
+        let mut best: Option<(f64, i64, Tiles)> = None;
+        for tk in [64, 32, 16].map(|d: i64| d.min(round16(mm.k))) {
+            for steps in [4, 2, 1] {
+                let kc = ((mm.k + tk - 1) / tk * tk).min(steps * tk);
+                Tiles::consider(mm, machine, c_bytes, (tk, kc), &mut best);
+            }
+        }
+        best.map(|(_, _, t)| t)
+    }
+
+    /// Costs every `TM x TN` (and with or without a resident panel) for one K blocking.
+    fn consider(
+        mm: &Matmul,
+        machine: &Machine,
+        c_bytes: i64,
+        (tk, kc): (i64, i64),
+        best: &mut Option<(f64, i64, Tiles)>,
+    ) {
         let cap = |m: Mem| machine.tiers.get(&m).map_or(0, |t| t.capacity as i64);
         let (cube_rate, gm) = (
             machine.cube.m0 * machine.cube.n0 * machine.cube.k0,
@@ -67,37 +86,66 @@ impl Tiles {
         let charged = |row_bytes: i64| (row_bytes + segment - 1) / segment * segment;
         let batches: i64 = mm.batch.iter().map(|(_, e)| e).product();
         let cores = machine.cores.max(1) as i64;
-        let mut best: Option<(f64, i64, Tiles)> = None;
         for tm in (1..=16).map(|k| k * F).filter(|&v| v <= round16(mm.m)) {
             for tn in (1..=16).map(|k| k * F).filter(|&v| v <= round16(mm.n)) {
-                let fits = 2 * tm * kc * 2 + 2 * kc * tn * 2 <= cap(Mem::L1)
-                    && 2 * tm * tk * 2 <= cap(Mem::L0a)
-                    && 2 * tk * tn * 2 <= cap(Mem::L0b)
-                    && 2 * tm * tn * 4 <= cap(Mem::L0c)
-                    && 2 * tm * tn * c_bytes <= cap(Mem::Ub);
-                if !fits {
-                    continue;
-                }
-                let tiles = batches * ((mm.m + tm - 1) / tm) * ((mm.n + tn - 1) / tn);
-                let mine = (tiles + cores - 1) / cores;
                 let chunks = (mm.k + kc - 1) / kc;
-                let bytes = chunks * (tm * charged(kc * 2) + kc * charged(tn * 2))
-                    + tm * charged(tn * c_bytes);
-                let bursts = chunks * (tm + kc) + tm;
-                let gm_cycles =
-                    (bytes as f64 / gm.bytes_per_cycle_per_core) + bursts as f64 * gm.burst_cycles;
-                let cube_cycles = (tm * tn * round16(mm.k) / cube_rate as i64) as f64;
-                let cost = mine as f64 * gm_cycles.max(cube_cycles);
-                let better = best
-                    .as_ref()
-                    .is_none_or(|(c, area, _)| cost < *c || (cost == *c && tm * tn > *area));
-                if better {
-                    best = Some((cost, tm * tn, Tiles { tm, tn, tk, kc }));
+                for panel in [false, true] {
+                    let a_l1 = if panel {
+                        chunks * tm * kc * 2
+                    } else {
+                        2 * tm * kc * 2
+                    };
+                    let fits = a_l1 + 2 * kc * tn * 2 <= cap(Mem::L1)
+                        && 2 * tm * tk * 2 <= cap(Mem::L0a)
+                        && 2 * tk * tn * 2 <= cap(Mem::L0b)
+                        && 2 * tm * tn * 4 <= cap(Mem::L0c)
+                        && 2 * tm * tn * c_bytes <= cap(Mem::Ub);
+                    // a resident panel is rewritten behind the ring's flags, which needs two
+                    // chunks
+                    if !fits || (panel && chunks < 2) || !stores_apart(mm, tn, c_bytes) {
+                        continue;
+                    }
+                    let nt = (mm.n + tn - 1) / tn;
+                    let tiles = batches * ((mm.m + tm - 1) / tm) * nt;
+                    let mine = (tiles + cores - 1) / cores;
+                    // the panels a core loads: one per row band its consecutive tiles touch
+                    let panels = if panel {
+                        ((mine + nt - 1) / nt + 1).min(mine)
+                    } else {
+                        mine
+                    };
+                    let a = chunks * tm * charged(kc * 2);
+                    let per_tile = chunks * kc * charged(tn * 2) + tm * charged(tn * c_bytes);
+                    let bytes = panels * a + mine * per_tile;
+                    let bursts = panels * chunks * tm + mine * (chunks * kc + tm);
+                    let gm_cycles = (bytes as f64 / gm.bytes_per_cycle_per_core)
+                        + bursts as f64 * gm.burst_cycles;
+                    let cube_cycles = (mine * tm * tn * round16(mm.k) / cube_rate as i64) as f64;
+                    let cost = gm_cycles.max(cube_cycles);
+                    let better = (best.as_ref())
+                        .is_none_or(|(c, area, _)| cost < *c || (cost == *c && tm * tn > *area));
+                    if better {
+                        let tiles = Tiles {
+                            tm,
+                            tn,
+                            tk,
+                            kc,
+                            panel,
+                        };
+                        *best = Some((cost, tm * tn, tiles));
+                    }
                 }
             }
         }
-        best.map(|(_, _, t)| t)
     }
+}
+
+/// Whether tiles `tn` wide store C in 32-byte blocks of their own (the hardware writes GM in
+/// whole blocks, so two stores into one block race unless ordered): C's rows must start on
+/// a block, or a tile must hold whole rows. (Row bands start on a block: a tile's rows are a
+/// multiple of 16.)
+fn stores_apart(mm: &Matmul, tn: i64, c_bytes: i64) -> bool {
+    (mm.n * c_bytes) % npu_sim::hazards::BLOCK as i64 == 0 || tn >= mm.n
 }
 
 /// The program's tensors and buffers.
@@ -124,6 +172,8 @@ struct Tile {
     last_col: Expr,
     /// The tile's slot (L0C and UB).
     slot: Expr,
+    /// Whether the tile starts a row band on its core (its A panel must be loaded).
+    new_band: Expr,
 }
 
 fn set(b: &mut Builder, src: Pipe, dst: Pipe, id: impl Into<Expr>) {
@@ -186,14 +236,34 @@ pub fn program(
     cores: i64,
     t: Tiles,
 ) -> Result<npu_sim::Program, NpuError> {
+    if !stores_apart(mm, t.tn, elems[2].size_bytes() as i64) {
+        return Err(NpuError::Unsupported(format!(
+            "C's rows ({} values) do not start on 32-byte blocks, so tiles {} wide would store into shared blocks",
+            mm.n, t.tn
+        )));
+    }
+    let batch_bytes = mm.m * mm.n * elems[2].size_bytes() as i64;
+    if mm.batch.iter().any(|(_, e)| *e > 1) && batch_bytes % npu_sim::hazards::BLOCK as i64 != 0 {
+        return Err(NpuError::Unsupported(format!(
+            "C's batch elements ({} x {} values) do not start on 32-byte blocks: cores would store into shared blocks",
+            mm.m, mm.n
+        )));
+    }
     let mut b = Builder::new();
+    let chunks = (mm.k + t.kc - 1) / t.kc;
+    let a_slots = if t.panel { chunks } else { 2 };
     let shape = |op: &Operand| op.shape.iter().map(|&e| e as u64).collect::<Vec<u64>>();
     let (ta, tb, tc) = (dtype(elems[0])?, dtype(elems[1])?, dtype(elems[2])?);
     let names = Names {
         a: b.tensor(&mm.a.name, ta, &shape(&mm.a), Direction::In),
         b: b.tensor(&mm.b.name, tb, &shape(&mm.b), Direction::In),
         c: b.tensor(&mm.c.name, tc, &shape(&mm.c), Direction::Out),
-        a_l1: b.buffer("a_l1", Tier::L1, ta, &[2, (t.tm * t.kc) as u64]),
+        a_l1: b.buffer(
+            "a_l1",
+            Tier::L1,
+            ta,
+            &[a_slots as u64, (t.tm * t.kc) as u64],
+        ),
         b_l1: b.buffer("b_l1", Tier::L1, tb, &[2, (t.kc * t.tn) as u64]),
         a_l0: b.buffer("a_l0", Tier::L0a, ta, &[2, (t.tm * t.tk) as u64]),
         b_l0: b.buffer("b_l0", Tier::L0b, tb, &[2, (t.tk * t.tn) as u64]),
@@ -204,13 +274,13 @@ pub fn program(
     let batches: i64 = mm.batch.iter().map(|(_, e)| e).product();
     let tiles = batches * mt * nt;
     let per_core = (tiles + cores - 1) / cores;
-    let chunks = (mm.k + t.kc - 1) / t.kc;
     for (src, dst) in FREE {
         set(&mut b, src, dst, 0);
         set(&mut b, src, dst, 1);
     }
     each(&mut b, "t", per_core, |b, tt| {
-        let idx = tt.clone() * cores + Expr::Core;
+        // consecutive tiles of a core share their row band (tiles are numbered along rows)
+        let idx = Expr::Core * per_core + tt.clone();
         b.when("mine", idx.clone().cmp(CmpOp::Lt, tiles), |b| {
             let tn = idx.clone() % nt;
             let tm = idx.clone() / nt % mt;
@@ -230,6 +300,8 @@ pub fn program(
                 row0,
                 col0,
                 slot: tt.clone() % 2,
+                new_band: (tt.clone().cmp(CmpOp::Eq, 0))
+                    .select(1, (idx.clone() % nt).cmp(CmpOp::Eq, 0)),
             };
             each(b, "kc", chunks, |b, kc| {
                 let chunk = tt.clone() * chunks + kc.clone();
@@ -257,17 +329,24 @@ fn load(b: &mut Builder, mm: &Matmul, n: &Names, t: Tiles, tile: &Tile, kc: &Exp
     let k0 = kc.clone() * t.kc;
     let len = (c(mm.k) - k0.clone()).min(t.kc);
     wait(b, Pipe::Mte1, Pipe::Mte2, slot.clone());
-    let src = b.at(
-        n.a,
-        index(&mm.a, &tile.batch, tile.row0.clone(), k0.clone()),
-    );
-    let dst = b.at(n.a_l1, [slot.clone(), c(0)]);
-    b.origin(Some("A chunk, ND -> NZ"));
-    b.push(
-        Dma::new(dst, src, tile.rows.clone(), len.clone())
-            .strides(row_stride(&mm.a), t.tm)
-            .mode(DmaMode::Nd2nz),
-    );
+    let load_a = |b: &mut Builder| {
+        let src = b.at(
+            n.a,
+            index(&mm.a, &tile.batch, tile.row0.clone(), k0.clone()),
+        );
+        let dst = b.at(n.a_l1, [a_slot(t, &slot, kc), c(0)]);
+        b.origin(Some("A chunk, ND -> NZ"));
+        b.push(
+            Dma::new(dst, src, tile.rows.clone(), len.clone())
+                .strides(row_stride(&mm.a), t.tm)
+                .mode(DmaMode::Nd2nz),
+        );
+    };
+    if t.panel {
+        b.when("band", tile.new_band.clone(), load_a);
+    } else {
+        load_a(b);
+    }
     let src = b.at(n.b, index(&mm.b, &tile.batch, k0, tile.col0.clone()));
     let dst = b.at(n.b_l1, [slot.clone(), c(0)]);
     b.origin(Some("B chunk, ND -> NZ"));
@@ -280,10 +359,22 @@ fn load(b: &mut Builder, mm: &Matmul, n: &Names, t: Tiles, tile: &Tile, kc: &Exp
     set(b, Pipe::Mte2, Pipe::Mte1, slot);
 }
 
+/// Where chunk `kc` of A is in L1: its ring slot, or its place in the resident panel. (The
+/// B chunk's "full" flag covers it either way: a flag fires after every earlier
+/// instruction of its pipe, and A is loaded first.)
+fn a_slot(t: Tiles, slot: &Expr, kc: &Expr) -> Expr {
+    if t.panel {
+        kc.clone()
+    } else {
+        slot.clone()
+    }
+}
+
 /// MTE1 and M: the chunk's sub-steps, then the L1 slot handed back to MTE2.
 fn steps(b: &mut Builder, mm: &Matmul, n: &Names, t: Tiles, tile: &Tile, kc: &Expr, chunk: &Expr) {
     let slot = chunk.clone() % 2;
     wait(b, Pipe::Mte2, Pipe::Mte1, slot.clone());
+    let a_at = a_slot(t, &slot, kc);
     let subs = t.kc / t.tk;
     // The last sub-step of the product may be shallower, the last column of tiles narrower:
     // each pitch that occurs gets its own copy of the sub-step.
@@ -311,7 +402,7 @@ fn steps(b: &mut Builder, mm: &Matmul, n: &Names, t: Tiles, tile: &Tile, kc: &Ex
             for (nd, n_cond) in &ns {
                 let cond = k_cond.clone().select(n_cond.clone(), 0);
                 b.when("pitch", cond, |b| {
-                    sub_step(b, n, t, tile, (&slot, &sub, &step, &k0), *kd, *nd);
+                    sub_step(b, n, t, tile, (&slot, &a_at, &sub, &step, &k0), *kd, *nd);
                 });
             }
         }
@@ -326,7 +417,7 @@ fn sub_step(
     n: &Names,
     t: Tiles,
     tile: &Tile,
-    (slot, sub, step, k0): (&Expr, &Expr, &Expr, &Expr),
+    (slot, a_at, sub, step, k0): (&Expr, &Expr, &Expr, &Expr, &Expr),
     kd: i64,
     nd: i64,
 ) {
@@ -339,7 +430,7 @@ fn sub_step(
         let dst = b.at(n.a_l0, [l0.clone(), bi.clone() * (kd / F * FRACTAL)]);
         let src = b.at(
             n.a_l1,
-            [slot.clone(), (fk0.clone() * (t.tm / F) + bi) * FRACTAL],
+            [a_at.clone(), (fk0.clone() * (t.tm / F) + bi) * FRACTAL],
         );
         b.origin(Some("A sub-step, NZ -> zZ"));
         b.push(Dma::new(dst, src, kd / F, FRACTAL).strides(t.tm * F, FRACTAL));
