@@ -85,19 +85,6 @@ struct Gemm {
     c_ub: BufferId,
 }
 
-fn set(b: &mut Builder, src: Pipe, dst: Pipe, id: impl Into<Expr>) {
-    b.flag(true, src, dst, id);
-}
-
-fn wait(b: &mut Builder, src: Pipe, dst: Pipe, id: impl Into<Expr>) {
-    b.flag(false, src, dst, id);
-}
-
-/// `body` for every `v` in `0..n`.
-fn each(b: &mut Builder, name: &str, n: i64, body: impl FnOnce(&mut Builder, Expr)) {
-    b.for_loop(name, c(0), c(n), 1, body);
-}
-
 /// `instr` pushed with the origin `note`.
 fn noted(b: &mut Builder, note: &str, instr: impl Into<Op>) {
     b.origin(Some(note));
@@ -139,11 +126,11 @@ impl Gemm {
                 );
                 let d = Dma::new(dst, src, HALF_ROWS, CHUNK * 64).strides(1024, 256);
                 noted(b, "A panel, ND -> NZ", d.mode(DmaMode::Nd2nz));
-                set(b, Pipe::Mte2, Pipe::Mte1, RING + h);
+                b.set_flag(Pipe::Mte2, Pipe::Mte1, RING + h);
             });
         };
         a_half(b, 0);
-        wait(b, Pipe::Mte1, Pipe::Mte2, slot.clone());
+        b.wait_flag(Pipe::Mte1, Pipe::Mte2, slot.clone());
         let src = b.at(
             self.bm,
             [g.clone() % STEPS * 64, col0() + g.clone() / STEPS * 256],
@@ -151,7 +138,7 @@ impl Gemm {
         let dst = b.at(self.b_l1, [slot.clone(), c(0)]);
         let d = Dma::new(dst, src, 64, 256).strides(1024, 64);
         noted(b, "B piece, ND -> NZ", d.mode(DmaMode::Nd2nz));
-        set(b, Pipe::Mte2, Pipe::Mte1, slot);
+        b.set_flag(Pipe::Mte2, Pipe::Mte1, slot);
         a_half(b, 1);
     }
 
@@ -161,16 +148,16 @@ impl Gemm {
         let (slot, l0) = (g.clone() % RING, g.clone() % 2);
         let first_of_chunk = (g.clone() % CHUNK).cmp(CmpOp::Eq, 0);
         let new_chunk = first_of_chunk.select(g.clone().cmp(CmpOp::Lt, STEPS), 0);
-        wait(b, Pipe::Mte2, Pipe::Mte1, slot.clone());
-        wait(b, Pipe::M, Pipe::Mte1, l0.clone());
+        b.wait_flag(Pipe::Mte2, Pipe::Mte1, slot.clone());
+        b.wait_flag(Pipe::M, Pipe::Mte1, l0.clone());
         // NZ fractal (row block bi, K fractal fk) sits at (fk*16 + bi)*256; the slice's first
         // K fractal is (g%16)*4.
         let fk0 = g.clone() % STEPS * 4;
         for h in 0..2 {
             b.when("ra", new_chunk.clone(), |b| {
-                wait(b, Pipe::Mte2, Pipe::Mte1, RING + h)
+                b.wait_flag(Pipe::Mte2, Pipe::Mte1, RING + h)
             });
-            each(b, "bi", 8, |b, bi| {
+            b.repeat("bi", 8, |b, bi| {
                 let bi = bi + h * 8;
                 let dst = b.at(self.a_l0, [l0.clone(), bi.clone() * 1024]);
                 let src = b.at(self.a_l1, [fk0.clone() * 4096 + bi * FRACTAL]);
@@ -180,7 +167,7 @@ impl Gemm {
             if h == 0 {
                 // The piece's NZ fractal (K fractal fk, column block bn) sits at
                 // (bn*4 + fk)*256.
-                each(b, "bk", 4, |b, bk| {
+                b.repeat("bk", 4, |b, bk| {
                     let dst = b.at(self.b_l0, [l0.clone(), bk.clone() * 4096]);
                     let src = b.at(self.b_l1, [slot.clone(), bk * FRACTAL]);
                     let d = Dma::new(dst, src, 16, FRACTAL).strides(4 * FRACTAL, FRACTAL);
@@ -191,9 +178,9 @@ impl Gemm {
                     );
                 });
             }
-            set(b, Pipe::Mte1, Pipe::M, l0.clone() * 2 + h);
+            b.set_flag(Pipe::Mte1, Pipe::M, l0.clone() * 2 + h);
         }
-        set(b, Pipe::Mte1, Pipe::Mte2, slot);
+        b.set_flag(Pipe::Mte1, Pipe::Mte2, slot);
     }
 
     /// M, step `g`: one mmad per strip; the first step of a tile overwrites (after the
@@ -210,32 +197,32 @@ impl Gemm {
         let ready = |b: &mut Builder, q: &Expr, l0: Expr| {
             let first_of_half = (q.clone() % (STRIPS / 2)).cmp(CmpOp::Eq, 0);
             b.when("ready", first_of_half, |b| {
-                wait(b, Pipe::Mte1, Pipe::M, l0 * 2 + q.clone() / (STRIPS / 2))
+                b.wait_flag(Pipe::Mte1, Pipe::M, l0 * 2 + q.clone() / (STRIPS / 2))
             });
         };
         b.when("step", g.clone().cmp(CmpOp::Lt, total - FINAL), |b| {
-            each(b, "q", STRIPS, |b, q| {
+            b.repeat("q", STRIPS, |b, q| {
                 b.when("fresh", first.clone(), |b| {
-                    wait(b, Pipe::V, Pipe::M, q.clone())
+                    b.wait_flag(Pipe::V, Pipe::M, q.clone())
                 });
                 ready(b, &q, l0.clone());
                 self.mmad(b, &q, l0.clone(), first.clone());
                 b.when("done", last.clone(), |b| {
-                    set(b, Pipe::M, Pipe::V, q.clone())
+                    b.set_flag(Pipe::M, Pipe::V, q.clone())
                 });
             });
-            set(b, Pipe::M, Pipe::Mte1, l0.clone());
+            b.set_flag(Pipe::M, Pipe::Mte1, l0.clone());
         });
         b.when("final", g.clone().cmp(CmpOp::Eq, total - 1), |b| {
-            each(b, "fq", STRIPS, |b, q| {
+            b.repeat("fq", STRIPS, |b, q| {
                 for f in total - FINAL..total {
                     ready(b, &q, c(f % 2));
                     self.mmad(b, &q, c(f % 2), c(0));
                 }
-                set(b, Pipe::M, Pipe::V, q);
+                b.set_flag(Pipe::M, Pipe::V, q);
             });
             for f in total - FINAL..total {
-                set(b, Pipe::M, Pipe::Mte1, f % 2);
+                b.set_flag(Pipe::M, Pipe::Mte1, f % 2);
             }
         });
     }
@@ -254,16 +241,16 @@ impl Gemm {
     /// GM.
     fn drain(self, b: &mut Builder, g: &Expr) {
         let col = col0() + g.clone() / STEPS * 256;
-        each(b, "p", STRIPS, |b, p| {
-            wait(b, Pipe::M, Pipe::V, p.clone());
-            wait(b, Pipe::Mte3, Pipe::V, p.clone());
+        b.repeat("p", STRIPS, |b, p| {
+            b.wait_flag(Pipe::M, Pipe::V, p.clone());
+            b.wait_flag(Pipe::Mte3, Pipe::V, p.clone());
             let dst = b.at(self.c_ub, [p.clone(), c(0)]);
             let src = b.at(self.c_l0, [p.clone(), c(0)]);
             let d = Dma::new(dst, src, STRIP_ROWS, 256).strides(STRIP_ROWS, 256);
             noted(b, "C tile, NZ f32 -> ND f16", d.mode(DmaMode::Nz2nd));
-            set(b, Pipe::V, Pipe::M, p.clone());
-            set(b, Pipe::V, Pipe::Mte3, p.clone());
-            wait(b, Pipe::V, Pipe::Mte3, p.clone());
+            b.set_flag(Pipe::V, Pipe::M, p.clone());
+            b.set_flag(Pipe::V, Pipe::Mte3, p.clone());
+            b.wait_flag(Pipe::V, Pipe::Mte3, p.clone());
             let dst = b.at(self.cm, [row0() + p.clone() * STRIP_ROWS, col.clone()]);
             let src = b.at(self.c_ub, [p.clone(), c(0)]);
             noted(
@@ -271,7 +258,7 @@ impl Gemm {
                 "C store",
                 Dma::new(dst, src, STRIP_ROWS, 256).strides(256, 1024),
             );
-            set(b, Pipe::Mte3, Pipe::V, p);
+            b.set_flag(Pipe::Mte3, Pipe::V, p);
         });
     }
 }
@@ -296,7 +283,7 @@ fn generate() -> npu_sim::Program {
     let mut b = Builder::new();
     let gemm = Gemm::declare(&mut b);
     free_slots(&mut b, true);
-    each(&mut b, "g", TILES * STEPS, |b, g| {
+    b.repeat("g", TILES * STEPS, |b, g| {
         gemm.load(b, &g);
         gemm.stage(b, &g);
         gemm.compute(b, &g);

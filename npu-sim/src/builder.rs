@@ -374,6 +374,26 @@ impl Builder {
         self.push(if set { Op::SetFlag(f) } else { Op::WaitFlag(f) });
     }
 
+    /// `set_flag src, dst, id`.
+    pub fn set_flag(&mut self, src: Pipe, dst: Pipe, id: impl Into<Expr>) {
+        self.flag(true, src, dst, id);
+    }
+
+    /// `wait_flag src, dst, id`.
+    pub fn wait_flag(&mut self, src: Pipe, dst: Pipe, id: impl Into<Expr>) {
+        self.flag(false, src, dst, id);
+    }
+
+    /// `loop name in 0..n { body }`.
+    pub fn repeat(
+        &mut self,
+        name: &str,
+        n: impl Into<Expr>,
+        body: impl FnOnce(&mut Builder, Expr),
+    ) {
+        self.for_loop(name, Expr::Const(0), n.into(), 1, body);
+    }
+
     /// `barrier`.
     pub fn barrier(&mut self, scope: BarrierScope) {
         self.push(Op::Barrier(scope));

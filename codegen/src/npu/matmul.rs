@@ -176,20 +176,8 @@ struct Tile {
     new_band: Expr,
 }
 
-fn set(b: &mut Builder, src: Pipe, dst: Pipe, id: impl Into<Expr>) {
-    b.flag(true, src, dst, id);
-}
-
-fn wait(b: &mut Builder, src: Pipe, dst: Pipe, id: impl Into<Expr>) {
-    b.flag(false, src, dst, id);
-}
-
 fn c(v: i64) -> Expr {
     Expr::Const(v)
-}
-
-fn each(b: &mut Builder, name: &str, n: impl Into<Expr>, body: impl FnOnce(&mut Builder, Expr)) {
-    b.for_loop(name, c(0), n.into(), 1, body);
 }
 
 /// The flag rings: (source pipe, destination pipe) of every "free" flag pre-set twice.
@@ -275,10 +263,10 @@ pub fn program(
     let tiles = batches * mt * nt;
     let per_core = (tiles + cores - 1) / cores;
     for (src, dst) in FREE {
-        set(&mut b, src, dst, 0);
-        set(&mut b, src, dst, 1);
+        b.set_flag(src, dst, 0);
+        b.set_flag(src, dst, 1);
     }
-    each(&mut b, "t", per_core, |b, tt| {
+    b.repeat("t", per_core, |b, tt| {
         // consecutive tiles of a core share their row band (tiles are numbered along rows)
         let idx = Expr::Core * per_core + tt.clone();
         b.when("mine", idx.clone().cmp(CmpOp::Lt, tiles), |b| {
@@ -303,7 +291,7 @@ pub fn program(
                 new_band: (tt.clone().cmp(CmpOp::Eq, 0))
                     .select(1, (idx.clone() % nt).cmp(CmpOp::Eq, 0)),
             };
-            each(b, "kc", chunks, |b, kc| {
+            b.repeat("kc", chunks, |b, kc| {
                 let chunk = tt.clone() * chunks + kc.clone();
                 load(b, mm, &names, t, &tile, &kc, &chunk);
                 steps(b, mm, &names, t, &tile, &kc, &chunk);
@@ -312,8 +300,8 @@ pub fn program(
         });
     });
     for (src, dst) in FREE {
-        wait(&mut b, src, dst, 0);
-        wait(&mut b, src, dst, 1);
+        b.wait_flag(src, dst, 0);
+        b.wait_flag(src, dst, 1);
     }
     b.finish().map_err(|d| {
         NpuError::Internal(format!(
@@ -328,7 +316,7 @@ fn load(b: &mut Builder, mm: &Matmul, n: &Names, t: Tiles, tile: &Tile, kc: &Exp
     let slot = chunk.clone() % 2;
     let k0 = kc.clone() * t.kc;
     let len = (c(mm.k) - k0.clone()).min(t.kc);
-    wait(b, Pipe::Mte1, Pipe::Mte2, slot.clone());
+    b.wait_flag(Pipe::Mte1, Pipe::Mte2, slot.clone());
     let load_a = |b: &mut Builder| {
         let src = b.at(
             n.a,
@@ -356,7 +344,7 @@ fn load(b: &mut Builder, mm: &Matmul, n: &Names, t: Tiles, tile: &Tile, kc: &Exp
             .mode(DmaMode::Nd2nz),
     );
     b.origin(None);
-    set(b, Pipe::Mte2, Pipe::Mte1, slot);
+    b.set_flag(Pipe::Mte2, Pipe::Mte1, slot);
 }
 
 /// Where chunk `kc` of A is in L1: its ring slot, or its place in the resident panel. (The
@@ -373,7 +361,7 @@ fn a_slot(t: Tiles, slot: &Expr, kc: &Expr) -> Expr {
 /// MTE1 and M: the chunk's sub-steps, then the L1 slot handed back to MTE2.
 fn steps(b: &mut Builder, mm: &Matmul, n: &Names, t: Tiles, tile: &Tile, kc: &Expr, chunk: &Expr) {
     let slot = chunk.clone() % 2;
-    wait(b, Pipe::Mte2, Pipe::Mte1, slot.clone());
+    b.wait_flag(Pipe::Mte2, Pipe::Mte1, slot.clone());
     let a_at = a_slot(t, &slot, kc);
     let subs = t.kc / t.tk;
     // The last sub-step of the product may be shallower, the last column of tiles narrower:
@@ -381,7 +369,7 @@ fn steps(b: &mut Builder, mm: &Matmul, n: &Names, t: Tiles, tile: &Tile, kc: &Ex
     let k_last = (mm.k - 1) / t.tk * t.tk;
     let k_tail = round16(mm.k - k_last);
     let n_tail = round16(mm.n - (mm.n - 1) / t.tn * t.tn);
-    each(b, "sub", subs, |b, sub| {
+    b.repeat("sub", subs, |b, sub| {
         let k0 = kc.clone() * t.kc + sub.clone() * t.tk;
         let step = chunk.clone() * subs + sub.clone();
         let in_range = k0.clone().cmp(CmpOp::Lt, mm.k);
@@ -407,7 +395,7 @@ fn steps(b: &mut Builder, mm: &Matmul, n: &Names, t: Tiles, tile: &Tile, kc: &Ex
             }
         }
     });
-    set(b, Pipe::Mte1, Pipe::Mte2, slot);
+    b.set_flag(Pipe::Mte1, Pipe::Mte2, slot);
 }
 
 /// One sub-step with K depth `kd` and N width `nd` (multiples of 16): stage into L0 slot
@@ -423,10 +411,10 @@ fn sub_step(
 ) {
     let l0 = step.clone() % 2;
     let m16 = (tile.rows.clone() + (F - 1)) / F * F;
-    wait(b, Pipe::M, Pipe::Mte1, l0.clone());
+    b.wait_flag(Pipe::M, Pipe::Mte1, l0.clone());
     // A: row of fractals bi (NZ: fractal (fk, bi) at (fk * tm/16 + bi) * 256) -> zZ row bi.
     let fk0 = sub.clone() * (t.tk / F);
-    each(b, "bi", m16.clone() / F, |b, bi| {
+    b.repeat("bi", m16.clone() / F, |b, bi| {
         let dst = b.at(n.a_l0, [l0.clone(), bi.clone() * (kd / F * FRACTAL)]);
         let src = b.at(
             n.a_l1,
@@ -436,7 +424,7 @@ fn sub_step(
         b.push(Dma::new(dst, src, kd / F, FRACTAL).strides(t.tm * F, FRACTAL));
     });
     // B: K fractal bk (NZ: fractal (fk, bn) at (bn * kc/16 + fk) * 256) -> nZ, transposed.
-    each(b, "bk", kd / F, |b, bk| {
+    b.repeat("bk", kd / F, |b, bk| {
         let dst = b.at(n.b_l0, [l0.clone(), bk.clone() * (nd / F * FRACTAL)]);
         let src = b.at(n.b_l1, [slot.clone(), (fk0.clone() + bk) * FRACTAL]);
         b.origin(Some("B sub-step, NZ -> nZ (transposing)"));
@@ -447,27 +435,27 @@ fn sub_step(
         );
     });
     b.origin(None);
-    set(b, Pipe::Mte1, Pipe::M, l0.clone());
+    b.set_flag(Pipe::Mte1, Pipe::M, l0.clone());
     let first = k0.clone().cmp(CmpOp::Eq, 0);
     b.when("fresh", first.clone(), |b| {
-        wait(b, Pipe::V, Pipe::M, tile.slot.clone())
+        b.wait_flag(Pipe::V, Pipe::M, tile.slot.clone())
     });
-    wait(b, Pipe::Mte1, Pipe::M, l0.clone());
+    b.wait_flag(Pipe::Mte1, Pipe::M, l0.clone());
     let cc = b.at(n.c_l0, [tile.slot.clone(), c(0)]);
     let a = b.at(n.a_l0, [l0.clone(), c(0)]);
     let bb = b.at(n.b_l0, [l0.clone(), c(0)]);
     b.origin(Some("C[m, n] += A[m, k] * B[k, n]"));
     b.mmad(cc, a, bb, (m16, kd, nd), first);
     b.origin(None);
-    set(b, Pipe::M, Pipe::Mte1, l0);
+    b.set_flag(Pipe::M, Pipe::Mte1, l0);
 }
 
 /// M hands the tile to V, which converts it (L0C NZ -> UB ND); MTE3 stores it.
 fn drain(b: &mut Builder, mm: &Matmul, n: &Names, t: Tiles, tile: &Tile) {
     let s = tile.slot.clone();
-    set(b, Pipe::M, Pipe::V, s.clone());
-    wait(b, Pipe::M, Pipe::V, s.clone());
-    wait(b, Pipe::Mte3, Pipe::V, s.clone());
+    b.set_flag(Pipe::M, Pipe::V, s.clone());
+    b.wait_flag(Pipe::M, Pipe::V, s.clone());
+    b.wait_flag(Pipe::Mte3, Pipe::V, s.clone());
     let m16 = (tile.rows.clone() + (F - 1)) / F * F;
     let dst = b.at(n.c_ub, [s.clone(), c(0)]);
     let src = b.at(n.c_l0, [s.clone(), c(0)]);
@@ -478,9 +466,9 @@ fn drain(b: &mut Builder, mm: &Matmul, n: &Names, t: Tiles, tile: &Tile) {
             .mode(DmaMode::Nz2nd),
     );
     b.origin(None);
-    set(b, Pipe::V, Pipe::M, s.clone());
-    set(b, Pipe::V, Pipe::Mte3, s.clone());
-    wait(b, Pipe::V, Pipe::Mte3, s.clone());
+    b.set_flag(Pipe::V, Pipe::M, s.clone());
+    b.set_flag(Pipe::V, Pipe::Mte3, s.clone());
+    b.wait_flag(Pipe::V, Pipe::Mte3, s.clone());
     let dst = b.at(
         n.c,
         index(&mm.c, &tile.batch, tile.row0.clone(), tile.col0.clone()),
@@ -491,5 +479,5 @@ fn drain(b: &mut Builder, mm: &Matmul, n: &Names, t: Tiles, tile: &Tile) {
         Dma::new(dst, src, tile.rows.clone(), tile.cols.clone()).strides(t.tn, row_stride(&mm.c)),
     );
     b.origin(None);
-    set(b, Pipe::Mte3, Pipe::V, s);
+    b.set_flag(Pipe::Mte3, Pipe::V, s);
 }
