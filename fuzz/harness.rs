@@ -5,11 +5,13 @@
 
 use npu_sim::program::DType;
 
-/// The kernel language: parse and check arbitrary text.
+/// The kernel language: parse and check arbitrary text, as a kernel file and as an
+/// intrinsic file.
 pub fn kernel_language(data: &[u8]) {
     if let Ok(text) = std::str::from_utf8(data) {
         let file = frontend::SourceFile::new("fuzz.pk", text);
         let _ = frontend::compile(&file);
+        let _ = frontend::compile_intrinsics(&file);
     }
 }
 

@@ -93,6 +93,10 @@ fn run(bytes: Vec<u8>) {
             assert!(d.count() > 0);
             let _ = d.render(&file, true);
         }
+        if let Err(d) = frontend::compile_intrinsics(&file) {
+            assert!(d.count() > 0);
+            let _ = d.render(&file, true);
+        }
     }
 }
 

@@ -252,7 +252,7 @@ pub fn run(args: &MappingsArgs) -> Result<(), CliError> {
                         rows.len() - proved - refuted
                     );
                     let kinds: Vec<String> = (sw.loops.iter().zip(sw.kinds()))
-                        .map(|(l, k)| format!("{} {}", l.var, enumerate::kind_name(k)))
+                        .map(|(l, k)| format!("{} {}", l.var, k.name()))
                         .collect();
                     println!("  loops: {}", kinds.join(", "));
                     let reordering_only = rows.iter().any(|r| {
@@ -296,7 +296,7 @@ pub fn run(args: &MappingsArgs) -> Result<(), CliError> {
                     "statement": stmt.stmt.name,
                     "intrinsic": intr.name,
                     "loops": (sw.loops.iter().zip(sw.kinds()))
-                        .map(|(l, k)| json!({ "name": l.var, "kind": enumerate::kind_name(k) }))
+                        .map(|(l, k)| json!({ "name": l.var, "kind": k.name() }))
                         .collect::<Vec<Value>>(),
                     "mappings": rows.iter().map(|row| match row {
                         Ok((m, r)) => mapping_json(&sw, intr, m, r),

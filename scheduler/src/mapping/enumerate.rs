@@ -9,7 +9,7 @@
 //! uses stay outside the intrinsic, as ordinary loops.
 
 use super::intrinsic::Intrinsic;
-use super::software::{linear_coefficients, LoopKind, Software};
+use super::software::{linear_coefficients, Software};
 use frontend::ir::Access;
 use std::collections::BTreeMap;
 
@@ -129,12 +129,4 @@ fn points_within(groups: &Groups) -> Vec<Vec<usize>> {
             .collect();
     }
     out
-}
-
-/// The kind each software loop has, for display.
-pub fn kind_name(k: LoopKind) -> &'static str {
-    match k {
-        LoopKind::Spatial => "spatial",
-        LoopKind::Reduction => "reduction",
-    }
 }

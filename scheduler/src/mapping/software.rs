@@ -44,6 +44,16 @@ pub enum LoopKind {
     Reduction,
 }
 
+impl LoopKind {
+    /// `spatial` or `reduction`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LoopKind::Spatial => "spatial",
+            LoopKind::Reduction => "reduction",
+        }
+    }
+}
+
 /// The statement being mapped.
 #[derive(Clone, Debug)]
 pub struct Software<'k> {
