@@ -55,3 +55,30 @@ fn refusals_exit_1_with_the_reason() {
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("the NPU back end does not compile this kernel"));
 }
+
+#[test]
+fn run_on_the_npu_prints_the_interpreters_lines_and_the_cycles() {
+    let npu = polyc(&[
+        "run",
+        "examples/batched-matmul.pk",
+        "--target",
+        "npu",
+        "--reorder-reductions",
+        "-D",
+        "M=40",
+    ]);
+    assert_eq!(
+        npu.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&npu.stderr)
+    );
+    let interp = polyc(&["run", "examples/batched-matmul.pk", "-D", "M=40"]);
+    let (a, b) = (
+        String::from_utf8_lossy(&npu.stdout),
+        String::from_utf8_lossy(&interp.stdout),
+    );
+    assert_eq!(a.lines().next(), b.lines().next());
+    assert!(a.contains("C f32[4, 40, 64] sum="), "{a}");
+    assert!(String::from_utf8_lossy(&npu.stderr).contains("cycles on `ascend-like`"));
+}

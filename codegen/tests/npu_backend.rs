@@ -4,27 +4,19 @@
 //! values; kernels outside the back end's reach are refused with a reason.
 
 use codegen::npu::matmul::{self, Tiles};
-use codegen::npu::{compile, recognise, NpuError};
+use codegen::npu::{compile, recognise, simulate, NpuError};
 use codegen::runner::tolerance;
 use frontend::ir::{ElemType, Kernel};
 use frontend::SourceFile;
-use npu_sim::{Machine, TensorData};
+use npu_sim::Machine;
 use poly::interp::{Interpreter, Memory, ParamValues};
 use scheduler::target::Target;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 fn kernel(text: &str) -> Kernel {
     frontend::compile(&SourceFile::new("k.pk", text.to_string()))
         .unwrap()
         .remove(0)
-}
-
-fn dtype(e: ElemType) -> npu_sim::program::DType {
-    match e {
-        ElemType::F16 => npu_sim::program::DType::F16,
-        ElemType::F32 => npu_sim::program::DType::F32,
-        other => panic!("no NPU type for {other}"),
-    }
 }
 
 /// Compiles `text` at `sizes` for `machine`, runs it on the interpreter's random inputs and
@@ -53,40 +45,24 @@ fn differential_with(
         compiled.tiles = tiles;
     }
     let mut memory = Memory::random(&k, &params, 7).unwrap();
-    let inputs: HashMap<String, TensorData> = (k.arrays.iter())
-        .filter(|a| a.role.is_input())
-        .map(|a| {
-            let v = memory.array(&a.name).unwrap();
-            let shape: Vec<u64> = v.shape().iter().map(|&s| s as u64).collect();
-            (
-                a.name.clone(),
-                TensorData::from_values(dtype(a.elem), &shape, v.values()),
-            )
-        })
-        .collect();
-    let run = npu_sim::run(&compiled.program, &m, &inputs, 1)
-        .unwrap_or_else(|d| panic!("{}\n{}", d.message, npu_sim::print(&compiled.program)));
-    assert!(
-        run.unwritten_outputs.is_empty(),
-        "{:?}",
-        run.unwritten_outputs
-    );
+    let sim = simulate(&compiled, &k, &memory, &m)
+        .unwrap_or_else(|e| panic!("{e}\n{}", npu_sim::print(&compiled.program)));
+    let inputs = codegen::npu::inputs(&k, &memory).unwrap();
     Interpreter::new(&k, &params)
         .unwrap()
         .run_original(&mut memory)
         .unwrap();
     let mut worst: f64 = 0.0;
-    for (name, got) in &run.outputs {
-        let want = memory.array(name).unwrap().values();
+    for array in k.arrays.iter().filter(|a| a.role.is_output()) {
+        let want = memory.array(&array.name).unwrap().values();
+        let got = sim.memory.array(&array.name).unwrap().values();
         let scale = want
             .iter()
             .fold(0.0f64, |a, v| a.max(v.abs()))
             .max(f64::MIN_POSITIVE);
-        let err =
-            (got.values().iter().zip(want)).fold(0.0f64, |a, (g, w)| a.max((g - w).abs())) / scale;
+        let err = (got.iter().zip(want)).fold(0.0f64, |a, (g, w)| a.max((g - w).abs())) / scale;
         worst = worst.max(err);
     }
-    eprintln!("{} err {worst:e} cycles {}", k.name, run.report.cycles);
     // the timing oracle: other machines, the same values
     let report = npu_sim::oracle::check_timing(
         &compiled.program,

@@ -35,6 +35,12 @@ pub struct RunArgs {
     tile: Option<String>,
     #[command(flatten)]
     codegen: CodegenArgs,
+    /// The NPU machine for `--target npu` (a preset or a TOML file).
+    #[arg(long, default_value = "ascend-like")]
+    machine: String,
+    /// Let `--target npu` reorder floating-point sums (the matrix unit does).
+    #[arg(long)]
+    reorder_reductions: bool,
 }
 
 /// Where `polyc run` executes the kernel.
@@ -44,6 +50,8 @@ pub enum RunTarget {
     Interp,
     /// C from the CPU back end, built with `cc -O2 -fopenmp`.
     Cpu,
+    /// A program from the NPU back end, run by the simulator (`--machine`).
+    Npu,
 }
 
 /// Runs `polyc run`: prints the resolved parameters, one checksum line per output array,
@@ -60,19 +68,14 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
     if args.target == RunTarget::Cpu {
         return run_cpu(args, &kernel, &params, &memory);
     }
+    if args.target == RunTarget::Npu {
+        return run_npu(args, &kernel, &params, &memory);
+    }
     let interpreter = Interpreter::new(&kernel, &params).map_err(user)?;
     let start = Instant::now();
     interpreter.run_original(&mut memory).map_err(user)?;
     let elapsed = start.elapsed();
-    let values: Vec<String> = params.iter().map(|(n, v)| format!("{n}={v}")).collect();
-    println!("kernel {} ({})", kernel.name, values.join(", "));
-    for c in memory
-        .checksums()
-        .iter()
-        .filter(|c| is_output(&kernel, &c.name))
-    {
-        println!("{c}");
-    }
+    print_outputs(&kernel, &params, &memory);
     eprintln!(
         "{} statement instances in {:.3} s",
         interpreter.instance_count(),
@@ -124,6 +127,45 @@ fn run_cpu(
     let times = out.times();
     eprintln!("compiled kernel ran in {:.3} s", times.iter().sum::<f64>());
     Ok(())
+}
+
+/// Compiles the kernel for the NPU, simulates it on `memory`'s inputs and prints the same
+/// lines as the interpreter, with the cycles on standard error.
+fn run_npu(
+    args: &RunArgs,
+    kernel: &frontend::ir::Kernel,
+    params: &ParamValues,
+    memory: &Memory,
+) -> Result<(), CliError> {
+    let machine =
+        npu_sim::Machine::load(&args.machine).map_err(|e| CliError::User(e.to_string()))?;
+    let sizes = params.iter().map(|(n, v)| (n.to_string(), v)).collect();
+    let npu = |e: codegen::npu::NpuError| match e {
+        codegen::npu::NpuError::Internal(_) => CliError::Internal(e.to_string()),
+        _ => CliError::User(e.to_string()),
+    };
+    let compiled =
+        codegen::npu::compile(kernel, &sizes, &machine, args.reorder_reductions).map_err(npu)?;
+    let run = codegen::npu::simulate(&compiled, kernel, memory, &machine).map_err(npu)?;
+    print_outputs(kernel, params, &run.memory);
+    eprintln!("simulated: {}", run.summary);
+    if let Some(dir) = &args.outputs {
+        run.memory.save_outputs(dir).map_err(user)?;
+    }
+    Ok(())
+}
+
+/// The kernel line and one checksum line per output.
+fn print_outputs(kernel: &frontend::ir::Kernel, params: &ParamValues, memory: &Memory) {
+    let values: Vec<String> = params.iter().map(|(n, v)| format!("{n}={v}")).collect();
+    println!("kernel {} ({})", kernel.name, values.join(", "));
+    for c in memory
+        .checksums()
+        .iter()
+        .filter(|c| is_output(kernel, &c.name))
+    {
+        println!("{c}");
+    }
 }
 
 fn is_output(kernel: &frontend::ir::Kernel, name: &str) -> bool {

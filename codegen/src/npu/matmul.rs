@@ -188,7 +188,8 @@ const FREE: [(Pipe, Pipe); 4] = [
     (Pipe::Mte3, Pipe::V),
 ];
 
-fn dtype(e: frontend::ir::ElemType) -> Result<DType, NpuError> {
+/// The simulator's type of an element type (the NPU has no f64).
+pub fn dtype(e: frontend::ir::ElemType) -> Result<DType, NpuError> {
     use frontend::ir::ElemType::*;
     Ok(match e {
         F16 => DType::F16,

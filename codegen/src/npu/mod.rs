@@ -67,3 +67,71 @@ pub fn compile(
         mapping: mm.mapping,
     })
 }
+
+/// The outputs of a compiled program run in the simulator on a memory's inputs.
+#[derive(Debug)]
+pub struct Simulated {
+    /// The memory with every output the program wrote replaced by the program's values.
+    pub memory: poly::interp::Memory,
+    /// Cycles the run took.
+    pub cycles: u64,
+    /// The report's summary line (roofline, binding unit).
+    pub summary: String,
+}
+
+/// The simulator's input tensors: the kernel's input arrays as `memory` holds them.
+pub fn inputs(
+    kernel: &Kernel,
+    memory: &poly::interp::Memory,
+) -> Result<std::collections::HashMap<String, npu_sim::TensorData>, NpuError> {
+    (kernel.arrays.iter())
+        .filter(|a| a.role.is_input())
+        .map(|a| {
+            let v = (memory.array(&a.name))
+                .ok_or_else(|| NpuError::Internal(format!("no array `{}`", a.name)))?;
+            let shape: Vec<u64> = v.shape().iter().map(|&s| s as u64).collect();
+            let data = npu_sim::TensorData::from_values(matmul::dtype(a.elem)?, &shape, v.values());
+            Ok((a.name.clone(), data))
+        })
+        .collect()
+}
+
+/// Runs `compiled` on `machine` in the strict semantics, its inputs taken from `memory`
+/// (the interpreter's arrays), and returns the memory with the outputs the program wrote.
+/// A race, a fault or an unwritten output is an error carrying the simulator's message.
+pub fn simulate(
+    compiled: &Compiled,
+    kernel: &Kernel,
+    memory: &poly::interp::Memory,
+    machine: &Machine,
+) -> Result<Simulated, NpuError> {
+    let inputs = inputs(kernel, memory)?;
+    let run = npu_sim::run(&compiled.program, machine, &inputs, 0).map_err(|d| {
+        NpuError::Internal(format!("the simulator refused the program: {}", d.message))
+    })?;
+    if let Some(name) = run.unwritten_outputs.first() {
+        return Err(NpuError::Internal(format!(
+            "the program never wrote output `{name}`"
+        )));
+    }
+    let mut out = memory.clone();
+    for (name, data) in &run.outputs {
+        let array = out
+            .array_mut(name)
+            .ok_or_else(|| NpuError::Internal(format!("no array `{name}`")))?;
+        array
+            .set_values(&data.values())
+            .map_err(|e| NpuError::Internal(e.to_string()))?;
+    }
+    let r = &run.report;
+    Ok(Simulated {
+        memory: out,
+        cycles: r.cycles,
+        summary: format!(
+            "{} cycles on `{}` ({:.1}% of its roofline)",
+            r.cycles,
+            machine.name,
+            100.0 * r.fraction()
+        ),
+    })
+}
