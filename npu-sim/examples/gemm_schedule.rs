@@ -156,28 +156,30 @@ impl Gemm {
     }
 
     /// MTE1, step `g`: A's 256 x 64 slice NZ -> zZ and B's 64 x 256 slice NZ -> nZ into L0
-    /// slot g%2.
+    /// slot g%2. A's first half goes first, as it is usually in L1 before B's piece; the ring
+    /// slot is freed as soon as B's slice is out of it.
     fn stage(self, b: &mut Builder, g: &Expr) {
         let (slot, l0) = (g.clone() % RING, g.clone() % 2);
         let first_of_chunk = (g.clone() % CHUNK).cmp(CmpOp::Eq, 0);
         let new_chunk = first_of_chunk.select(g.clone().cmp(CmpOp::Lt, STEPS), 0);
-        wait(b, Pipe::Mte2, Pipe::Mte1, slot.clone());
         wait(b, Pipe::M, Pipe::Mte1, l0.clone());
-        // NZ fractal (row block bi, K fractal fk) sits at (fk*16 + bi)*256; the slice's first
-        // K fractal is (g%16)*4.
+        // NZ fractal (row block bi, K fractal fk) sits at (fk*16 + bi)*256, zZ fractal at
+        // (bi*4 + fk)*256; the slice's first K fractal is (g%16)*4. One load per K fractal
+        // and half: 8 fractals, consecutive in L1.
         let fk0 = g.clone() % STEPS * 4;
         for h in 0..2 {
             b.when("ra", new_chunk.clone(), |b| {
                 wait(b, Pipe::Mte2, Pipe::Mte1, RING + h)
             });
-            each(b, "bi", 8, |b, bi| {
-                let bi = bi + h * 8;
-                let dst = b.at(self.a_l0, [l0.clone(), bi.clone() * 1024]);
-                let src = b.at(self.a_l1, [fk0.clone() * 4096 + bi * FRACTAL]);
-                let d = Dma::new(dst, src, 4, FRACTAL).strides(4096, FRACTAL);
+            each(b, "fk", 4, |b, fk| {
+                let bi = h * HALF_ROWS / 16;
+                let dst = b.at(self.a_l0, [l0.clone(), fk.clone() * FRACTAL + bi * 1024]);
+                let src = b.at(self.a_l1, [(fk0.clone() + fk) * 4096 + bi * FRACTAL]);
+                let d = Dma::new(dst, src, HALF_ROWS / 16, FRACTAL).strides(FRACTAL, 1024);
                 noted(b, "A slice, NZ -> zZ", d);
             });
             if h == 0 {
+                wait(b, Pipe::Mte2, Pipe::Mte1, slot.clone());
                 // The piece's NZ fractal (K fractal fk, column block bn) sits at
                 // (bn*4 + fk)*256.
                 each(b, "bk", 4, |b, bk| {
@@ -190,10 +192,10 @@ impl Gemm {
                         d.mode(DmaMode::Transpose),
                     );
                 });
+                set(b, Pipe::Mte1, Pipe::Mte2, slot.clone());
             }
             set(b, Pipe::Mte1, Pipe::M, l0.clone() * 2 + h);
         }
-        set(b, Pipe::Mte1, Pipe::Mte2, slot);
     }
 
     /// M, step `g`: one mmad per strip; the first step of a tile overwrites (after the
