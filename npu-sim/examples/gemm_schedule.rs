@@ -43,8 +43,16 @@ const STRIPS: i64 = 4;
 /// Rows of a strip; elements of one strip of C (64 x 256).
 const STRIP_ROWS: i64 = 256 / STRIPS;
 const STRIP: i64 = STRIP_ROWS * 256;
-/// Steps at the end computed strip by strip (at most the 2 L0 slots).
-const FINAL: i64 = 2;
+/// Steps at the end of tile 1 computed strip by strip, one strip and step at a time, so that
+/// the strips finish (and drain and store) one after the other; their B pieces stay in L1.
+const FINAL: i64 = 4;
+/// The parts (rows) in which each strip of tile 1 is converted and stored: the first small,
+/// so that the last strip's store starts early, the next ones long enough (over 200 cycles
+/// of GM data) to hide the next part's GM latency. At most the 4 ids of V -> MTE3.
+const DRAIN_PARTS: [i64; 3] = [8, 24, 32];
+/// Tile 1's step at which the first of the final B pieces is loaded (then one every other
+/// step, ahead of the strip-by-strip phase).
+const FINAL_LOADS: i64 = STEPS - 3 * FINAL + 1;
 /// L1 slots of the B ring, each holding one step's 64 K rows x 256 columns (NZ).
 const RING: i64 = 2;
 /// A's K chunks come in two halves of 128 rows, each with its own "ready" flag (MTE2 -> MTE1
@@ -114,7 +122,12 @@ impl Gemm {
             bm: b.tensor("B", DType::F16, &shape, Direction::In),
             cm: b.tensor("C", DType::F16, &shape, Direction::Out),
             a_l1: b.buffer("a_l1", Tier::L1, DType::F16, &[256 * 1024]),
-            b_l1: b.buffer("b_l1", Tier::L1, DType::F16, &[RING as u64, PIECE as u64]),
+            b_l1: b.buffer(
+                "b_l1",
+                Tier::L1,
+                DType::F16,
+                &[(RING + FINAL) as u64, PIECE as u64],
+            ),
             a_l0: b.buffer("a_l0", Tier::L0a, DType::F16, &[2, SLOT as u64]),
             b_l0: b.buffer("b_l0", Tier::L0b, DType::F16, &[2, SLOT as u64]),
             c_l0: b.buffer("c_l0", Tier::L0c, DType::F32, &[strips, strip]),
@@ -153,6 +166,23 @@ impl Gemm {
         noted(b, "B piece, ND -> NZ", d.mode(DmaMode::Nd2nz));
         set(b, Pipe::Mte2, Pipe::Mte1, slot);
         a_half(b, 1);
+        // Tile 1's final pieces, one every other step from FINAL_LOADS, into slots of their
+        // own; the last one's set says they are all there (A's first-half id, free in tile 1).
+        let t = g.clone() - STEPS - FINAL_LOADS;
+        let final_load = t.clone().cmp(CmpOp::Ge, 0).select((t.clone() % 2).cmp(CmpOp::Eq, 0), 0);
+        b.when("kf", final_load, |b| {
+            let k = t.clone() / 2;
+            let src = b.at(
+                self.bm,
+                [(k.clone() + (STEPS - FINAL)) * 64, col0() + 256],
+            );
+            let dst = b.at(self.b_l1, [k.clone() + RING, c(0)]);
+            let d = Dma::new(dst, src, 64, 256).strides(1024, 64);
+            noted(b, "final B piece, ND -> NZ", d.mode(DmaMode::Nd2nz));
+            b.when("all", k.cmp(CmpOp::Eq, FINAL - 1), |b| {
+                set(b, Pipe::Mte2, Pipe::Mte1, RING)
+            });
+        });
     }
 
     /// MTE1, step `g`: A's 256 x 64 slice NZ -> zZ and B's 64 x 256 slice NZ -> nZ into L0
@@ -180,18 +210,7 @@ impl Gemm {
             });
             if h == 0 {
                 wait(b, Pipe::Mte2, Pipe::Mte1, slot.clone());
-                // The piece's NZ fractal (K fractal fk, column block bn) sits at
-                // (bn*4 + fk)*256.
-                each(b, "bk", 4, |b, bk| {
-                    let dst = b.at(self.b_l0, [l0.clone(), bk.clone() * 4096]);
-                    let src = b.at(self.b_l1, [slot.clone(), bk * FRACTAL]);
-                    let d = Dma::new(dst, src, 16, FRACTAL).strides(4 * FRACTAL, FRACTAL);
-                    noted(
-                        b,
-                        "B slice, NZ -> nZ (transposing)",
-                        d.mode(DmaMode::Transpose),
-                    );
-                });
+                self.stage_b(b, &l0, &slot);
                 set(b, Pipe::Mte1, Pipe::Mte2, slot.clone());
             }
             set(b, Pipe::Mte1, Pipe::M, l0.clone() * 2 + h);
@@ -199,47 +218,75 @@ impl Gemm {
     }
 
     /// M, step `g`: one mmad per strip; the first step of a tile overwrites (after the
-    /// strip's drain), the last one hands the strip to V. The last `FINAL` steps of the
-    /// program run strip by strip instead, so that the first strips drain and store while
-    /// the last ones compute.
+    /// strip's drain), the last one hands the strip to V. The strips of each half of the
+    /// slot wait for that half.
     fn compute(self, b: &mut Builder, g: &Expr) {
         let l0 = g.clone() % 2;
         let first = (g.clone() % STEPS).cmp(CmpOp::Eq, 0);
         let last = (g.clone() % STEPS).cmp(CmpOp::Eq, STEPS - 1);
-        let total = TILES * STEPS;
-        // The strips of each half of a slot wait for that half; in the strip-by-strip phase,
-        // after the mmad on the slot before.
-        let ready = |b: &mut Builder, q: &Expr, l0: Expr| {
+        each(b, "q", STRIPS, |b, q| {
+            b.when("fresh", first.clone(), |b| {
+                wait(b, Pipe::V, Pipe::M, q.clone())
+            });
             let first_of_half = (q.clone() % (STRIPS / 2)).cmp(CmpOp::Eq, 0);
             b.when("ready", first_of_half, |b| {
-                wait(b, Pipe::Mte1, Pipe::M, l0 * 2 + q.clone() / (STRIPS / 2))
+                wait(b, Pipe::Mte1, Pipe::M, l0.clone() * 2 + q.clone() / (STRIPS / 2))
             });
-        };
-        b.when("step", g.clone().cmp(CmpOp::Lt, total - FINAL), |b| {
-            each(b, "q", STRIPS, |b, q| {
-                b.when("fresh", first.clone(), |b| {
-                    wait(b, Pipe::V, Pipe::M, q.clone())
-                });
-                ready(b, &q, l0.clone());
-                self.mmad(b, &q, l0.clone(), first.clone());
-                b.when("done", last.clone(), |b| {
-                    set(b, Pipe::M, Pipe::V, q.clone())
-                });
+            self.mmad(b, &q, l0.clone(), first.clone());
+            b.when("done", last.clone(), |b| {
+                set(b, Pipe::M, Pipe::V, q.clone())
             });
-            set(b, Pipe::M, Pipe::Mte1, l0.clone());
         });
-        b.when("final", g.clone().cmp(CmpOp::Eq, total - 1), |b| {
-            each(b, "fq", STRIPS, |b, q| {
-                for f in total - FINAL..total {
-                    ready(b, &q, c(f % 2));
-                    self.mmad(b, &q, c(f % 2), c(0));
-                }
-                set(b, Pipe::M, Pipe::V, q);
-            });
-            for f in total - FINAL..total {
-                set(b, Pipe::M, Pipe::Mte1, f % 2);
-            }
+        set(b, Pipe::M, Pipe::Mte1, l0);
+    }
+
+    /// MTE1, unit `u` of the strip-by-strip phase (strip u/FINAL, tile 1's step
+    /// STEPS - FINAL + u%FINAL): the strip's 64 x 64 slice of A and the step's B slice, from
+    /// its final piece, into L0 slot u%2.
+    fn stage_unit(self, b: &mut Builder, u: &Expr) {
+        let (q, k, l0) = (u.clone() / FINAL, u.clone() % FINAL, u.clone() % 2);
+        wait(b, Pipe::M, Pipe::Mte1, l0.clone());
+        b.when("rf", u.clone().cmp(CmpOp::Eq, 0), |b| {
+            wait(b, Pipe::Mte2, Pipe::Mte1, RING)
         });
+        let fk0 = k.clone() * 4 + (STEPS - FINAL) * 4;
+        each(b, "fk", 4, |b, fk| {
+            let bi = q.clone() * (STRIP_ROWS / 16);
+            let dst = b.at(
+                self.a_l0,
+                [l0.clone(), fk.clone() * FRACTAL + bi.clone() * 1024],
+            );
+            let src = b.at(self.a_l1, [(fk0.clone() + fk) * 4096 + bi * FRACTAL]);
+            let d = Dma::new(dst, src, STRIP_ROWS / 16, FRACTAL).strides(FRACTAL, 1024);
+            noted(b, "A slice, NZ -> zZ", d);
+        });
+        self.stage_b(b, &l0, &(k + RING));
+        set(b, Pipe::Mte1, Pipe::M, l0 * 2);
+    }
+
+    /// MTE1: B's 64 x 256 slice from L1 slot `slot` (NZ) to L0B slot `l0` (nZ).
+    fn stage_b(self, b: &mut Builder, l0: &Expr, slot: &Expr) {
+        // The piece's NZ fractal (K fractal fk, column block bn) sits at (bn*4 + fk)*256.
+        each(b, "bk", 4, |b, bk| {
+            let dst = b.at(self.b_l0, [l0.clone(), bk.clone() * 4096]);
+            let src = b.at(self.b_l1, [slot.clone(), bk * FRACTAL]);
+            let d = Dma::new(dst, src, 16, FRACTAL).strides(4 * FRACTAL, FRACTAL);
+            noted(
+                b,
+                "B slice, NZ -> nZ (transposing)",
+                d.mode(DmaMode::Transpose),
+            );
+        });
+    }
+
+    /// M, unit `u` of the strip-by-strip phase; a strip's last unit hands it to V.
+    fn compute_unit(self, b: &mut Builder, u: &Expr) {
+        let (q, l0) = (u.clone() / FINAL, u.clone() % 2);
+        wait(b, Pipe::Mte1, Pipe::M, l0.clone() * 2);
+        self.mmad(b, &q, l0.clone(), c(0));
+        set(b, Pipe::M, Pipe::Mte1, l0);
+        let last = (u.clone() % FINAL).cmp(CmpOp::Eq, FINAL - 1);
+        b.when("done", last, |b| set(b, Pipe::M, Pipe::V, q));
     }
 
     /// `mmad` of strip `q` from L0 slot `l0`.
@@ -252,29 +299,40 @@ impl Gemm {
         b.origin(None);
     }
 
-    /// V and MTE3 after tile `g/16`'s last step: every strip L0C (NZ f32) -> UB (ND f16) ->
-    /// GM.
-    fn drain(self, b: &mut Builder, g: &Expr) {
-        let col = col0() + g.clone() / STEPS * 256;
-        each(b, "p", STRIPS, |b, p| {
-            wait(b, Pipe::M, Pipe::V, p.clone());
-            wait(b, Pipe::Mte3, Pipe::V, p.clone());
-            let dst = b.at(self.c_ub, [p.clone(), c(0)]);
-            let src = b.at(self.c_l0, [p.clone(), c(0)]);
-            let d = Dma::new(dst, src, STRIP_ROWS, 256).strides(STRIP_ROWS, 256);
-            noted(b, "C tile, NZ f32 -> ND f16", d.mode(DmaMode::Nz2nd));
-            set(b, Pipe::V, Pipe::M, p.clone());
-            set(b, Pipe::V, Pipe::Mte3, p.clone());
-            wait(b, Pipe::V, Pipe::Mte3, p.clone());
-            let dst = b.at(self.cm, [row0() + p.clone() * STRIP_ROWS, col.clone()]);
-            let src = b.at(self.c_ub, [p.clone(), c(0)]);
-            noted(
-                b,
-                "C store",
-                Dma::new(dst, src, STRIP_ROWS, 256).strides(256, 1024),
-            );
-            set(b, Pipe::Mte3, Pipe::V, p);
-        });
+    /// V and MTE3, strip `p` of tile `t`: L0C (NZ f32) -> UB (ND f16) -> GM. Tile 0's
+    /// strips go whole, each with its own flag ids, so that the four drains do not wait for
+    /// each other's stores; tile 1's strips, which finish one after the other, go in the
+    /// parts of DRAIN_PARTS, part j with flag id j.
+    fn drain(self, b: &mut Builder, p: &Expr, t: i64) {
+        wait(b, Pipe::M, Pipe::V, p.clone());
+        if t == 0 {
+            self.drain_rows(b, p, 0, STRIP_ROWS, t, p);
+        } else {
+            let mut row = 0;
+            for (j, rows) in (0..).zip(DRAIN_PARTS) {
+                self.drain_rows(b, p, row, rows, t, &c(j));
+                row += rows;
+            }
+        }
+        set(b, Pipe::V, Pipe::M, p.clone());
+    }
+
+    /// V then MTE3: `rows` rows of strip `p` of tile `t` from row `r`, handed over with flag
+    /// id `id` (V waits for the previous store with that id before writing UB).
+    fn drain_rows(self, b: &mut Builder, p: &Expr, r: i64, rows: i64, t: i64, id: &Expr) {
+        wait(b, Pipe::Mte3, Pipe::V, id.clone());
+        let dst = b.at(self.c_ub, [p.clone(), c(r * 256)]);
+        // Row r of an NZ block of STRIP_ROWS rows per fractal column is at r*16.
+        let src = b.at(self.c_l0, [p.clone(), c(r * 16)]);
+        let d = Dma::new(dst, src, rows, 256).strides(STRIP_ROWS, 256);
+        noted(b, "C tile, NZ f32 -> ND f16", d.mode(DmaMode::Nz2nd));
+        set(b, Pipe::V, Pipe::Mte3, id.clone());
+        wait(b, Pipe::V, Pipe::Mte3, id.clone());
+        let at = [row0() + p.clone() * STRIP_ROWS + r, col0() + t * 256];
+        let dst = b.at(self.cm, at);
+        let src = b.at(self.c_ub, [p.clone(), c(r * 256)]);
+        noted(b, "C store", Dma::new(dst, src, rows, 256).strides(256, 1024));
+        set(b, Pipe::Mte3, Pipe::V, id.clone());
     }
 }
 
@@ -298,12 +356,19 @@ fn generate() -> npu_sim::Program {
     let mut b = Builder::new();
     let gemm = Gemm::declare(&mut b);
     free_slots(&mut b, true);
-    each(&mut b, "g", TILES * STEPS, |b, g| {
+    each(&mut b, "g", TILES * STEPS - FINAL, |b, g| {
         gemm.load(b, &g);
         gemm.stage(b, &g);
         gemm.compute(b, &g);
-        let last = (g.clone() % STEPS).cmp(CmpOp::Eq, STEPS - 1);
-        b.when("tile_done", last, |b| gemm.drain(b, &g));
+        b.when("tile_done", g.cmp(CmpOp::Eq, STEPS - 1), |b| {
+            each(b, "p", STRIPS, |b, p| gemm.drain(b, &p, 0))
+        });
+    });
+    each(&mut b, "u", STRIPS * FINAL, |b, u| {
+        gemm.stage_unit(b, &u);
+        gemm.compute_unit(b, &u);
+        let last = (u.clone() % FINAL).cmp(CmpOp::Eq, FINAL - 1);
+        b.when("strip_done", last, |b| gemm.drain(b, &(u / FINAL), 1));
     });
     free_slots(&mut b, false);
     b.finish().expect("the gemm program is well-formed")
