@@ -69,6 +69,12 @@ fn c(v: i64) -> Expr {
     Expr::Const(v)
 }
 
+/// Whether step `g` is the first of one of A's K chunks, which tile 0 loads.
+fn new_chunk(g: &Expr) -> Expr {
+    let first_of_chunk = (g.clone() % CHUNK).cmp(CmpOp::Eq, 0);
+    first_of_chunk.select(g.clone().cmp(CmpOp::Lt, STEPS), 0)
+}
+
 /// This core's first row of C (and of A).
 fn row0() -> Expr {
     Expr::Core / 2 * 256
@@ -140,8 +146,7 @@ impl Gemm {
     fn load(self, b: &mut Builder, g: &Expr) {
         let kc = g.clone() % STEPS / CHUNK;
         let slot = g.clone() % RING;
-        let first_of_chunk = (g.clone() % CHUNK).cmp(CmpOp::Eq, 0);
-        let new_chunk = first_of_chunk.select(g.clone().cmp(CmpOp::Lt, STEPS), 0);
+        let new_chunk = new_chunk(g);
         let a_half = |b: &mut Builder, h: i64| {
             b.when("ka", new_chunk.clone(), |b| {
                 let src = b.at(self.a, [row0() + h * HALF_ROWS, kc.clone() * (CHUNK * 64)]);
@@ -190,8 +195,7 @@ impl Gemm {
     /// slot is freed as soon as B's slice is out of it.
     fn stage(self, b: &mut Builder, g: &Expr) {
         let (slot, l0) = (g.clone() % RING, g.clone() % 2);
-        let first_of_chunk = (g.clone() % CHUNK).cmp(CmpOp::Eq, 0);
-        let new_chunk = first_of_chunk.select(g.clone().cmp(CmpOp::Lt, STEPS), 0);
+        let new_chunk = new_chunk(g);
         wait(b, Pipe::M, Pipe::Mte1, l0.clone());
         // NZ fractal (row block bi, K fractal fk) sits at (fk*16 + bi)*256, zZ fractal at
         // (bi*4 + fk)*256; the slice's first K fractal is (g%16)*4. One load per K fractal
@@ -213,13 +217,20 @@ impl Gemm {
                 self.stage_b(b, &l0, &slot);
                 set(b, Pipe::Mte1, Pipe::Mte2, slot.clone());
             }
-            set(b, Pipe::Mte1, Pipe::M, l0.clone() * 2 + h);
+            // In tile 0, where A's chunks and B's pieces arrive as the cube needs them, the
+            // slot is ready half by half (ids l0*2, l0*2 + 1); in tile 1 as a whole (l0*2).
+            let halves = g.clone().cmp(CmpOp::Lt, STEPS);
+            if h == 0 {
+                b.when("half", halves, |b| set(b, Pipe::Mte1, Pipe::M, l0.clone() * 2));
+            } else {
+                set(b, Pipe::Mte1, Pipe::M, l0.clone() * 2 + halves);
+            }
         }
     }
 
     /// M, step `g`: one mmad per strip; the first step of a tile overwrites (after the
-    /// strip's drain), the last one hands the strip to V. The strips of each half of the
-    /// slot wait for that half.
+    /// strip's drain), the last one hands the strip to V. The strips wait for the slot, in
+    /// tile 0 those of each half for that half.
     fn compute(self, b: &mut Builder, g: &Expr) {
         let l0 = g.clone() % 2;
         let first = (g.clone() % STEPS).cmp(CmpOp::Eq, 0);
@@ -228,9 +239,13 @@ impl Gemm {
             b.when("fresh", first.clone(), |b| {
                 wait(b, Pipe::V, Pipe::M, q.clone())
             });
-            let first_of_half = (q.clone() % (STRIPS / 2)).cmp(CmpOp::Eq, 0);
-            b.when("ready", first_of_half, |b| {
-                wait(b, Pipe::Mte1, Pipe::M, l0.clone() * 2 + q.clone() / (STRIPS / 2))
+            b.when("ready", q.clone().cmp(CmpOp::Eq, 0), |b| {
+                wait(b, Pipe::Mte1, Pipe::M, l0.clone() * 2)
+            });
+            let halves = g.clone().cmp(CmpOp::Lt, STEPS);
+            let second_half = q.clone().cmp(CmpOp::Eq, STRIPS / 2).select(halves, 0);
+            b.when("ready", second_half, |b| {
+                wait(b, Pipe::Mte1, Pipe::M, l0.clone() * 2 + 1)
             });
             self.mmad(b, &q, l0.clone(), first.clone());
             b.when("done", last.clone(), |b| {
@@ -337,17 +352,18 @@ impl Gemm {
 }
 
 /// The sets that make every slot free at the start (`true`), or the waits for the sets left
-/// over at the end (`false`).
+/// over at the end (`false`). MTE3 -> V's ids go in the order of their last sets, those of
+/// the parts of tile 1's last store last, so that V's last wait is for the last store.
 fn free_slots(b: &mut Builder, set: bool) {
     let pairs = [
-        (Pipe::Mte1, Pipe::Mte2, RING),
-        (Pipe::M, Pipe::Mte1, 2),
-        (Pipe::V, Pipe::M, STRIPS),
-        (Pipe::Mte3, Pipe::V, STRIPS),
+        (Pipe::Mte1, Pipe::Mte2, RING, 0),
+        (Pipe::M, Pipe::Mte1, 2, 0),
+        (Pipe::V, Pipe::M, STRIPS, 0),
+        (Pipe::Mte3, Pipe::V, STRIPS, DRAIN_PARTS.len() as i64),
     ];
-    for (src, dst, ids) in pairs {
-        for id in 0..ids {
-            b.flag(set, src, dst, id);
+    for (src, dst, ids, first) in pairs {
+        for i in 0..ids {
+            b.flag(set, src, dst, (first + i) % ids);
         }
     }
 }
