@@ -5,9 +5,9 @@
 //! cargo run --release -p npu-sim --example gemm_schedule > examples/npu/gemm.npu
 //! ```
 //!
-//! One loop over the 32 cube steps of a core, strict synchronisation, every layout conversion
-//! explicit; the header printed at the top of the program explains the schedule and
-//! `docs/npu.md` ("Performance") the figures.
+//! One loop over the first 28 cube steps of a core, then one over the last 4 steps strip by
+//! strip, strict synchronisation, every layout conversion explicit; the header printed at the
+//! top of the program explains the schedule and `docs/npu.md` ("Performance") the figures.
 
 use npu_sim::builder::Builder;
 use npu_sim::program::{
@@ -21,17 +21,22 @@ const HEADER: &str = "\
 # edit the generator, not this file.
 #
 # Core c computes the 256x512 block of C at rows (c/2)*256, columns (c%2)*512, as two
-# 256x256 tiles j (each fills L0C), in 16 steps of K = 64 each: 32 steps g, one loop.
+# 256x256 tiles j (each fills L0C), in 16 steps of K = 64 each: 32 steps g, of which the
+# first 28 go step by step in one loop and the last 4 strip by strip in a second loop.
 # - MTE2: A's 256-row panel goes to L1 once (NZ, in K chunks of 256 columns, each in two
 #   halves of 128 rows with a flag each, during tile 0) and stays there for tile 1; B comes
-#   in pieces of 64 K rows x 256 columns (NZ) through a ring of 2 L1 slots.
-# - MTE1: per step, A's 256 x 64 slice goes from NZ to L0A's zZ (16 loads of one fractal row
-#   each, in two halves), B's piece to L0B's nZ (4 transposing loads), into one of 2 slots;
-#   each half of a slot has its own ready flag for the cube.
+#   in pieces of 64 K rows x 256 columns (NZ) through a ring of 2 L1 slots, except tile 1's
+#   last 4 pieces, loaded ahead into slots of their own (one flag when all are there).
+# - MTE1: per step, A's 256 x 64 slice goes from NZ to L0A's zZ (8 loads, one per K fractal
+#   and half), B's piece to L0B's nZ (4 transposing loads), into one of 2 slots; in tile 0
+#   each half of a slot has its own ready flag for the cube. In the last loop, per strip and
+#   step: the strip's 64 x 64 slice of A and the step's B slice into one of the 2 slots.
 # - M: per step, one mmad per 64-row strip of C (each strip is its own NZ block of L0C, so
-#   that strips drain independently).
-# - After a tile's last step, V drains each strip (L0C NZ f32 -> UB ND f16) and MTE3 stores
-#   it; tile 1's first step on a strip waits only for that strip's drain.
+#   that strips drain independently); in the last loop one mmad per strip and step, so that
+#   the strips of tile 1 finish one after the other.
+# - After a strip's last step, V drains it (L0C NZ f32 -> UB ND f16) and MTE3 stores it: tile
+#   0's strips whole (tile 1's first step on a strip waits only for that strip's drain), tile
+#   1's in parts of 8, 24 and 32 rows, so that the last store starts early.
 # Every set is waited for: the sets that free slots are made once before the loop and the
 # ones left after it are waited for at the end.
 ";
@@ -50,8 +55,9 @@ const FINAL: i64 = 4;
 /// so that the last strip's store starts early, the next ones long enough (over 200 cycles
 /// of GM data) to hide the next part's GM latency. At most the 4 ids of V -> MTE3.
 const DRAIN_PARTS: [i64; 3] = [8, 24, 32];
-/// Tile 1's step at which the first of the final B pieces is loaded (then one every other
-/// step, ahead of the strip-by-strip phase).
+/// Tile 1's step at which the first of its final B pieces is loaded, then one every other
+/// step, the last at the first loop's last step (early enough for the strip-by-strip loop,
+/// late enough to leave GM to tile 0's stores).
 const FINAL_LOADS: i64 = STEPS - 3 * FINAL + 1;
 /// L1 slots of the B ring, each holding one step's 64 K rows x 256 columns (NZ).
 const RING: i64 = 2;
@@ -141,8 +147,9 @@ impl Gemm {
         }
     }
 
-    /// MTE2, step `g`: A's K chunk of 256 at the first step of each chunk of tile 0, then B's
-    /// 64 K rows into their ring slot and "piece ready".
+    /// MTE2, step `g` of the first loop: A's K chunk of 256 at the first step of each chunk
+    /// of tile 0, then B's 64 K rows into their ring slot and "piece ready", and every other
+    /// step of tile 1 from FINAL_LOADS one of the final pieces.
     fn load(self, b: &mut Builder, g: &Expr) {
         let kc = g.clone() % STEPS / CHUNK;
         let slot = g.clone() % RING;
@@ -174,13 +181,13 @@ impl Gemm {
         // Tile 1's final pieces, one every other step from FINAL_LOADS, into slots of their
         // own; the last one's set says they are all there (A's first-half id, free in tile 1).
         let t = g.clone() - STEPS - FINAL_LOADS;
-        let final_load = t.clone().cmp(CmpOp::Ge, 0).select((t.clone() % 2).cmp(CmpOp::Eq, 0), 0);
+        let final_load = t
+            .clone()
+            .cmp(CmpOp::Ge, 0)
+            .select((t.clone() % 2).cmp(CmpOp::Eq, 0), 0);
         b.when("kf", final_load, |b| {
             let k = t.clone() / 2;
-            let src = b.at(
-                self.bm,
-                [(k.clone() + (STEPS - FINAL)) * 64, col0() + 256],
-            );
+            let src = b.at(self.bm, [(k.clone() + (STEPS - FINAL)) * 64, col0() + 256]);
             let dst = b.at(self.b_l1, [k.clone() + RING, c(0)]);
             let d = Dma::new(dst, src, 64, 256).strides(1024, 64);
             noted(b, "final B piece, ND -> NZ", d.mode(DmaMode::Nd2nz));
@@ -221,7 +228,9 @@ impl Gemm {
             // slot is ready half by half (ids l0*2, l0*2 + 1); in tile 1 as a whole (l0*2).
             let halves = g.clone().cmp(CmpOp::Lt, STEPS);
             if h == 0 {
-                b.when("half", halves, |b| set(b, Pipe::Mte1, Pipe::M, l0.clone() * 2));
+                b.when("half", halves, |b| {
+                    set(b, Pipe::Mte1, Pipe::M, l0.clone() * 2)
+                });
             } else {
                 set(b, Pipe::Mte1, Pipe::M, l0.clone() * 2 + halves);
             }
@@ -346,7 +355,11 @@ impl Gemm {
         let at = [row0() + p.clone() * STRIP_ROWS + r, col0() + t * 256];
         let dst = b.at(self.cm, at);
         let src = b.at(self.c_ub, [p.clone(), c(r * 256)]);
-        noted(b, "C store", Dma::new(dst, src, rows, 256).strides(256, 1024));
+        noted(
+            b,
+            "C store",
+            Dma::new(dst, src, rows, 256).strides(256, 1024),
+        );
         set(b, Pipe::Mte3, Pipe::V, id.clone());
     }
 }
