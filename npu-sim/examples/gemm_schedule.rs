@@ -5,9 +5,9 @@
 //! cargo run --release -p npu-sim --example gemm_schedule > examples/npu/gemm.npu
 //! ```
 //!
-//! One loop over the 32 cube steps of a core, strict synchronisation, every layout conversion
-//! explicit; the header printed at the top of the program explains the schedule and
-//! `docs/npu.md` ("Performance") the figures.
+//! One loop over the first 28 cube steps of a core, then one over the last 4 steps strip by
+//! strip, strict synchronisation, every layout conversion explicit; the header printed at the
+//! top of the program explains the schedule and `docs/npu.md` ("Performance") the figures.
 
 use npu_sim::builder::Builder;
 use npu_sim::program::{
@@ -21,17 +21,22 @@ const HEADER: &str = "\
 # edit the generator, not this file.
 #
 # Core c computes the 256x512 block of C at rows (c/2)*256, columns (c%2)*512, as two
-# 256x256 tiles j (each fills L0C), in 16 steps of K = 64 each: 32 steps g, one loop.
+# 256x256 tiles j (each fills L0C), in 16 steps of K = 64 each: 32 steps g, of which the
+# first 28 go step by step in one loop and the last 4 strip by strip in a second loop.
 # - MTE2: A's 256-row panel goes to L1 once (NZ, in K chunks of 256 columns, each in two
 #   halves of 128 rows with a flag each, during tile 0) and stays there for tile 1; B comes
-#   in pieces of 64 K rows x 256 columns (NZ) through a ring of 2 L1 slots.
-# - MTE1: per step, A's 256 x 64 slice goes from NZ to L0A's zZ (16 loads of one fractal row
-#   each, in two halves), B's piece to L0B's nZ (4 transposing loads), into one of 2 slots;
-#   each half of a slot has its own ready flag for the cube.
+#   in pieces of 64 K rows x 256 columns (NZ) through a ring of 2 L1 slots, except tile 1's
+#   last 4 pieces, loaded ahead into slots of their own (one flag when all are there).
+# - MTE1: per step, A's 256 x 64 slice goes from NZ to L0A's zZ (8 loads, one per K fractal
+#   and half), B's piece to L0B's nZ (4 transposing loads), into one of 2 slots; in tile 0
+#   each half of a slot has its own ready flag for the cube. In the last loop, per strip and
+#   step: the strip's 64 x 64 slice of A and the step's B slice into one of the 2 slots.
 # - M: per step, one mmad per 64-row strip of C (each strip is its own NZ block of L0C, so
-#   that strips drain independently).
-# - After a tile's last step, V drains each strip (L0C NZ f32 -> UB ND f16) and MTE3 stores
-#   it; tile 1's first step on a strip waits only for that strip's drain.
+#   that strips drain independently); in the last loop one mmad per strip and step, so that
+#   the strips of tile 1 finish one after the other.
+# - After a strip's last step, V drains it (L0C NZ f32 -> UB ND f16) and MTE3 stores it: tile
+#   0's strips whole (tile 1's first step on a strip waits only for that strip's drain), tile
+#   1's in parts of 8, 24 and 32 rows, so that the last store starts early.
 # Every set is waited for: the sets that free slots are made once before the loop and the
 # ones left after it are waited for at the end.
 ";
@@ -43,8 +48,17 @@ const STRIPS: i64 = 4;
 /// Rows of a strip; elements of one strip of C (64 x 256).
 const STRIP_ROWS: i64 = 256 / STRIPS;
 const STRIP: i64 = STRIP_ROWS * 256;
-/// Steps at the end computed strip by strip (at most the 2 L0 slots).
-const FINAL: i64 = 2;
+/// Steps at the end of tile 1 computed strip by strip, one strip and step at a time, so that
+/// the strips finish (and drain and store) one after the other; their B pieces stay in L1.
+const FINAL: i64 = 4;
+/// The parts (rows) in which each strip of tile 1 is converted and stored: the first small,
+/// so that the last strip's store starts early, the next ones long enough (over 200 cycles
+/// of GM data) to hide the next part's GM latency. At most the 4 ids of V -> MTE3.
+const DRAIN_PARTS: [i64; 3] = [8, 24, 32];
+/// Tile 1's step at which the first of its final B pieces is loaded, then one every other
+/// step, the last at the first loop's last step (early enough for the strip-by-strip loop,
+/// late enough to leave GM to tile 0's stores).
+const FINAL_LOADS: i64 = STEPS - 3 * FINAL + 1;
 /// L1 slots of the B ring, each holding one step's 64 K rows x 256 columns (NZ).
 const RING: i64 = 2;
 /// A's K chunks come in two halves of 128 rows, each with its own "ready" flag (MTE2 -> MTE1
@@ -59,6 +73,12 @@ const SLOT: i64 = 16384;
 
 fn c(v: i64) -> Expr {
     Expr::Const(v)
+}
+
+/// Whether step `g` is the first of one of A's K chunks, which tile 0 loads.
+fn new_chunk(g: &Expr) -> Expr {
+    let first_of_chunk = (g.clone() % CHUNK).cmp(CmpOp::Eq, 0);
+    first_of_chunk.select(g.clone().cmp(CmpOp::Lt, STEPS), 0)
 }
 
 /// This core's first row of C (and of A).
@@ -101,7 +121,12 @@ impl Gemm {
             bm: b.tensor("B", DType::F16, &shape, Direction::In),
             cm: b.tensor("C", DType::F16, &shape, Direction::Out),
             a_l1: b.buffer("a_l1", Tier::L1, DType::F16, &[256 * 1024]),
-            b_l1: b.buffer("b_l1", Tier::L1, DType::F16, &[RING as u64, PIECE as u64]),
+            b_l1: b.buffer(
+                "b_l1",
+                Tier::L1,
+                DType::F16,
+                &[(RING + FINAL) as u64, PIECE as u64],
+            ),
             a_l0: b.buffer("a_l0", Tier::L0a, DType::F16, &[2, SLOT as u64]),
             b_l0: b.buffer("b_l0", Tier::L0b, DType::F16, &[2, SLOT as u64]),
             c_l0: b.buffer("c_l0", Tier::L0c, DType::F32, &[strips, strip]),
@@ -109,13 +134,13 @@ impl Gemm {
         }
     }
 
-    /// MTE2, step `g`: A's K chunk of 256 at the first step of each chunk of tile 0, then B's
-    /// 64 K rows into their ring slot and "piece ready".
+    /// MTE2, step `g` of the first loop: A's K chunk of 256 at the first step of each chunk
+    /// of tile 0, then B's 64 K rows into their ring slot and "piece ready", and every other
+    /// step of tile 1 from FINAL_LOADS one of the final pieces.
     fn load(self, b: &mut Builder, g: &Expr) {
         let kc = g.clone() % STEPS / CHUNK;
         let slot = g.clone() % RING;
-        let first_of_chunk = (g.clone() % CHUNK).cmp(CmpOp::Eq, 0);
-        let new_chunk = first_of_chunk.select(g.clone().cmp(CmpOp::Lt, STEPS), 0);
+        let new_chunk = new_chunk(g);
         let a_half = |b: &mut Builder, h: i64| {
             b.when("ka", new_chunk.clone(), |b| {
                 let src = b.at(self.a, [row0() + h * HALF_ROWS, kc.clone() * (CHUNK * 64)]);
@@ -140,91 +165,139 @@ impl Gemm {
         noted(b, "B piece, ND -> NZ", d.mode(DmaMode::Nd2nz));
         b.set_flag(Pipe::Mte2, Pipe::Mte1, slot);
         a_half(b, 1);
+        // Tile 1's final pieces, one every other step from FINAL_LOADS, into slots of their
+        // own; the last one's set says they are all there (A's first-half id, free in tile 1).
+        let t = g.clone() - STEPS - FINAL_LOADS;
+        let final_load = t
+            .clone()
+            .cmp(CmpOp::Ge, 0)
+            .select((t.clone() % 2).cmp(CmpOp::Eq, 0), 0);
+        b.when("kf", final_load, |b| {
+            let k = t.clone() / 2;
+            let src = b.at(self.bm, [(k.clone() + (STEPS - FINAL)) * 64, col0() + 256]);
+            let dst = b.at(self.b_l1, [k.clone() + RING, c(0)]);
+            let d = Dma::new(dst, src, 64, 256).strides(1024, 64);
+            noted(b, "final B piece, ND -> NZ", d.mode(DmaMode::Nd2nz));
+            b.when("all", k.cmp(CmpOp::Eq, FINAL - 1), |b| {
+                b.set_flag(Pipe::Mte2, Pipe::Mte1, RING)
+            });
+        });
     }
 
     /// MTE1, step `g`: A's 256 x 64 slice NZ -> zZ and B's 64 x 256 slice NZ -> nZ into L0
-    /// slot g%2.
+    /// slot g%2. A's first half goes first, as it is usually in L1 before B's piece; the ring
+    /// slot is freed as soon as B's slice is out of it.
     fn stage(self, b: &mut Builder, g: &Expr) {
         let (slot, l0) = (g.clone() % RING, g.clone() % 2);
-        let first_of_chunk = (g.clone() % CHUNK).cmp(CmpOp::Eq, 0);
-        let new_chunk = first_of_chunk.select(g.clone().cmp(CmpOp::Lt, STEPS), 0);
-        b.wait_flag(Pipe::Mte2, Pipe::Mte1, slot.clone());
+        let new_chunk = new_chunk(g);
         b.wait_flag(Pipe::M, Pipe::Mte1, l0.clone());
-        // NZ fractal (row block bi, K fractal fk) sits at (fk*16 + bi)*256; the slice's first
-        // K fractal is (g%16)*4.
+        // NZ fractal (row block bi, K fractal fk) sits at (fk*16 + bi)*256, zZ fractal at
+        // (bi*4 + fk)*256; the slice's first K fractal is (g%16)*4. One load per K fractal
+        // and half: 8 fractals, consecutive in L1.
         let fk0 = g.clone() % STEPS * 4;
         for h in 0..2 {
             b.when("ra", new_chunk.clone(), |b| {
                 b.wait_flag(Pipe::Mte2, Pipe::Mte1, RING + h)
             });
-            b.repeat("bi", 8, |b, bi| {
-                let bi = bi + h * 8;
-                let dst = b.at(self.a_l0, [l0.clone(), bi.clone() * 1024]);
-                let src = b.at(self.a_l1, [fk0.clone() * 4096 + bi * FRACTAL]);
-                let d = Dma::new(dst, src, 4, FRACTAL).strides(4096, FRACTAL);
+            b.repeat("fk", 4, |b, fk| {
+                let bi = h * HALF_ROWS / 16;
+                let dst = b.at(self.a_l0, [l0.clone(), fk.clone() * FRACTAL + bi * 1024]);
+                let src = b.at(self.a_l1, [(fk0.clone() + fk) * 4096 + bi * FRACTAL]);
+                let d = Dma::new(dst, src, HALF_ROWS / 16, FRACTAL).strides(FRACTAL, 1024);
                 noted(b, "A slice, NZ -> zZ", d);
             });
             if h == 0 {
-                // The piece's NZ fractal (K fractal fk, column block bn) sits at
-                // (bn*4 + fk)*256.
-                b.repeat("bk", 4, |b, bk| {
-                    let dst = b.at(self.b_l0, [l0.clone(), bk.clone() * 4096]);
-                    let src = b.at(self.b_l1, [slot.clone(), bk * FRACTAL]);
-                    let d = Dma::new(dst, src, 16, FRACTAL).strides(4 * FRACTAL, FRACTAL);
-                    noted(
-                        b,
-                        "B slice, NZ -> nZ (transposing)",
-                        d.mode(DmaMode::Transpose),
-                    );
-                });
+                b.wait_flag(Pipe::Mte2, Pipe::Mte1, slot.clone());
+                self.stage_b(b, &l0, &slot);
+                b.set_flag(Pipe::Mte1, Pipe::Mte2, slot.clone());
             }
-            b.set_flag(Pipe::Mte1, Pipe::M, l0.clone() * 2 + h);
+            // In tile 0, where A's chunks and B's pieces arrive as the cube needs them, the
+            // slot is ready half by half (ids l0*2, l0*2 + 1); in tile 1 as a whole (l0*2).
+            let halves = g.clone().cmp(CmpOp::Lt, STEPS);
+            if h == 0 {
+                b.when("half", halves, |b| {
+                    b.set_flag(Pipe::Mte1, Pipe::M, l0.clone() * 2)
+                });
+            } else {
+                b.set_flag(Pipe::Mte1, Pipe::M, l0.clone() * 2 + halves);
+            }
         }
-        b.set_flag(Pipe::Mte1, Pipe::Mte2, slot);
     }
 
     /// M, step `g`: one mmad per strip; the first step of a tile overwrites (after the
-    /// strip's drain), the last one hands the strip to V. The last `FINAL` steps of the
-    /// program run strip by strip instead, so that the first strips drain and store while
-    /// the last ones compute.
+    /// strip's drain), the last one hands the strip to V. The strips wait for the slot, in
+    /// tile 0 those of each half for that half.
     fn compute(self, b: &mut Builder, g: &Expr) {
         let l0 = g.clone() % 2;
         let first = (g.clone() % STEPS).cmp(CmpOp::Eq, 0);
         let last = (g.clone() % STEPS).cmp(CmpOp::Eq, STEPS - 1);
-        let total = TILES * STEPS;
-        // The strips of each half of a slot wait for that half; in the strip-by-strip phase,
-        // after the mmad on the slot before.
-        let ready = |b: &mut Builder, q: &Expr, l0: Expr| {
-            let first_of_half = (q.clone() % (STRIPS / 2)).cmp(CmpOp::Eq, 0);
-            b.when("ready", first_of_half, |b| {
-                b.wait_flag(Pipe::Mte1, Pipe::M, l0 * 2 + q.clone() / (STRIPS / 2))
+        b.repeat("q", STRIPS, |b, q| {
+            b.when("fresh", first.clone(), |b| {
+                b.wait_flag(Pipe::V, Pipe::M, q.clone())
             });
-        };
-        b.when("step", g.clone().cmp(CmpOp::Lt, total - FINAL), |b| {
-            b.repeat("q", STRIPS, |b, q| {
-                b.when("fresh", first.clone(), |b| {
-                    b.wait_flag(Pipe::V, Pipe::M, q.clone())
-                });
-                ready(b, &q, l0.clone());
-                self.mmad(b, &q, l0.clone(), first.clone());
-                b.when("done", last.clone(), |b| {
-                    b.set_flag(Pipe::M, Pipe::V, q.clone())
-                });
+            b.when("ready", q.clone().cmp(CmpOp::Eq, 0), |b| {
+                b.wait_flag(Pipe::Mte1, Pipe::M, l0.clone() * 2)
             });
-            b.set_flag(Pipe::M, Pipe::Mte1, l0.clone());
+            let halves = g.clone().cmp(CmpOp::Lt, STEPS);
+            let second_half = q.clone().cmp(CmpOp::Eq, STRIPS / 2).select(halves, 0);
+            b.when("ready", second_half, |b| {
+                b.wait_flag(Pipe::Mte1, Pipe::M, l0.clone() * 2 + 1)
+            });
+            self.mmad(b, &q, l0.clone(), first.clone());
+            b.when("done", last.clone(), |b| {
+                b.set_flag(Pipe::M, Pipe::V, q.clone())
+            });
         });
-        b.when("final", g.clone().cmp(CmpOp::Eq, total - 1), |b| {
-            b.repeat("fq", STRIPS, |b, q| {
-                for f in total - FINAL..total {
-                    ready(b, &q, c(f % 2));
-                    self.mmad(b, &q, c(f % 2), c(0));
-                }
-                b.set_flag(Pipe::M, Pipe::V, q);
-            });
-            for f in total - FINAL..total {
-                b.set_flag(Pipe::M, Pipe::Mte1, f % 2);
-            }
+        b.set_flag(Pipe::M, Pipe::Mte1, l0);
+    }
+
+    /// MTE1, unit `u` of the strip-by-strip phase (strip u/FINAL, tile 1's step
+    /// STEPS - FINAL + u%FINAL): the strip's 64 x 64 slice of A and the step's B slice, from
+    /// its final piece, into L0 slot u%2.
+    fn stage_unit(self, b: &mut Builder, u: &Expr) {
+        let (q, k, l0) = (u.clone() / FINAL, u.clone() % FINAL, u.clone() % 2);
+        b.wait_flag(Pipe::M, Pipe::Mte1, l0.clone());
+        b.when("rf", u.clone().cmp(CmpOp::Eq, 0), |b| {
+            b.wait_flag(Pipe::Mte2, Pipe::Mte1, RING)
         });
+        let fk0 = k.clone() * 4 + (STEPS - FINAL) * 4;
+        b.repeat("fk", 4, |b, fk| {
+            let bi = q.clone() * (STRIP_ROWS / 16);
+            let dst = b.at(
+                self.a_l0,
+                [l0.clone(), fk.clone() * FRACTAL + bi.clone() * 1024],
+            );
+            let src = b.at(self.a_l1, [(fk0.clone() + fk) * 4096 + bi * FRACTAL]);
+            let d = Dma::new(dst, src, STRIP_ROWS / 16, FRACTAL).strides(FRACTAL, 1024);
+            noted(b, "A slice, NZ -> zZ", d);
+        });
+        self.stage_b(b, &l0, &(k + RING));
+        b.set_flag(Pipe::Mte1, Pipe::M, l0 * 2);
+    }
+
+    /// MTE1: B's 64 x 256 slice from L1 slot `slot` (NZ) to L0B slot `l0` (nZ).
+    fn stage_b(self, b: &mut Builder, l0: &Expr, slot: &Expr) {
+        // The piece's NZ fractal (K fractal fk, column block bn) sits at (bn*4 + fk)*256.
+        b.repeat("bk", 4, |b, bk| {
+            let dst = b.at(self.b_l0, [l0.clone(), bk.clone() * 4096]);
+            let src = b.at(self.b_l1, [slot.clone(), bk * FRACTAL]);
+            let d = Dma::new(dst, src, 16, FRACTAL).strides(4 * FRACTAL, FRACTAL);
+            noted(
+                b,
+                "B slice, NZ -> nZ (transposing)",
+                d.mode(DmaMode::Transpose),
+            );
+        });
+    }
+
+    /// M, unit `u` of the strip-by-strip phase; a strip's last unit hands it to V.
+    fn compute_unit(self, b: &mut Builder, u: &Expr) {
+        let (q, l0) = (u.clone() / FINAL, u.clone() % 2);
+        b.wait_flag(Pipe::Mte1, Pipe::M, l0.clone() * 2);
+        self.mmad(b, &q, l0.clone(), c(0));
+        b.set_flag(Pipe::M, Pipe::Mte1, l0);
+        let last = (u.clone() % FINAL).cmp(CmpOp::Eq, FINAL - 1);
+        b.when("done", last, |b| b.set_flag(Pipe::M, Pipe::V, q));
     }
 
     /// `mmad` of strip `q` from L0 slot `l0`.
@@ -237,44 +310,60 @@ impl Gemm {
         b.origin(None);
     }
 
-    /// V and MTE3 after tile `g/16`'s last step: every strip L0C (NZ f32) -> UB (ND f16) ->
-    /// GM.
-    fn drain(self, b: &mut Builder, g: &Expr) {
-        let col = col0() + g.clone() / STEPS * 256;
-        b.repeat("p", STRIPS, |b, p| {
-            b.wait_flag(Pipe::M, Pipe::V, p.clone());
-            b.wait_flag(Pipe::Mte3, Pipe::V, p.clone());
-            let dst = b.at(self.c_ub, [p.clone(), c(0)]);
-            let src = b.at(self.c_l0, [p.clone(), c(0)]);
-            let d = Dma::new(dst, src, STRIP_ROWS, 256).strides(STRIP_ROWS, 256);
-            noted(b, "C tile, NZ f32 -> ND f16", d.mode(DmaMode::Nz2nd));
-            b.set_flag(Pipe::V, Pipe::M, p.clone());
-            b.set_flag(Pipe::V, Pipe::Mte3, p.clone());
-            b.wait_flag(Pipe::V, Pipe::Mte3, p.clone());
-            let dst = b.at(self.cm, [row0() + p.clone() * STRIP_ROWS, col.clone()]);
-            let src = b.at(self.c_ub, [p.clone(), c(0)]);
-            noted(
-                b,
-                "C store",
-                Dma::new(dst, src, STRIP_ROWS, 256).strides(256, 1024),
-            );
-            b.set_flag(Pipe::Mte3, Pipe::V, p);
-        });
+    /// V and MTE3, strip `p` of tile `t`: L0C (NZ f32) -> UB (ND f16) -> GM. Tile 0's
+    /// strips go whole, each with its own flag ids, so that the four drains do not wait for
+    /// each other's stores; tile 1's strips, which finish one after the other, go in the
+    /// parts of DRAIN_PARTS, part j with flag id j.
+    fn drain(self, b: &mut Builder, p: &Expr, t: i64) {
+        b.wait_flag(Pipe::M, Pipe::V, p.clone());
+        if t == 0 {
+            self.drain_rows(b, p, 0, STRIP_ROWS, t, p);
+        } else {
+            let mut row = 0;
+            for (j, rows) in (0..).zip(DRAIN_PARTS) {
+                self.drain_rows(b, p, row, rows, t, &c(j));
+                row += rows;
+            }
+        }
+        b.set_flag(Pipe::V, Pipe::M, p.clone());
+    }
+
+    /// V then MTE3: `rows` rows of strip `p` of tile `t` from row `r`, handed over with flag
+    /// id `id` (V waits for the previous store with that id before writing UB).
+    fn drain_rows(self, b: &mut Builder, p: &Expr, r: i64, rows: i64, t: i64, id: &Expr) {
+        b.wait_flag(Pipe::Mte3, Pipe::V, id.clone());
+        let dst = b.at(self.c_ub, [p.clone(), c(r * 256)]);
+        // Row r of an NZ block of STRIP_ROWS rows per fractal column is at r*16.
+        let src = b.at(self.c_l0, [p.clone(), c(r * 16)]);
+        let d = Dma::new(dst, src, rows, 256).strides(STRIP_ROWS, 256);
+        noted(b, "C tile, NZ f32 -> ND f16", d.mode(DmaMode::Nz2nd));
+        b.set_flag(Pipe::V, Pipe::Mte3, id.clone());
+        b.wait_flag(Pipe::V, Pipe::Mte3, id.clone());
+        let at = [row0() + p.clone() * STRIP_ROWS + r, col0() + t * 256];
+        let dst = b.at(self.cm, at);
+        let src = b.at(self.c_ub, [p.clone(), c(r * 256)]);
+        noted(
+            b,
+            "C store",
+            Dma::new(dst, src, rows, 256).strides(256, 1024),
+        );
+        b.set_flag(Pipe::Mte3, Pipe::V, id.clone());
     }
 }
 
 /// The sets that make every slot free at the start (`true`), or the waits for the sets left
-/// over at the end (`false`).
+/// over at the end (`false`). MTE3 -> V's ids go in the order of their last sets, those of
+/// the parts of tile 1's last store last, so that V's last wait is for the last store.
 fn free_slots(b: &mut Builder, set: bool) {
     let pairs = [
-        (Pipe::Mte1, Pipe::Mte2, RING),
-        (Pipe::M, Pipe::Mte1, 2),
-        (Pipe::V, Pipe::M, STRIPS),
-        (Pipe::Mte3, Pipe::V, STRIPS),
+        (Pipe::Mte1, Pipe::Mte2, RING, 0),
+        (Pipe::M, Pipe::Mte1, 2, 0),
+        (Pipe::V, Pipe::M, STRIPS, 0),
+        (Pipe::Mte3, Pipe::V, STRIPS, DRAIN_PARTS.len() as i64),
     ];
-    for (src, dst, ids) in pairs {
-        for id in 0..ids {
-            b.flag(set, src, dst, id);
+    for (src, dst, ids, first) in pairs {
+        for i in 0..ids {
+            b.flag(set, src, dst, (first + i) % ids);
         }
     }
 }
@@ -283,12 +372,19 @@ fn generate() -> npu_sim::Program {
     let mut b = Builder::new();
     let gemm = Gemm::declare(&mut b);
     free_slots(&mut b, true);
-    b.repeat("g", TILES * STEPS, |b, g| {
+    b.repeat("g", TILES * STEPS - FINAL, |b, g| {
         gemm.load(b, &g);
         gemm.stage(b, &g);
         gemm.compute(b, &g);
-        let last = (g.clone() % STEPS).cmp(CmpOp::Eq, STEPS - 1);
-        b.when("tile_done", last, |b| gemm.drain(b, &g));
+        b.when("tile_done", g.cmp(CmpOp::Eq, STEPS - 1), |b| {
+            b.repeat("p", STRIPS, |b, p| gemm.drain(b, &p, 0))
+        });
+    });
+    b.repeat("u", STRIPS * FINAL, |b, u| {
+        gemm.stage_unit(b, &u);
+        gemm.compute_unit(b, &u);
+        let last = (u.clone() % FINAL).cmp(CmpOp::Eq, FINAL - 1);
+        b.when("strip_done", last, |b| gemm.drain(b, &(u / FINAL), 1));
     });
     free_slots(&mut b, false);
     b.finish().expect("the gemm program is well-formed")
