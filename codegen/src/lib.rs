@@ -1,4 +1,5 @@
-//! polyc's CPU back end: schedule trees to C.
+//! polyc's back ends: schedule trees to C for the CPU, and ([`npu`]) matrix products to
+//! programs for the simulated NPU.
 //!
 //! 1. isl's AST builder, behind `poly::isl` ([`poly::isl::build_ast`]), generates the loops
 //!    of a schedule tree (one loop per band member, parallel marks, AST loop types); [`ast`]
@@ -10,7 +11,8 @@
 //! 4. [`toolchain`] compiles and runs the result with the system's C compiler: the only
 //!    module that starts processes.
 //!
-//! [`generate`] chains 1 to 3. See `docs/codegen.md`.
+//! [`generate`] chains 1 to 3. See `docs/codegen.md`; the NPU back end is described in
+//! `docs/npu-backend.md`.
 
 #![warn(missing_docs)]
 
