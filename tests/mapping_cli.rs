@@ -135,3 +135,23 @@ fn malformed_mappings_and_intrinsic_files_exit_1_with_a_position() {
         "{err}"
     );
 }
+
+#[test]
+fn a_fused_extent_beyond_64_bits_is_undecided_not_wrapped() {
+    let (code, out, _) = run(&[
+        "mappings",
+        "examples/conv2d.pk",
+        "--reorder-reductions",
+        "-D",
+        "H=4000000000",
+        "-D",
+        "W=4000000000",
+    ]);
+    assert_eq!(code, Some(0));
+    assert!(
+        out.contains(
+            "not decided: fusing loop `p` makes the intrinsic loop's extent exceed 64 bits"
+        ),
+        "{out}"
+    );
+}

@@ -134,7 +134,7 @@ impl Context {
         binding: &[Access],
         m: &Mapping,
     ) -> Result<Report, String> {
-        let r = scheduler::mapping::check(
+        scheduler::mapping::check(
             sw,
             intr,
             binding,
@@ -143,8 +143,7 @@ impl Context {
             self.allow_reorder,
             &self.options,
         )
-        .map_err(|e| e.to_string())?;
-        Ok(r)
+        .map_err(|e| e.to_string())
     }
 }
 

@@ -167,6 +167,8 @@ struct Tile {
     row0: Expr,
     col0: Expr,
     rows: Expr,
+    /// `rows` rounded up to whole fractals (the NZ height in L0C).
+    rows16: Expr,
     cols: Expr,
     /// Whether this is the last column of tiles (whose width may be a partial tile).
     last_col: Expr,
@@ -281,8 +283,10 @@ pub fn program(
             }
             let row0 = tm * t.tm;
             let col0 = tn.clone() * t.tn;
+            let rows = (c(mm.m) - row0.clone()).min(t.tm);
             let tile = Tile {
-                rows: (c(mm.m) - row0.clone()).min(t.tm),
+                rows16: (rows.clone() + (F - 1)) / F * F,
+                rows,
                 cols: (c(mm.n) - col0.clone()).min(t.tn),
                 last_col: tn.cmp(CmpOp::Eq, nt - 1),
                 batch,
@@ -411,11 +415,10 @@ fn sub_step(
     nd: i64,
 ) {
     let l0 = step.clone() % 2;
-    let m16 = (tile.rows.clone() + (F - 1)) / F * F;
     b.wait_flag(Pipe::M, Pipe::Mte1, l0.clone());
     // A: row of fractals bi (NZ: fractal (fk, bi) at (fk * tm/16 + bi) * 256) -> zZ row bi.
     let fk0 = sub.clone() * (t.tk / F);
-    b.repeat("bi", m16.clone() / F, |b, bi| {
+    b.repeat("bi", tile.rows16.clone() / F, |b, bi| {
         let dst = b.at(n.a_l0, [l0.clone(), bi.clone() * (kd / F * FRACTAL)]);
         let src = b.at(
             n.a_l1,
@@ -446,7 +449,7 @@ fn sub_step(
     let a = b.at(n.a_l0, [l0.clone(), c(0)]);
     let bb = b.at(n.b_l0, [l0.clone(), c(0)]);
     b.origin(Some("C[m, n] += A[m, k] * B[k, n]"));
-    b.mmad(cc, a, bb, (m16, kd, nd), first);
+    b.mmad(cc, a, bb, (tile.rows16.clone(), kd, nd), first);
     b.origin(None);
     b.set_flag(Pipe::M, Pipe::Mte1, l0);
 }
@@ -457,13 +460,12 @@ fn drain(b: &mut Builder, mm: &Matmul, n: &Names, t: Tiles, tile: &Tile) {
     b.set_flag(Pipe::M, Pipe::V, s.clone());
     b.wait_flag(Pipe::M, Pipe::V, s.clone());
     b.wait_flag(Pipe::Mte3, Pipe::V, s.clone());
-    let m16 = (tile.rows.clone() + (F - 1)) / F * F;
     let dst = b.at(n.c_ub, [s.clone(), c(0)]);
     let src = b.at(n.c_l0, [s.clone(), c(0)]);
     b.origin(Some("C tile, L0C NZ -> UB ND"));
     b.push(
         Dma::new(dst, src, tile.rows.clone(), tile.cols.clone())
-            .strides(m16, t.tn)
+            .strides(tile.rows16.clone(), t.tn)
             .mode(DmaMode::Nz2nd),
     );
     b.origin(None);

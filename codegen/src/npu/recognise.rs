@@ -241,8 +241,14 @@ fn operand(
                     .get(v.name())
                     .map_or(QExpr::var(v.name()), |&c| QExpr::Const(c))
             })
-            .map(|q| q.eval(&|_| 0))
-            .ok_or_else(|| NpuError::Internal(format!("extent of `{}`", array.name)))
+            // every size is given, so the extent folds to a constant
+            .and_then(|q| match q {
+                QExpr::Const(c) => Some(c),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                NpuError::Internal(format!("an extent of `{}` has no value", array.name))
+            })
         })
         .collect::<Result<Vec<i64>, _>>()?;
     Ok(Operand {

@@ -69,13 +69,13 @@ impl Lin {
     pub fn as_constant(&self) -> Option<i64> {
         self.coeffs.is_empty().then_some(self.constant)
     }
-    /// The term's value under an assignment of every variable.
-    pub fn eval(&self, values: &[i64]) -> i64 {
-        self.coeffs
-            .iter()
-            .map(|(&v, &c)| c * values[v])
-            .sum::<i64>()
-            + self.constant
+    /// The term's value under an assignment of every variable, in `i128` so that checking
+    /// a solver's model cannot overflow.
+    pub fn eval(&self, values: &[i64]) -> i128 {
+        (self.coeffs.iter())
+            .map(|(&v, &c)| c as i128 * values[v] as i128)
+            .sum::<i128>()
+            + self.constant as i128
     }
     /// `self == other`.
     pub fn eq(&self, other: &Lin) -> Formula {
@@ -259,8 +259,8 @@ mod tests {
                 .collect();
             assert_eq!(sols.len(), 1, "{e} / {c}");
             let vals = [e, sols[0].0, sols[0].1];
-            assert_eq!(d.eval(&vals), e.div_euclid(c));
-            assert_eq!(m.eval(&vals), e.rem_euclid(c));
+            assert_eq!(d.eval(&vals), e.div_euclid(c) as i128);
+            assert_eq!(m.eval(&vals), e.rem_euclid(c) as i128);
         }
     }
 }

@@ -171,8 +171,7 @@ impl Intrinsic {
             });
         }
         let output = stmt.target.array.0;
-        for l in loops.iter_mut().enumerate() {
-            let (k, l) = l;
+        for (k, l) in loops.iter_mut().enumerate() {
             if !operands[output].dims.contains(&Some(k)) {
                 l.kind = LoopKind::Reduction;
             }

@@ -78,6 +78,8 @@ pub enum LayoutError {
     SymbolicInnerExtent(String),
     /// A loop appears in two groups.
     TwoGroups(String),
+    /// The fused extent up to a loop does not fit 64 bits.
+    TooLarge(String),
     /// A loop outside the intrinsic has the name of an intrinsic loop, which memory mappings
     /// could not tell apart.
     NameClash(String),
@@ -95,6 +97,10 @@ impl std::fmt::Display for LayoutError {
                 "loop `{l}` is fused after another loop and its size depends on parameters: the linearisation is not linear (give concrete sizes with -D)"
             ),
             LayoutError::TwoGroups(l) => write!(f, "loop `{l}` is given to two intrinsic loops"),
+            LayoutError::TooLarge(l) => write!(
+                f,
+                "fusing loop `{l}` makes the intrinsic loop's extent exceed 64 bits"
+            ),
             LayoutError::NameClash(l) => write!(
                 f,
                 "loop `{l}` stays outside the intrinsic but has the name of one of its loops: rename it"
@@ -121,11 +127,19 @@ impl Layout {
                 let b = sw
                     .rectangular(l)
                     .ok_or_else(|| LayoutError::NotRectangular(name.clone()))?;
+                let too_large = || LayoutError::TooLarge(name.clone());
                 weights[l] = weight;
-                extent = QExpr::scale(weight, b.extent.clone());
+                extent = match b.extent {
+                    QExpr::Const(e) => {
+                        QExpr::Const(weight.checked_mul(e.max(0)).ok_or_else(too_large)?)
+                    }
+                    ref e => QExpr::scale(weight, e.clone()),
+                };
                 if pos > 0 {
                     match b.extent {
-                        QExpr::Const(e) => weight *= e.max(0),
+                        QExpr::Const(e) => {
+                            weight = weight.checked_mul(e.max(0)).ok_or_else(too_large)?
+                        }
                         _ => return Err(LayoutError::SymbolicInnerExtent(name.clone())),
                     }
                 }

@@ -409,14 +409,17 @@ pub fn loops_in(e: &AffExpr) -> impl Iterator<Item = &str> {
 }
 
 /// The coefficient of each loop in an index, when it is affine (no division or modulo of a
-/// loop); `None` otherwise.
+/// loop) and its coefficients fit `i64`; `None` otherwise. (`frontend`'s `linear_form`,
+/// for comparing extents, refuses any division; here a division of parameters only is a
+/// constant like any other.)
 pub fn linear_coefficients(e: &AffExpr) -> Option<BTreeMap<String, i64>> {
     let mut out = BTreeMap::new();
     fn go(e: &AffExpr, k: i64, out: &mut BTreeMap<String, i64>) -> Option<()> {
         match e {
             AffExpr::Const(_) | AffExpr::Var(Var::Param(_)) => Some(()),
             AffExpr::Var(Var::Loop(n)) => {
-                *out.entry(n.clone()).or_insert(0) += k;
+                let e = out.entry(n.clone()).or_insert(0);
+                *e = e.checked_add(k)?;
                 Some(())
             }
             AffExpr::Add(a, b) => {
@@ -425,10 +428,10 @@ pub fn linear_coefficients(e: &AffExpr) -> Option<BTreeMap<String, i64>> {
             }
             AffExpr::Sub(a, b) => {
                 go(a, k, out)?;
-                go(b, -k, out)
+                go(b, k.checked_neg()?, out)
             }
-            AffExpr::Neg(a) => go(a, -k, out),
-            AffExpr::Mul(c, a) => go(a, k * c, out),
+            AffExpr::Neg(a) => go(a, k.checked_neg()?, out),
+            AffExpr::Mul(c, a) => go(a, k.checked_mul(*c)?, out),
             other => loops_in(other).next().is_none().then_some(()),
         }
     }
