@@ -42,7 +42,9 @@ fn differential_with(
         let mm = recognise::matmul(&k, &all, &Target::of_npu(&m)).unwrap();
         let elems = [&mm.a, &mm.b, &mm.c].map(|o| k.array(o.tensor).elem);
         compiled.program = matmul::program(&mm, elems, m.cores as i64, tiles).unwrap();
-        compiled.tiles = tiles;
+        if let codegen::npu::Plan::Matmul { tiles: t, .. } = &mut compiled.plan {
+            *t = tiles;
+        }
     }
     let mut memory = Memory::random(&k, &params, 7).unwrap();
     let sim = simulate(&compiled, &k, &memory, &m)
@@ -73,7 +75,10 @@ fn differential_with(
         4,
     );
     assert!(report.agreed(), "timing oracle: {report:?}");
-    (worst, compiled.tiles)
+    let codegen::npu::Plan::Matmul { tiles, .. } = compiled.plan else {
+        panic!("not a matrix product: {:?}", compiled.plan)
+    };
+    (worst, tiles)
 }
 
 const BMM: &str = "kernel bmm(A: f16[NB, M, K], B: f16[NB, K, N]) -> (C: f32[NB, M, N])

@@ -228,18 +228,12 @@ fn npu_program(args: &CompileArgs) -> Result<String, CliError> {
                 codegen::npu::NpuError::Internal(_) => CliError::Internal(e.to_string()),
                 _ => CliError::User(e.to_string()),
             })?;
-    let t = compiled.tiles;
-    let panel = if t.panel {
-        " A's rows of a tile stay in L1 while a core works on their band."
-    } else {
-        ""
-    };
     let mut header = format!(
-        "# {} compiled by polyc for `{}` ({} cores): C tiles of {} x {}, K in chunks of {} through L1 and steps of {} through L0.{panel}\n# The matrix unit's mapping, proved:\n",
-        kernel.name, machine.name, machine.cores, t.tm, t.tn, t.kc, t.tk
+        "# {} compiled by polyc for `{}` ({} cores).\n",
+        kernel.name, machine.name, machine.cores
     );
-    for line in compiled.mapping.lines() {
-        header.push_str(&format!("#   {line}\n"));
+    for line in compiled.plan.describe() {
+        header.push_str(&format!("# {line}\n"));
     }
     Ok(format!("{header}\n{}", npu_sim::print(&compiled.program)))
 }

@@ -28,15 +28,49 @@ pub enum NpuError {
     Internal(String),
 }
 
+/// What kind of program a kernel became, with the decisions taken for it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Plan {
+    /// A matrix product on the cube unit.
+    Matmul {
+        /// The tile sizes chosen.
+        tiles: matmul::Tiles,
+        /// The proved mapping it follows, in the mapping text format.
+        mapping: String,
+    },
+}
+
+impl Plan {
+    /// The program's header: what was compiled and how, one comment line each.
+    pub fn describe(&self) -> Vec<String> {
+        match self {
+            Plan::Matmul { tiles: t, mapping } => {
+                let panel = if t.panel {
+                    " A's rows of a tile stay in L1 while a core works on their band."
+                } else {
+                    ""
+                };
+                let mut lines = vec![
+                    format!(
+                        "C tiles of {} x {}, K in chunks of {} through L1 and steps of {} through L0.{panel}",
+                        t.tm, t.tn, t.kc, t.tk
+                    ),
+                    "The matrix unit's mapping, proved:".to_string(),
+                ];
+                lines.extend(mapping.lines().map(|l| format!("  {l}")));
+                lines
+            }
+        }
+    }
+}
+
 /// A kernel compiled for the NPU.
 #[derive(Debug)]
 pub struct Compiled {
     /// The program.
     pub program: npu_sim::Program,
-    /// The tile sizes chosen.
-    pub tiles: matmul::Tiles,
-    /// The proved mapping it follows, in the mapping text format.
-    pub mapping: String,
+    /// What the program is and the decisions taken for it.
+    pub plan: Plan,
 }
 
 /// Compiles `kernel` at the sizes `params` for `machine`. `reorder` says whether the user
@@ -63,8 +97,10 @@ pub fn compile(
     let program = matmul::program(&mm, elems, machine.cores as i64, tiles)?;
     Ok(Compiled {
         program,
-        tiles,
-        mapping: mm.mapping,
+        plan: Plan::Matmul {
+            tiles,
+            mapping: mm.mapping,
+        },
     })
 }
 
