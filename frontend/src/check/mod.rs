@@ -3,6 +3,7 @@
 
 mod affine;
 mod cond;
+mod hoist;
 mod intrinsic;
 mod names;
 mod scope;
@@ -80,6 +81,7 @@ struct KernelChecker {
 
 impl KernelChecker {
     fn kernel(&mut self, k: &KernelDecl) -> Kernel {
+        let k = &*hoist::nested_reductions(k);
         let params: Vec<Param> = k
             .params
             .iter()

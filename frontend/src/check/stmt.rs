@@ -50,7 +50,8 @@ pub fn check_stmt(
                 nested,
                 "nested inside an expression",
             )
-            .with_note("compute it into a temporary (`let t: f32[...];`) first"),
+            .with_note("a nested reduction is computed into a temporary before the statement, unless it reads the array the statement writes or uses a variable of an enclosing reduction")
+            .with_note("compute it into a temporary yourself (`let t: f32[...];`) to say which values it reads"),
         );
         return Err(diags);
     }
