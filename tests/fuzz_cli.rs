@@ -29,3 +29,48 @@ fn one_random_program_agrees_under_every_schedule() {
         "{stdout}"
     );
 }
+
+/// The regression corpus: programs that once failed (shrunk by `--shrink`), each fixed since,
+/// replayed under every scheduler and setting, interpreted and compiled.
+#[test]
+fn the_regression_corpus_passes() {
+    let out = polyc(&[
+        "fuzz-schedules",
+        "--replay",
+        "tests/fuzz/regressions",
+        "--compile",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains(": 0 failing program(s)"), "{stdout}");
+}
+
+/// The open failures (`tests/fuzz/open/`, each a shrunk program with its failure in its first
+/// line) still fail, and the way their header says: when one starts to pass, it belongs in
+/// the regression corpus, and this test says so.
+#[test]
+fn the_open_failures_still_fail_as_recorded() {
+    let out = polyc(&["fuzz-schedules", "--replay", "tests/fuzz/open"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz/open");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        // "// Shrunk from progen's seed S: SCHEDULER / SETUP fails (FAULT)."
+        let header = text.lines().next().unwrap();
+        let (_, failure) = header.split_once(": ").unwrap();
+        let (what, _) = failure.split_once(" fails").unwrap();
+        let name = path.display().to_string();
+        let name = &name[name.find("tests/fuzz/open").unwrap()..];
+        assert!(
+            stderr.contains(&format!("FAIL {name}: {what}: ")),
+            "{name} no longer fails with {what}: move it to tests/fuzz/regressions\n{stderr}"
+        );
+    }
+}

@@ -16,6 +16,8 @@
 //!
 //! [`generate`] is a pure function of its seed.
 
+pub mod shrink;
+
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::fmt::Write;

@@ -5,7 +5,9 @@
 //! A failure is polyc's: a scheduler or transformation error on a valid kernel (internal
 //! errors, exhausted budgets), an optimized schedule the legality checker refuses, or
 //! different results. Each is reported with the seed that reproduces it
-//! (`polyc fuzz-schedules --seed S --count 1 --show`).
+//! (`polyc fuzz-schedules --seed S --count 1 --show`); `--shrink DIR` reduces each failing
+//! program to a minimal one that fails the same way ([`progen::shrink`]) and saves it, and
+//! `--replay DIR` checks saved programs instead of generated ones (the regression corpus).
 
 use crate::error::CliError;
 use codegen::runner::{self, Comparison};
@@ -17,7 +19,7 @@ use poly::interp::{InputFiles, Interpreter, Memory, ParamValues};
 use poly::isl::Ctx;
 use poly::model::Program;
 use poly::order::{execution_order, AnySchedule, Ties};
-use scheduler::optimizer::optimize;
+use scheduler::optimizer::{optimize, OptimizeError};
 use scheduler::registry::all_schedulers;
 use scheduler::transform::tile_size::{RegisterBlock, RegisterBlocks};
 use scheduler::transform::TransformOptions;
@@ -40,7 +42,64 @@ pub struct FuzzArgs {
     /// Print each program before checking it.
     #[arg(long)]
     show: bool,
+    /// Reduce each failing program to a minimal one that fails the same way and save it in
+    /// this directory as `seed-S.pk`.
+    #[arg(long, value_name = "DIR")]
+    shrink: Option<std::path::PathBuf>,
+    /// Check every `.pk` file of this directory instead of generated programs.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["count", "seed"])]
+    replay: Option<std::path::PathBuf>,
 }
+
+/// How one schedule of a program failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fault {
+    /// The scheduler found no schedule.
+    Scheduling,
+    /// isl failed, or ran out of its operation budget.
+    Isl,
+    /// The optimized schedule was refused by the legality checker.
+    Illegal,
+    /// The legality check could not be carried out.
+    Check,
+    /// The interpreter could not run the schedule's order.
+    Run,
+    /// The schedule's order changed the results.
+    Differs,
+    /// The generated C failed to build or run, or gave other results.
+    GeneratedC,
+}
+
+/// One failing schedule.
+#[derive(Clone, Debug)]
+struct Failure {
+    /// The scheduler's name.
+    scheduler: String,
+    /// The setting's label.
+    setup: &'static str,
+    /// How it failed.
+    fault: Fault,
+    /// The error's text.
+    detail: String,
+}
+
+impl Failure {
+    /// Whether `other` is the same failure, up to its text: what a shrunk program keeps.
+    fn same(&self, other: &Failure) -> bool {
+        (self.scheduler == other.scheduler)
+            && self.setup == other.setup
+            && self.fault == other.fault
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} / {}: {}", self.scheduler, self.setup, self.detail)
+    }
+}
+
+/// Which scheduler and setting to check: all, or only those of a failure being shrunk.
+type Only<'a> = Option<&'a Failure>;
 
 /// One transformation setting.
 struct Setup {
@@ -99,41 +158,110 @@ pub fn run(args: &FuzzArgs) -> Result<(), CliError> {
     if args.compile && !compiler.is_available() {
         return Err(CliError::User("--compile needs a C compiler (cc)".into()));
     }
-    let mut failures = Vec::new();
+    let compiler = args.compile.then_some(&compiler);
+    if let Some(dir) = &args.shrink {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::User(format!("{}: {e}", dir.display())))?;
+    }
+    let programs = match &args.replay {
+        Some(dir) => saved(dir)?,
+        None => (args.seed..args.seed.saturating_add(args.count))
+            .map(|seed| (seed, format!("seed {seed}"), progen::generate(seed)))
+            .collect(),
+    };
+    let mut failing = Vec::new();
     let mut variants = 0;
-    for seed in args.seed..args.seed.saturating_add(args.count) {
-        let text = progen::generate(seed);
+    for (seed, name, text) in &programs {
         if args.show {
             println!("{text}");
         }
-        let mut fail = |what: String| {
-            eprintln!("FAIL seed {seed}: {}", shortened(&what));
-            failures.push(seed);
-        };
-        match check_program(seed, &text, &setups, args.compile.then_some(&compiler)) {
+        let found = match check_program(*seed, text, &setups, compiler, None) {
             Ok((n, found)) => {
                 variants += n;
-                found.into_iter().for_each(&mut fail);
+                found
             }
-            Err(e) => fail(e),
+            Err(e) => {
+                eprintln!("FAIL {name}: {}", shortened(&e));
+                failing.push(name.clone());
+                continue;
+            }
+        };
+        for f in &found {
+            eprintln!("FAIL {name}: {}", shortened(&f.to_string()));
+        }
+        if let Some(first) = found.first() {
+            failing.push(name.clone());
+            if let Some(dir) = &args.shrink {
+                let path = dir.join(format!("seed-{seed}.pk"));
+                let small = shrunk(*seed, text, first, &setups, compiler);
+                std::fs::write(&path, small)
+                    .map_err(|e| CliError::User(format!("{}: {e}", path.display())))?;
+                eprintln!("  shrunk to {}", path.display());
+            }
         }
     }
-    failures.dedup();
+    let what = match &args.replay {
+        Some(dir) => format!("{} programs of {}", programs.len(), dir.display()),
+        None => format!(
+            "{} programs (seeds {}..{})",
+            args.count,
+            args.seed,
+            args.seed.saturating_add(args.count)
+        ),
+    };
     println!(
-        "{} programs (seeds {}..{}), {variants} schedules checked{}: {} failing program(s)",
-        args.count,
-        args.seed,
-        args.seed.saturating_add(args.count),
+        "{what}, {variants} schedules checked{}: {} failing program(s)",
         if args.compile { " and compiled" } else { "" },
-        failures.len()
+        failing.len()
     );
-    match failures.is_empty() {
+    match failing.is_empty() {
         true => Ok(()),
         false => Err(CliError::Internal(format!(
-            "{} failing program(s); reproduce one with `polyc fuzz-schedules --seed S --count 1 --show`: seeds {failures:?}",
-            failures.len()
+            "{} failing program(s); reproduce a seed with `polyc fuzz-schedules --seed S --count 1 --show`: {}",
+            failing.len(),
+            failing.join(", ")
         ))),
     }
+}
+
+/// The `.pk` files of `dir`, in name order, as (seed for their inputs, name, text).
+fn saved(dir: &std::path::Path) -> Result<Vec<(u64, String, String)>, CliError> {
+    let err = |e: std::io::Error| CliError::User(format!("{}: {e}", dir.display()));
+    let mut paths: Vec<std::path::PathBuf> = (std::fs::read_dir(dir).map_err(err)?)
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .map_err(err)?;
+    paths.retain(|p| p.extension().is_some_and(|e| e == "pk"));
+    paths.sort();
+    (paths.into_iter().enumerate())
+        .map(|(k, p)| {
+            let text = std::fs::read_to_string(&p)
+                .map_err(|e| CliError::User(format!("{}: {e}", p.display())))?;
+            Ok((k as u64, p.display().to_string(), text))
+        })
+        .collect()
+}
+
+/// How many candidate programs a shrink may check.
+const SHRINK_BUDGET: usize = 2_000;
+
+/// `text` reduced to a minimal program on which `failure`'s scheduler and setting still fail
+/// the same way, with a header saying how.
+fn shrunk(
+    seed: u64,
+    text: &str,
+    failure: &Failure,
+    setups: &[Setup],
+    compiler: Option<&CCompiler>,
+) -> String {
+    let small = progen::shrink::shrink(text, SHRINK_BUDGET, |candidate| {
+        check_program(seed, candidate, setups, compiler, Some(failure))
+            .is_ok_and(|(_, found)| found.iter().any(|f| f.same(failure)))
+    });
+    format!(
+        "// Shrunk from progen's seed {seed}: {} / {} fails ({:?}).\n{small}",
+        failure.scheduler, failure.setup, failure.fault
+    )
 }
 
 /// At most [`SHOWN_CHARS`] characters of `text` (a failure's relation can run to pages).
@@ -147,14 +275,15 @@ fn shortened(text: &str) -> String {
 /// How much of a failure's text is shown.
 const SHOWN_CHARS: usize = 400;
 
-/// Checks one program under every scheduler and setup: the number of schedules checked and
-/// what failed (an error: the program itself could not be set up).
+/// Checks one program under every scheduler and setup (or `only` a failure's): the number of
+/// schedules checked and what failed (an error: the program itself could not be set up).
 fn check_program(
     seed: u64,
     text: &str,
     setups: &[Setup],
     compiler: Option<&CCompiler>,
-) -> Result<(usize, Vec<String>), String> {
+    only: Only,
+) -> Result<(usize, Vec<Failure>), String> {
     let file = SourceFile::new(format!("fuzz{seed}.pk"), text);
     let kernel = frontend::compile(&file)
         .map_err(|d| {
@@ -183,7 +312,15 @@ fn check_program(
     let mut checked = 0;
     for scheduler in all_schedulers() {
         for setup in setups {
-            let what = format!("{} / {}", scheduler.name(), setup.label);
+            if only.is_some_and(|f| f.scheduler != scheduler.name() || f.setup != setup.label) {
+                continue;
+            }
+            let failure = |fault: Fault, detail: String| Failure {
+                scheduler: scheduler.name().to_string(),
+                setup: setup.label,
+                fault,
+                detail,
+            };
             let problem = Problem {
                 program: &program,
                 deps: &deps,
@@ -192,7 +329,13 @@ fn check_program(
             let schedule = match optimize(&problem, scheduler.as_ref(), &setup.transforms, &[]) {
                 Ok(o) => o.schedule,
                 Err(e) => {
-                    found.push(format!("{what}: {e}"));
+                    let fault = match e {
+                        OptimizeError::Schedule(_) => Fault::Scheduling,
+                        OptimizeError::Isl(_) => Fault::Isl,
+                        OptimizeError::Illegal(_) => Fault::Illegal,
+                        OptimizeError::Check(_) => Fault::Check,
+                    };
+                    found.push(failure(fault, e.to_string()));
                     continue;
                 }
             };
@@ -210,17 +353,18 @@ fn check_program(
                 .map_err(|e| e.to_string())
             });
             match ran {
-                Err(e) => found.push(format!("{what}: running the new order: {e}")),
-                Ok(()) if !memory.bit_identical(&expected) => {
-                    found.push(format!("{what}: the new order changes the results"))
-                }
+                Err(e) => found.push(failure(Fault::Run, format!("running the new order: {e}"))),
+                Ok(()) if !memory.bit_identical(&expected) => found.push(failure(
+                    Fault::Differs,
+                    "the new order changes the results".into(),
+                )),
                 Ok(()) => {}
             }
             if let Some(compiler) = compiler {
                 if let Err(e) =
                     compiled(&program, &schedule, compiler, &initial, &params, &expected)
                 {
-                    found.push(format!("{what}: generated C: {e}"));
+                    found.push(failure(Fault::GeneratedC, format!("generated C: {e}")));
                 }
             }
         }
