@@ -46,12 +46,14 @@ pub struct Settings<'a> {
 /// The best hyperplane for `members` respecting `deps` (all between members) weakly, with
 /// the bounding function over them, and independent of each member's earlier hyperplanes
 /// where it needs more; `orientation` (1 or -1) picks the orthant of the independence
-/// constraints. `None` if there is none.
+/// constraints. With `carry`, that dependence (one of `deps`) must be satisfied strongly: a
+/// distance of at least 1 on every instance. `None` if there is none.
 pub fn find(
     settings: &Settings<'_>,
     members: &[Member<'_>],
     deps: &[&BandDep],
     orientation: i64,
+    carry: Option<&BandDep>,
 ) -> IslResult<Option<Vec<(usize, StmtRow)>>> {
     let shapes: Vec<(usize, usize)> = members.iter().map(|m| (m.stmt, m.n_iters)).collect();
     let provisional = Layout::new(0, settings.n_params, &shapes);
@@ -84,6 +86,13 @@ pub fn find(
             continue;
         };
         let distance = distance_form(src, dst);
+        if carry.is_some_and(|c| std::ptr::eq(c, *dep)) {
+            let strong = Form {
+                constant: distance.constant.clone().minus(&LinExpr::constant(1)),
+                ..distance.clone()
+            };
+            ilp.constraints.extend(dep.dual.constraints(&strong)?);
+        }
         ilp.constraints.extend(dep.dual.constraints(&distance)?);
         let bounding = Form {
             constant: LinExpr::var(layout.w()).minus(&distance.constant),

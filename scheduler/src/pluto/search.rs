@@ -155,6 +155,9 @@ impl<'a> Search<'a> {
             self.schedule.rows.pop();
             self.live = before.clone();
         }
+        if let Some(row) = self.carrying_row(band_deps)? {
+            return self.push_loop(row);
+        }
         Err(ScheduleError::NoSchedule {
             scheduler: "pluto",
             reason: format!(
@@ -163,6 +166,48 @@ impl<'a> Search<'a> {
                 self.live
             ),
         })
+    }
+
+    /// When every statement has all its hyperplanes and no cut orders what is left (a
+    /// component whose statements must interleave), Pluto adds hyperplanes beyond the
+    /// statements' dimensions: a row, not necessarily independent of the earlier ones, that
+    /// respects every live dependence of a component and carries one of them (tried in
+    /// turn). The statements outside the component get 0.
+    fn carrying_row(&self, band_deps: &[BandDep]) -> Result<Option<Row>, ScheduleError> {
+        let settings = Settings {
+            ctx: &self.program.ctx,
+            objective: self.pluto.objective.as_ref(),
+            max_coefficient: self.pluto.max_coefficient,
+            n_params: self.n_params,
+        };
+        for scc in self.live_graph()?.sccs() {
+            let inside = |d: &&BandDep| scc.contains(&d.src) && scc.contains(&d.dst);
+            let deps: Vec<&BandDep> = band_deps.iter().filter(inside).collect();
+            let members: Vec<Member<'_>> = (scc.iter())
+                .map(|&s| Member {
+                    stmt: s,
+                    n_iters: self.program.statements[s].iterators.len(),
+                    found: &self.found[s],
+                    needs_more: false,
+                })
+                .collect();
+            for carried in &deps {
+                let Some(solution) =
+                    hyperplane::find(&settings, &members, &deps, 1, Some(carried))?
+                else {
+                    continue;
+                };
+                let mut stmts = self.zero_row();
+                for (s, f) in solution {
+                    stmts[s] = f;
+                }
+                return Ok(Some(Row {
+                    kind: RowKind::Loop { coincident: false },
+                    stmts,
+                }));
+            }
+        }
+        Ok(None)
     }
 
     /// A scalar row giving the statements of `sccs[k]` the constant `groups[k]`.
@@ -246,7 +291,7 @@ impl<'a> Search<'a> {
             .collect();
         let mut solution = None;
         for orientation in [1, -1] {
-            solution = hyperplane::find(settings, &members, &deps, orientation)?;
+            solution = hyperplane::find(settings, &members, &deps, orientation, None)?;
             if solution.is_some() {
                 break;
             }
