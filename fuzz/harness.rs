@@ -43,3 +43,44 @@ pub fn npy(data: &[u8]) {
         let _ = npu_sim::TensorData::from_npy(data, "fuzz.npy", *dtype);
     }
 }
+
+/// The kernel schedule text is checked against: two statements with a flow dependence
+/// carried by the outer loop and one inside it.
+const SCHEDULE_KERNEL: &str = "kernel k(A: inout f64[N, N]) params N = 8 {
+  for t in 1..N { for i in 1..N - 1 {
+    A[t, i] = A[t - 1, i - 1] + A[t - 1, i + 1];
+    A[t, i] += A[t, i - 1];
+  } }
+}";
+
+thread_local! {
+    /// The kernel's program and dependences, built once per thread.
+    static SCHEDULED: (poly::model::Program, poly::deps::Dependences) = {
+        let file = frontend::SourceFile::new("k.pk", SCHEDULE_KERNEL);
+        let kernel = frontend::compile(&file).expect("the kernel compiles").remove(0);
+        let program = poly::model::Program::build(
+            &poly::isl::Ctx::default(),
+            &kernel,
+            &std::collections::BTreeMap::new(),
+        )
+        .expect("the kernel lifts");
+        let deps = poly::deps::Dependences::compute(&program).expect("dependences");
+        (program, deps)
+    };
+}
+
+/// Schedule text, as `polyc verify` reads it (an isl schedule tree in YAML or a union map,
+/// parsed by isl's C code), then checked against a small kernel's dependences: any text
+/// gives a verdict or an error.
+pub fn schedule_text(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    SCHEDULED.with(|(program, deps)| {
+        let _analysis = program.ctx.analysis();
+        if let Ok(schedule) = scheduler::legality::input::parse_schedule(&program.ctx, text) {
+            let options = scheduler::Options::default();
+            let _ = scheduler::legality::check(program, deps, &schedule, &options);
+        }
+    });
+}
