@@ -24,6 +24,18 @@ pub enum ToolchainError {
     /// Reading or writing files failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// The program ran longer than the time limit and was stopped.
+    #[error("`{}` ran longer than {} s and was stopped (set POLYC_RUN_TIMEOUT to allow more)", .0.display(), .1.as_secs())]
+    Timeout(PathBuf, std::time::Duration),
+}
+
+/// How long a compiled program may run: `POLYC_RUN_TIMEOUT` seconds, 1800 by default (a
+/// safety net against a program that never ends, far above any kernel's time).
+pub fn run_timeout() -> std::time::Duration {
+    let seconds = (std::env::var("POLYC_RUN_TIMEOUT").ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(1800);
+    std::time::Duration::from_secs(seconds)
 }
 
 /// A C compiler with its flags.
@@ -194,20 +206,85 @@ pub fn run(exe: &Path, args: &[String]) -> Result<RunOutput, ToolchainError> {
             Ok(())
         });
     }
-    let out = cmd
-        .args(args)
-        .output()
+    run_for(cmd.args(args), exe, run_timeout())
+}
+
+/// Runs `cmd` (the program `exe`) with its output captured, stopping it after `limit`.
+fn run_for(
+    cmd: &mut Command,
+    exe: &Path,
+    limit: std::time::Duration,
+) -> Result<RunOutput, ToolchainError> {
+    use std::io::Read;
+    use wait_timeout::ChildExt;
+    let mut child = (cmd.stdout(std::process::Stdio::piped()))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .map_err(|e| ToolchainError::Spawn(exe.to_path_buf(), e))?;
+    // drained on threads of their own, so that a program writing much cannot block
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let status = match child.wait_timeout(limit)? {
+        Some(status) => status,
+        None => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(ToolchainError::Timeout(exe.to_path_buf(), limit));
+        }
+    };
+    let text = |h: std::thread::JoinHandle<Vec<u8>>| {
+        String::from_utf8_lossy(&h.join().unwrap_or_default()).into_owned()
+    };
     Ok(RunOutput {
-        success: out.status.success(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        success: status.success(),
+        stdout: text(stdout),
+        stderr: text(stderr),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_program_past_its_time_limit_is_stopped() {
+        let limit = std::time::Duration::from_millis(300);
+        let sh = Path::new("/bin/sh");
+        let start = std::time::Instant::now();
+        let slow = run_for(Command::new(sh).args(["-c", "sleep 30"]), sh, limit);
+        assert!(matches!(slow, Err(ToolchainError::Timeout(..))), "{slow:?}");
+        assert!(start.elapsed() < std::time::Duration::from_secs(20));
+        let quick = run_for(
+            Command::new(sh).args(["-c", "echo out; echo err >&2"]),
+            sh,
+            limit * 20,
+        )
+        .unwrap();
+        assert!(quick.success);
+        assert_eq!(
+            (quick.stdout.as_str(), quick.stderr.as_str()),
+            ("out\n", "err\n")
+        );
+    }
 
     #[test]
     fn the_float_mode_chooses_the_contraction_flag() {

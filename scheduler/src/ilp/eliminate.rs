@@ -110,17 +110,18 @@ impl Eliminated {
         }
     }
 
-    /// The values of all original unknowns from those of the kept ones.
-    pub fn expand(&self, kept_values: &[i64]) -> Vec<i64> {
+    /// The values of all original unknowns from those of the kept ones; `None` if one of
+    /// them does not fit 64 bits.
+    pub fn expand(&self, kept_values: &[i64]) -> Option<Vec<i64>> {
         let mut values = vec![0; self.position.len()];
         for (&v, &x) in self.kept.iter().zip(kept_values) {
             values[v] = x;
         }
         // A value may use unknowns solved later (never earlier ones), so go backwards.
         for (v, value) in self.solved.iter().rev() {
-            values[*v] = i64::try_from(value.eval(&values)).expect("solution fits i64");
+            values[*v] = i64::try_from(value.checked_eval(&values)?).ok()?;
         }
-        values
+        Some(values)
     }
 }
 
@@ -163,11 +164,23 @@ mod tests {
             e.system.constraints[1].expr,
             x(1).plus(&LinExpr::constant(-3))
         );
-        assert_eq!(e.expand(&[1, 3]), vec![1, 3, 2, 3]);
+        assert_eq!(e.expand(&[1, 3]), Some(vec![1, 3, 2, 3]));
         assert_eq!(
             e.substitute(&x(2).plus(&x(3))),
             x(1).plus(&LinExpr::constant(2))
         );
+    }
+
+    /// A solved unknown whose value would not fit 64 bits is reported, not wrapped or
+    /// panicked on.
+    #[test]
+    fn a_value_beyond_64_bits_expands_to_none() {
+        let mut ilp = Ilp::new(2);
+        // x1 = 4 * x0
+        ilp.push(x(1).plus_scaled(&x(0), -4).eq0());
+        let e = Eliminated::of(&ilp);
+        assert_eq!(e.expand(&[1 << 40]), Some(vec![1 << 40, 1 << 42]));
+        assert_eq!(e.expand(&[1 << 62]), None);
     }
 
     /// An equality whose last unknown has coefficient 2 stays as it is.

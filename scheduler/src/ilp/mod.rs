@@ -98,6 +98,13 @@ impl LinExpr {
             .sum::<i128>()
             + self.constant
     }
+
+    /// [`LinExpr::eval`], or `None` where the arithmetic would overflow `i128`.
+    pub fn checked_eval(&self, x: &[i64]) -> Option<i128> {
+        (self.terms.iter()).try_fold(self.constant, |acc, &(v, c)| {
+            acc.checked_add(c.checked_mul(i128::from(x[v]))?)
+        })
+    }
 }
 
 /// `expr >= 0` or `expr = 0`.
@@ -154,7 +161,11 @@ impl Ilp {
                 }
             })
             .collect::<IslResult<Vec<i64>>>()
-            .map(|kept| Some(eliminated.expand(&kept)))
+            .and_then(|kept| {
+                eliminated.expand(&kept).map(Some).ok_or_else(|| {
+                    IslError::Isl("the integer program's solution has values beyond 64 bits".into())
+                })
+            })
     }
 
     /// The maxima of `objectives` over the rational solutions (linear programming, exact
