@@ -171,6 +171,10 @@ impl Ctx {
             return Err(IslError::Isl("text contains a NUL byte".into()));
         }
         let raw = self.check(T::read(self.raw(), text))?;
+        // isl's parser can give up without recording an error (`{ [F9[x] -> #x+ }`)
+        if raw.ptr() == 0 {
+            return Err(IslError::Isl("isl could not read the text".into()));
+        }
         Ok(Obj::from_raw(self, raw))
     }
 
@@ -202,6 +206,21 @@ mod tests {
             .unwrap();
         let again = ctx.set(&s.to_string()).unwrap();
         assert!(s.is_equal(&again).unwrap());
+    }
+
+    /// isl's parser returns nothing for these without recording an error (found by the
+    /// `schedule_text` fuzz target: the empty object then crashed isl-rs on its first use).
+    #[test]
+    fn text_isl_reads_as_nothing_is_an_error() {
+        let ctx = Ctx::default();
+        for text in ["{ [F9[x] -> #x+ }", "{ [F9[x] -> #x+ }\n"] {
+            match ctx.union_map(text) {
+                Err(IslError::Isl(_)) => {}
+                Ok(m) => panic!("`{text}` read as {m}"),
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert!(ctx.union_map("{ S[i] -> [i] }").is_ok());
     }
 
     #[test]
