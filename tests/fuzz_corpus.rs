@@ -48,7 +48,10 @@ fn every_seed_and_regression_passes_its_harness() {
             replay("machine_toml", harness::machine_toml),
         ),
         ("npy", replay("npy", harness::npy)),
-        ("schedule_text", replay("schedule_text", harness::schedule_text)),
+        (
+            "schedule_text",
+            replay("schedule_text", harness::schedule_text),
+        ),
     ];
     for (name, count) in counts {
         assert!(count > 0, "no corpus for {name}");
