@@ -223,6 +223,17 @@ mod tests {
         assert!(ctx.union_map("{ S[i] -> [i] }").is_ok());
     }
 
+    /// A coordinate beyond 64 bits is an error, not 0 (found by the `schedule_text` fuzz
+    /// target: isl recorded the error, and the next operation failed on it).
+    #[test]
+    fn a_point_beyond_64_bits_is_an_error() {
+        let ctx = Ctx::default();
+        let huge = ctx.set("{ [x] : x = 1180591620717411303424 }").unwrap();
+        assert!(matches!(huge.points(), Err(IslError::Isl(_))));
+        let small = ctx.set("{ [x] : 0 <= x < 3 }").unwrap();
+        assert_eq!(small.points().unwrap().len(), 3);
+    }
+
     #[test]
     fn syntax_error_is_an_error_not_a_crash() {
         let ctx = Ctx::default();

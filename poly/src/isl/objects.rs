@@ -407,6 +407,7 @@ impl Set {
     /// The operation budget bounds the work spent finding each next point, not the whole
     /// enumeration, whose length the caller chose with the set: a schedule's order for
     /// gemm at 64^3 (266,000 instances, `polyc demo`) takes more than the whole budget.
+    /// A coordinate beyond 64 bits is an error (isl would give 0 and record one).
     pub fn points(&self) -> IslResult<Vec<Point>> {
         let n = self.n_dims()?;
         let mut out = Vec::new();
@@ -431,6 +432,12 @@ impl Set {
                 out.push(coords);
             },
         )?;
+        let raw = self.ctx().raw();
+        if raw.last_error() != isl_rs::Error::None_ {
+            let msg = raw.last_error_msg().to_string();
+            raw.reset_error();
+            return Err(super::IslError::Isl(format!("a point of the set: {msg}")));
+        }
         Ok(out)
     }
 }
