@@ -166,3 +166,28 @@ fn max_fusion_distributes_less_than_no_fusion() {
         show(&p, &max)
     );
 }
+
+/// fdtd-2d: the 3-deep statements get `[t, t + i, t + j]`, as isl and Pluto give, while
+/// `ey[0][j] = fict[t]` (2-deep) follows them with `[t, t, t + j]`; requiring it an
+/// independent second row had forced `[t, t + j, t + i]` on all of them.
+#[test]
+fn fdtd_2d_keeps_i_outside_j_beside_its_lower_dimensional_statement() {
+    let (p, s) = schedule("polybench/fdtd-2d.pk", FusePolicy::Smart);
+    assert_eq!(s.bands.len(), 1, "{}", show(&p, &s));
+    assert_eq!(
+        band_rows(&s, 0, 0),
+        vec![vec![1, 0, 0], vec![1, 0, 0], vec![1, 1, 0]],
+        "{}",
+        show(&p, &s)
+    );
+    for stmt in 1..4 {
+        let rows = band_rows(&s, 0, stmt);
+        let iterators: Vec<&[i64]> = rows.iter().map(|r| &r[..3]).collect();
+        assert_eq!(
+            iterators,
+            [&[1, 0, 0][..], &[1, 1, 0], &[1, 0, 1]],
+            "S{stmt}: {}",
+            show(&p, &s)
+        );
+    }
+}

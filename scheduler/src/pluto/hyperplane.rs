@@ -20,6 +20,7 @@ pub struct BandDep {
 }
 
 /// One statement of the group.
+#[derive(Clone, Copy)]
 pub struct Member<'a> {
     /// Index into `Program::statements`.
     pub stmt: usize,

@@ -289,11 +289,37 @@ impl<'a> Search<'a> {
             .iter()
             .filter(|d| component.contains(&d.src) && component.contains(&d.dst))
             .collect();
+        // Statements of lower dimensionality first follow the others: only those with the
+        // most loops among the ones that need a hyperplane must get an independent one, so
+        // that a statement nested less deeply does not force its own iterators onto the
+        // others (fdtd-2d's `ey[0][j] = fict[t]` beside the 3-deep ones). When that finds
+        // nothing, every statement that needs one must get one.
+        let deepest = (members.iter().filter(|m| m.needs_more))
+            .map(|m| m.n_iters)
+            .max()
+            .unwrap_or(0);
+        let lazy: Vec<Member<'_>> = (members.iter())
+            .map(|m| Member {
+                needs_more: m.needs_more && m.n_iters == deepest,
+                ..*m
+            })
+            .collect();
+        let lazy_differs = lazy
+            .iter()
+            .zip(&members)
+            .any(|(l, m)| l.needs_more != m.needs_more);
+        let attempts: Vec<&[Member<'_>]> = if lazy_differs {
+            vec![&lazy, &members]
+        } else {
+            vec![&members]
+        };
         let mut solution = None;
-        for orientation in [1, -1] {
-            solution = hyperplane::find(settings, &members, &deps, orientation, None)?;
-            if solution.is_some() {
-                break;
+        'search: for attempt in attempts {
+            for orientation in [1, -1] {
+                solution = hyperplane::find(settings, attempt, &deps, orientation, None)?;
+                if solution.is_some() {
+                    break 'search;
+                }
             }
         }
         self.solved
