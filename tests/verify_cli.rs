@@ -117,3 +117,36 @@ fn malformed_and_foreign_schedules_are_user_errors() {
     ]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// A legal schedule that runs two instances at the same time gets a warning naming them
+/// (exit 0), and is refused with `--strict`; polyc's own schedulers' schedules are
+/// injective (isl's scheduler leaves instances with no dependence between them at equal
+/// times, and gets the warning).
+#[test]
+fn a_non_injective_schedule_is_warned_about_and_refused_when_strict() {
+    let kernel = "examples/polybench/jacobi-2d.pk";
+    let flat = "[TSTEPS, N] -> { S0[t, i, j] -> [t, 0]; S1[t, i, j] -> [t, 1] }";
+    let (code, stdout, stderr) = verify(kernel, flat, &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, "schedule is legal\n");
+    assert!(
+        stderr.contains("warning: ")
+            && stderr.contains("not injective: S0[0, 1, 1] and S0[0, 1, 2] both run at time [0, 0] (for TSTEPS = 1, N = 4)"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = verify(kernel, flat, &["--strict"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    for scheduler in ["pluto", "feautrier", "identity"] {
+        let out = polyc(&[
+            "schedule",
+            kernel,
+            "--scheduler",
+            scheduler,
+            "--emit",
+            "schedule",
+        ]);
+        let tree = String::from_utf8(out.stdout).unwrap();
+        let (code, _, stderr) = verify(kernel, &tree, &["--strict"]);
+        assert_eq!(code, Some(0), "{scheduler}: {stderr}");
+    }
+}

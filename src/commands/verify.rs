@@ -21,10 +21,15 @@ pub struct VerifyArgs {
     /// themselves.
     #[arg(long)]
     reorder_reductions: bool,
+    /// Refuse (exit 1) a schedule that runs two instances at the same time, instead of
+    /// warning about it.
+    #[arg(long)]
+    strict: bool,
 }
 
 /// Runs `polyc verify`: prints "schedule is legal" or every violation; exit 1 on any
-/// violation or malformed schedule.
+/// violation or malformed schedule. Two instances at the same time are a warning (their
+/// order is left to code generation), an error with `--strict`.
 pub fn run(args: &VerifyArgs) -> Result<(), CliError> {
     let program = args.kernel.load_program()?;
     let text = std::fs::read_to_string(&args.schedule)
@@ -43,6 +48,23 @@ pub fn run(args: &VerifyArgs) -> Result<(), CliError> {
         other => other.into(),
     })?;
     print!("{report}");
+    if report.violations.is_empty() {
+        let map_err = |e: CheckError| match e {
+            CheckError::Schedule(e) if !matches!(e, OrderError::Isl(_)) => {
+                CliError::User(format!("{}: {e}", args.schedule))
+            }
+            other => other.into(),
+        };
+        if let Some(c) = legality::collision(&program, &schedule).map_err(map_err)? {
+            let what = format!(
+                "the schedule is not injective: {c}; their order is left to code generation"
+            );
+            if args.strict {
+                return Err(CliError::User(format!("{}: {what}", args.schedule)));
+            }
+            eprintln!("warning: {}: {what}", args.schedule);
+        }
+    }
     match report.violations.len() {
         0 => Ok(()),
         n => Err(CliError::User(format!(

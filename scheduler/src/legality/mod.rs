@@ -23,11 +23,13 @@
 //! instances for them, the array element both access, and their time vectors.
 
 mod bands;
+mod injective;
 pub mod input;
 mod report;
 pub mod tree_order;
 mod witness;
 
+pub use injective::{collision, Collision};
 pub use report::{
     BandMember, DepViolation, Element, Flip, Instance, ParamValues, Report, Rule, Violation,
 };

@@ -85,6 +85,17 @@ impl<'a> Search<'a> {
             band_start = self.schedule.rows.len();
         }
         self.close_band(band_start);
+        // Statements whose every row is equal run at the same time; a last scalar row in
+        // textual order makes the schedule injective, as Pluto's scattering does (every
+        // dependence is satisfied by now, so any order of them is legal).
+        let mut textual = self.zero_row();
+        for (s, row) in textual.iter_mut().enumerate() {
+            row.constant = s as i64;
+        }
+        self.schedule.rows.push(Row {
+            kind: RowKind::Scalar,
+            stmts: textual,
+        });
         Ok(self.schedule)
     }
 
