@@ -3,7 +3,9 @@
 //! the documented tolerance of a reordered f32 sum; the timing oracle must agree on the
 //! values; kernels outside the back end's reach are refused with a reason.
 
-use codegen::npu::matmul::{self, Tiles};
+use codegen::npu::matmul::ring::Ring;
+use codegen::npu::matmul::strips::Strips;
+use codegen::npu::matmul::{self, Schedule};
 use codegen::npu::{compile, recognise, simulate, NpuError};
 use codegen::runner::tolerance;
 use frontend::ir::{ElemType, Kernel};
@@ -21,29 +23,30 @@ fn kernel(text: &str) -> Kernel {
 
 /// Compiles `text` at `sizes` for `machine`, runs it on the interpreter's random inputs and
 /// returns the largest normwise error of each output, with the tiles chosen.
-fn differential(text: &str, sizes: &[(&str, i64)], machine: &str) -> (f64, Tiles) {
+fn differential(text: &str, sizes: &[(&str, i64)], machine: &str) -> (f64, Schedule) {
     differential_with(text, sizes, machine, None)
 }
 
-/// [`differential`] with the tiles forced (`None`: the model's).
+/// [`differential`] with the schedule forced (`None`: the model's).
+// `Plan` has one kind of program today; the patterns stay refutable for the next ones
+#[allow(irrefutable_let_patterns)]
 fn differential_with(
     text: &str,
     sizes: &[(&str, i64)],
     machine: &str,
-    force: Option<Tiles>,
-) -> (f64, Tiles) {
+    force: Option<Schedule>,
+) -> (f64, Schedule) {
     let k = kernel(text);
     let fixed: BTreeMap<String, i64> = sizes.iter().map(|(n, v)| (n.to_string(), *v)).collect();
     let params = ParamValues::resolve(&k, &fixed, &BTreeMap::new()).unwrap();
     let all: BTreeMap<String, i64> = params.iter().map(|(n, v)| (n.to_string(), v)).collect();
     let m = Machine::load(machine).unwrap();
     let mut compiled = compile(&k, &all, &m, true).unwrap();
-    if let Some(tiles) = force {
+    if let Some(forced) = force {
         let mm = recognise::matmul(&k, &all, &Target::of_npu(&m)).unwrap();
-        let elems = [&mm.a, &mm.b, &mm.c].map(|o| k.array(o.tensor).elem);
-        compiled.program = matmul::program(&mm, elems, m.cores as i64, tiles).unwrap();
-        if let codegen::npu::Plan::Matmul { tiles: t, .. } = &mut compiled.plan {
-            *t = tiles;
+        compiled.program = matmul::program(&mm, m.cores as i64, m.flag_ids as i64, forced).unwrap();
+        if let codegen::npu::Plan::Matmul { schedule, .. } = &mut compiled.plan {
+            *schedule = forced;
         }
     }
     let mut memory = Memory::random(&k, &params, 7).unwrap();
@@ -75,15 +78,26 @@ fn differential_with(
         4,
     );
     assert!(report.agreed(), "timing oracle: {report:?}");
-    let codegen::npu::Plan::Matmul { tiles, .. } = compiled.plan else {
+    let codegen::npu::Plan::Matmul { schedule, .. } = compiled.plan else {
         panic!("not a matrix product: {:?}", compiled.plan)
     };
-    (worst, tiles)
+    (worst, schedule)
 }
 
 const BMM: &str = "kernel bmm(A: f16[NB, M, K], B: f16[NB, K, N]) -> (C: f32[NB, M, N])
   params NB = 2, M = 64, N = 64, K = 64
 { C[b, i, j] = sum(k) f32(A[b, i, k]) * f32(B[b, k, j]); }";
+
+/// A product stored in f16 through an f32 temporary (the epilogue converts it on the way
+/// out of L0C).
+const GEMM_F16: &str =
+    "kernel mm(A: f16[M, K], B: f16[K, N]) -> (C: f16[M, N]) params M = 256, N = 256, K = 512
+{ let acc: f32[M, N]; acc[i, j] = sum(k) f32(A[i, k]) * f32(B[k, j]); C[i, j] = f16(acc[i, j]); }";
+
+/// The tolerance of an f16 result: the two sums (interpreter and matrix unit, in different
+/// orders) are within the f32 tolerance of each other, and their roundings to f16 can then
+/// land one f16 ulp apart (2^-10 of the largest value).
+const F16_RESULT: f64 = 1e-3 + 1.0 / 1024.0;
 
 const GEMM: &str =
     "kernel mm(A: f16[M, K], B: f16[K, N]) -> (C: f32[M, N]) params M = 256, N = 256, K = 512
@@ -121,13 +135,13 @@ fn a_larger_product_uses_every_core_and_matches() {
 #[test]
 fn a_resident_a_panel_over_several_tiles_and_bands_per_core_matches() {
     // 16-row tiles: each core gets several tiles, across a band boundary, with edge tiles
-    let tiles = Tiles {
+    let tiles = Schedule::Ring(Ring {
         tm: 16,
         tn: 32,
         tk: 32,
         kc: 64,
         panel: true,
-    };
+    });
     for sizes in [
         [("M", 96), ("N", 104), ("K", 150)],
         [("M", 40), ("N", 64), ("K", 130)],
@@ -143,7 +157,7 @@ fn tiles_never_store_into_a_shared_gm_block() {
     // and forced narrower tiles are refused rather than racing
     let (err, tiles) = differential(GEMM, &[("M", 96), ("N", 100), ("K", 150)], "ascend-like");
     assert!(err <= tolerance(ElemType::F32), "{err:e}");
-    assert!(tiles.tn >= 100, "{tiles:?}");
+    assert!(tiles.tile().1 >= 100, "{tiles:?}");
     let k = kernel(GEMM);
     let sizes = BTreeMap::from([
         ("M".to_string(), 96),
@@ -152,15 +166,14 @@ fn tiles_never_store_into_a_shared_gm_block() {
     ]);
     let m = Machine::load("ascend-like").unwrap();
     let mm = recognise::matmul(&k, &sizes, &Target::of_npu(&m)).unwrap();
-    let narrow = Tiles {
+    let narrow = Schedule::Ring(Ring {
         tm: 16,
         tn: 32,
         tk: 32,
         kc: 64,
         panel: true,
-    };
-    let elems = [&mm.a, &mm.b, &mm.c].map(|o| k.array(o.tensor).elem);
-    let refused = matmul::program(&mm, elems, 8, narrow);
+    });
+    let refused = matmul::program(&mm, 8, 4, narrow);
     assert!(
         matches!(refused, Err(NpuError::Unsupported(_))),
         "{refused:?}"
@@ -171,7 +184,7 @@ fn tiles_never_store_into_a_shared_gm_block() {
 fn a_machine_with_tiny_buffers_gets_tiles_that_fit() {
     let (err, tiles) = differential(GEMM, &[("M", 50), ("N", 40), ("K", 70)], "mini");
     assert!(err <= tolerance(ElemType::F32), "{err:e}");
-    assert!(tiles.tk < 64, "{tiles:?}");
+    assert!(tiles.tile().0 * tiles.tile().1 < 256 * 256, "{tiles:?}");
 }
 
 #[test]
@@ -214,7 +227,7 @@ fn kernels_outside_its_reach_are_refused_with_a_reason() {
 fn every_example_kernel_compiles_or_is_refused_as_listed() {
     let m = Machine::load("ascend-like").unwrap();
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples");
-    let compiles = ["batched-matmul.pk", "matmul.pk"];
+    let compiles = ["batched-matmul.pk", "matmul-f16.pk", "matmul.pk"];
     let mut seen = Vec::new();
     for dir in [root.to_string(), format!("{root}/polybench")] {
         let mut files: Vec<_> = std::fs::read_dir(&dir)
@@ -248,6 +261,75 @@ fn every_example_kernel_compiles_or_is_refused_as_listed() {
         }
     }
     assert!(seen.len() >= 38, "{seen:?}");
+}
+
+/// The strips schedule with sizes forced.
+fn strips(tm: i64, tn: i64, tk: i64, strips: i64, chunk: i64, halves: i64, last: i64) -> Schedule {
+    Schedule::Strips(Strips {
+        tm,
+        tn,
+        tk,
+        strips,
+        chunk,
+        halves,
+        ring: 2,
+        last,
+    })
+}
+
+#[test]
+fn strips_with_edge_tiles_and_an_f16_result_match_on_both_presets() {
+    // 130 x 208 x 140 in 64 x 64 tiles of 4 strips: the last row band has 2 rows (one
+    // strip, one half), the last column 16 columns, the last step 16 of 32 K values; two
+    // tiles per core, the last two steps strip by strip
+    let sizes = [("M", 130), ("N", 208), ("K", 140)];
+    for machine in ["ascend-like", "ascend-like-halfgm"] {
+        let forced = strips(64, 64, 32, 4, 3, 2, 2);
+        let (err, _) = differential_with(GEMM_F16, &sizes, machine, Some(forced));
+        assert!(err <= F16_RESULT, "{machine}: {err:e}");
+    }
+    // a single column of tiles wider than C (70 columns: rows off the 32-byte blocks)
+    let forced = strips(32, 80, 32, 2, 3, 1, 1);
+    let (err, _) = differential_with(
+        GEMM_F16,
+        &[("M", 100), ("N", 70), ("K", 90)],
+        "ascend-like",
+        Some(forced),
+    );
+    assert!(err <= F16_RESULT, "{err:e}");
+}
+
+#[test]
+fn strips_over_several_bands_per_core_match() {
+    // 384 x 64 in 32 x 32 tiles: 24 tiles, 3 per core, so that cores change row band in
+    // the middle (A's band reloaded behind "band free") and some last tiles load A
+    let sizes = [("M", 384), ("N", 64), ("K", 200)];
+    for forced in [
+        strips(32, 32, 32, 2, 3, 2, 0),
+        strips(32, 32, 32, 2, 7, 2, 2),
+    ] {
+        let (err, _) = differential_with(GEMM, &sizes, "ascend-like", Some(forced));
+        assert!(err <= tolerance(ElemType::F32), "{forced:?}: {err:e}");
+    }
+}
+
+#[test]
+fn strips_of_a_batched_product_and_on_the_tiny_machine_match() {
+    let (err, _) = differential_with(
+        BMM,
+        &[],
+        "ascend-like",
+        Some(strips(32, 64, 32, 2, 2, 2, 1)),
+    );
+    assert!(err <= tolerance(ElemType::F32), "{err:e}");
+    let forced = strips(32, 32, 16, 2, 3, 2, 1);
+    let (err, _) = differential_with(
+        GEMM,
+        &[("M", 50), ("N", 40), ("K", 70)],
+        "mini",
+        Some(forced),
+    );
+    assert!(err <= tolerance(ElemType::F32), "{err:e}");
 }
 
 mod random_products {
