@@ -140,16 +140,23 @@ impl Strips {
 
     /// One line for the program's header.
     pub fn describe(&self) -> String {
+        let halves = if self.halves == 2 {
+            ", each in two row halves"
+        } else {
+            ""
+        };
+        let last = match self.last {
+            0 => String::new(),
+            n => format!(" A core's last {n} steps go strip by strip."),
+        };
         format!(
-            "Strips schedule: C tiles of {} x {} in {} strips filling L0C, A's band resident in L1 (chunks of {} K values in {} halves), B in pieces of {} K values through {} L1 slots, the last {} steps strip by strip.",
+            "Strips schedule: C tiles of {} x {} in {} row strips, one tile at a time in L0C; A's band stays in L1, loaded in chunks of {} K values{halves}; B in pieces of {} K values through {} L1 slots.{last}",
             self.tm,
             self.tn,
             self.strips,
             self.chunk * self.tk,
-            self.halves,
             self.tk,
             self.ring,
-            self.last
         )
     }
 }
