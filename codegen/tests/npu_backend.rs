@@ -218,6 +218,14 @@ fn kernels_outside_its_reach_are_refused_with_a_reason() {
     assert!(
         matches!(refuse(f64mm, true), NpuError::Unsupported(ref w) if w.contains("matches no matrix intrinsic"))
     );
+    let odd_batches = "kernel b(A: f16[NB, M, K], B: f16[NB, K, N]) -> (C: f32[NB, M, N])
+        params NB = 2, M = 33, N = 32, K = 17
+        { C[b, i, j] = sum(k) f32(A[b, i, k]) * f32(B[b, k, j]); }";
+    assert!(
+        matches!(refuse(odd_batches, true), NpuError::Unsupported(ref w) if w.contains("`A`'s batch elements")),
+        "{:?}",
+        refuse(odd_batches, true)
+    );
     let softmax = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../examples/softmax.pk"
@@ -292,6 +300,12 @@ fn strips_with_edge_tiles_and_an_f16_result_match_on_both_presets() {
         let (err, _) = differential_with(GEMM_F16, &sizes, machine, Some(forced));
         assert!(err <= F16_RESULT, "{machine}: {err:e}");
     }
+    // C's rows 42 bytes apart: the last tile's strips are stored in parts that start on GM
+    // blocks only (32 rows, not 8 and 24)
+    let forced = strips(32, 32, 16, 1, 4, 1, 2);
+    let sizes = [("M", 40), ("N", 21), ("K", 50)];
+    let (err, _) = differential_with(GEMM_F16, &sizes, "ascend-like", Some(forced));
+    assert!(err <= F16_RESULT, "{err:e}");
     // a single column of tiles wider than C (70 columns: rows off the 32-byte blocks)
     let forced = strips(32, 80, 32, 2, 3, 1, 1);
     let (err, _) = differential_with(
@@ -510,6 +524,49 @@ mod random_products {
                 Err(NpuError::Unsupported(why)) => prop_assert!(why.contains("no tile"), "{why}"),
                 Err(other) => prop_assert!(false, "{other:?}"),
             }
+        }
+
+        /// Random sizes and random strips schedules (the model's choice or not, repaired to
+        /// meet `Strips::unfit`'s conditions where that is simple), f32 or f16 result, on a
+        /// full and a tiny machine: the program matches.
+        #[test]
+        fn any_fitting_strips_schedule_matches(
+            m in 1i64..150, n in 1i64..150, k in 1i64..200, f16 in any::<bool>(), tiny in any::<bool>(),
+            strips in 0usize..3, rows in 1i64..5, cols in 1i64..9, tk in 1i64..5,
+            chunk in 1i64..9, halves in 1i64..3, ring in 2i64..4, last in 0i64..4,
+        ) {
+            let machine = if tiny { "mini" } else { "ascend-like" };
+            let text = if f16 { GEMM_F16 } else { GEMM };
+            // mini's L0 holds 512 A or B values a slot: one or two strips of 16 rows, 16 deep
+            let (strips, rows, tk, k) = if tiny {
+                ([1, 2, 2][strips], 1, 1, 1 + k % 100)
+            } else {
+                ([1, 2, 4][strips], rows, tk, k)
+            };
+            let tk = (16 * tk).min((k + 15) / 16 * 16);
+            let steps = (k + tk - 1) / tk;
+            let ring = if halves == 2 && strips > 1 { 2 } else { ring };
+            let s = Strips {
+                tm: 16 * strips * rows,
+                tn: 16 * cols,
+                tk,
+                strips,
+                chunk: if chunk <= ring { steps } else { chunk.min(steps) },
+                halves: if strips > 1 { halves } else { 1 },
+                ring,
+                last: last.min(steps / 2),
+            };
+            let kk = kernel(text);
+            let sizes = BTreeMap::from([("M".to_string(), m), ("N".to_string(), n), ("K".to_string(), k)]);
+            let mach = Machine::load(machine).unwrap();
+            let mm = recognise::matmul(&kk, &sizes, &Target::of_npu(&mach)).unwrap();
+            let (cores, ids) = (mach.cores as i64, mach.flag_ids as i64);
+            prop_assume!(s.fits(&mm, &mach) && s.unfit(&mm, cores, ids).is_none());
+            prop_assume!(matmul::program(&mm, cores, ids, Schedule::Strips(s)).is_ok());
+            let forced = Some(Schedule::Strips(s));
+            let (err, _) = differential_with(text, &[("M", m), ("N", n), ("K", k)], machine, forced);
+            let tol = if f16 { F16_RESULT } else { tolerance(ElemType::F32) };
+            prop_assert!(err <= tol, "{s:?}: {err:e}");
         }
     }
 }

@@ -66,12 +66,13 @@ pub fn program(
             mm.n, tn
         )));
     }
-    let batch_bytes = mm.m * mm.n * c_bytes;
-    if mm.batch.iter().any(|(_, e)| *e > 1) && batch_bytes % npu_sim::hazards::BLOCK as i64 != 0 {
-        return Err(NpuError::Unsupported(format!(
-            "C's batch elements ({} x {} values) do not start on 32-byte blocks: cores would store into shared blocks",
-            mm.m, mm.n
-        )));
+    for op in [&mm.a, &mm.b, &mm.c] {
+        if let Some(stride) = misaligned_batch(mm, op) {
+            return Err(NpuError::Unsupported(format!(
+                "`{}`'s batch elements ({stride} bytes apart) do not start on 32-byte blocks, where GM transfers start",
+                op.name
+            )));
+        }
     }
     let program = match schedule {
         Schedule::Ring(r) => ring::program(mm, cores, r)?,
@@ -91,6 +92,16 @@ pub fn program(
 /// multiple of 16.)
 fn stores_apart(mm: &Matmul, tn: i64, c_bytes: i64) -> bool {
     (mm.n * c_bytes) % npu_sim::hazards::BLOCK as i64 == 0 || tn >= mm.n
+}
+
+/// The byte distance between two elements of a batch of `op`, if some is not a multiple of
+/// GM's 32-byte blocks (a transfer must start on one, and two stores into one block race).
+fn misaligned_batch(mm: &Matmul, op: &Operand) -> Option<i64> {
+    let block = npu_sim::hazards::BLOCK as i64;
+    (op.dims.iter().enumerate())
+        .filter(|(_, d)| matches!(d, Dim::Batch(j) if mm.batch[*j].1 > 1))
+        .map(|(d, _)| op.shape[d + 1..].iter().product::<i64>() * op.elem.size_bytes() as i64)
+        .find(|stride| stride % block != 0)
 }
 
 /// Declares the product's GM tensors A, B (inputs) and C (output).

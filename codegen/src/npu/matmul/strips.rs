@@ -73,15 +73,17 @@ impl Strips {
         (k + self.tk - 1) / self.tk
     }
 
-    /// The parts (rows) in which each strip of a core's last tile is converted and stored:
-    /// 8 rows, up to row 32, the rest (as many as fit the strip).
-    pub fn parts(&self) -> Vec<i64> {
+    /// The parts (rows) in which each strip of a core's last tile is converted and stored,
+    /// for rows of C `row_bytes` apart in GM: 8 rows, up to row 32, the rest (as many as fit
+    /// the strip), each part starting on a GM block (stores into one block would race).
+    pub fn parts(&self, row_bytes: i64) -> Vec<i64> {
         let sr = self.strip_rows();
+        let block = npu_sim::hazards::BLOCK as i64;
         let ends = [FIRST_PART.min(sr), SECOND_PART_END.min(sr), sr];
         let mut parts = Vec::new();
         let mut from = 0;
         for end in ends {
-            if end > from {
+            if end > from && (end == sr || end * row_bytes % block == 0) {
                 parts.push(end - from);
                 from = end;
             }
@@ -89,9 +91,9 @@ impl Strips {
         parts
     }
 
-    /// The flag ids each pipe pair needs, at most.
-    pub fn flag_ids(&self) -> i64 {
-        let parts = self.parts().len() as i64;
+    /// The flag ids each pipe pair needs, at most, for rows of C `row_bytes` apart.
+    pub fn flag_ids(&self, row_bytes: i64) -> i64 {
+        let parts = self.parts(row_bytes).len() as i64;
         [
             self.ring + self.halves,
             self.ring + 1,
@@ -130,12 +132,27 @@ impl Strips {
             "the final steps' B pieces are loaded every other step or every step before them"
         } else if last_loads_a && self.last > steps - 1 - (chunks - 1) * self.chunk {
             "a last tile that loads A needs its last chunk before its final steps"
-        } else if self.flag_ids() > flag_ids {
+        } else if self.flag_ids(c_row_bytes(mm)) > flag_ids {
             "not enough flag ids"
         } else {
             return None;
         };
         Some(format!("strips schedule {self:?}: {why}"))
+    }
+
+    /// Whether the buffers fit `machine`'s tiers: A's band and the B slots in L1, two L0
+    /// slots, one tile in L0C (f32) and in UB (C's type).
+    pub fn fits(&self, mm: &Matmul, machine: &npu_sim::Machine) -> bool {
+        let cap = |m: npu_sim::machine::Mem| machine.tiers.get(&m).map_or(0, |t| t.capacity as i64);
+        let (a, b) = (mm.a.elem.size_bytes() as i64, mm.b.elem.size_bytes() as i64);
+        let c_bytes = mm.c.elem.size_bytes() as i64;
+        use npu_sim::machine::Mem;
+        self.tm * round16(mm.k) * a + (self.ring + self.last) * self.tk * self.tn * b
+            <= cap(Mem::L1)
+            && 2 * self.tm * self.tk * a <= cap(Mem::L0a)
+            && 2 * self.tk * self.tn * b <= cap(Mem::L0b)
+            && self.tm * self.tn * 4 <= cap(Mem::L0c)
+            && self.tm * self.tn * c_bytes <= cap(Mem::Ub)
     }
 
     /// One line for the program's header.
@@ -159,6 +176,11 @@ impl Strips {
             self.ring,
         )
     }
+}
+
+/// The byte distance between two rows of C in GM.
+fn c_row_bytes(mm: &Matmul) -> i64 {
+    row_stride(&mm.c) * mm.c.elem.size_bytes() as i64
 }
 
 /// A size that takes one of two constant values: `yes` where `cond` holds, else `no` (the
@@ -434,7 +456,7 @@ impl Emit<'_> {
     /// waits of MTE3 -> V go in the order of their last sets, so that V's last wait is for
     /// the last store.
     fn free(&self, b: &mut Builder, set: bool) {
-        let parts = self.s.parts().len() as i64;
+        let parts = self.s.parts(c_row_bytes(self.mm)).len() as i64;
         let drains = self.s.strips.max(parts);
         let pairs = [
             (Pipe::Mte1, Pipe::Mte2, self.s.ring, 0),
@@ -689,7 +711,7 @@ impl Emit<'_> {
     fn last_steps(&self, b: &mut Builder) {
         let s = self.s;
         let tt = self.mine.clone() - 1;
-        let parts = s.parts();
+        let parts = s.parts(c_row_bytes(self.mm));
         // the tile (its step and place in the loop do not matter to the drains)
         let step = self.step_of(tt.clone(), c(0), c(0));
         for q in 0..s.strips {

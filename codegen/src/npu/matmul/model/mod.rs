@@ -119,9 +119,6 @@ fn candidates(mm: &Matmul, machine: &Machine) -> Vec<Schedule> {
                         }
                     }
                 }
-                if tm * tn * 4 > cap(Mem::L0c) || tm * tn * c_bytes > cap(Mem::Ub) {
-                    continue;
-                }
                 let steps = (mm.k + tk - 1) / tk;
                 let chunks: BTreeSet<i64> = [3, 4, 6, 8, 16, steps]
                     .into_iter()
@@ -140,8 +137,7 @@ fn candidates(mm: &Matmul, machine: &Machine) -> Vec<Schedule> {
                                 ring: 2,
                                 last,
                             };
-                            let l1 = tm * k16 * 2 + (s.ring + last) * tk * tn * 2;
-                            if l1 <= cap(Mem::L1) && s.unfit(mm, cores, ids).is_none() {
+                            if s.fits(mm, machine) && s.unfit(mm, cores, ids).is_none() {
                                 out.push(Schedule::Strips(s));
                             }
                         }

@@ -29,6 +29,8 @@ pub(super) struct Costs {
     pub mmad: [f64; 2],
     /// One row of a strip converted out of L0C (without latency).
     pub drain_row: f64,
+    /// The parts in which the last tile's strips drain.
+    pub parts: Vec<i64>,
 }
 
 /// The model's cycles for one core whose tiles are `bands` (for each, whether it loads A).
@@ -49,7 +51,7 @@ pub(super) fn core_cycles(s: &Strips, steps: i64, f: &Figures, c: &Costs, bands:
     let mut a_ready = vec![0.0; halves];
     let mut strip_end = vec![0.0; strips];
     let mut strip_free = vec![0.0; strips];
-    let drains = strips.max(s.parts().len());
+    let drains = strips.max(c.parts.len());
     let mut ub_free = vec![0.0; drains];
     let (mut mte1, mut m, mut tile_staged) = (0.0f64, 0.0f64, 0.0f64);
     let final_gap = if s.last > 0 && steps - s.last - 1 - 2 * (s.last - 1) >= 0 {
@@ -122,7 +124,7 @@ pub(super) fn core_cycles(s: &Strips, steps: i64, f: &Figures, c: &Costs, bands:
         }
     }
     // the last tile's final steps, strip by strip
-    let parts = s.parts();
+    let parts = &c.parts;
     for q in 0..if last > 0 { strips } else { 0 } {
         for k in 0..last {
             let g = main + q * last + k;
@@ -214,5 +216,6 @@ pub(super) fn costs(
         stage_b: per_depth(&|d| f.stage(d * s.tn * 2)),
         mmad: per_depth(&|d| f.mmad(sr, d, s.tn)),
         drain_row: (s.tn * 4) as f64 / f.drain_rate,
+        parts: s.parts(c_row),
     }
 }
