@@ -527,7 +527,7 @@ mod random_products {
         }
 
         /// Random sizes and random strips schedules (the model's choice or not, repaired to
-        /// meet `Strips::unfit`'s conditions where that is simple), f32 or f16 result, on a
+        /// meet `Strips::check`'s conditions where that is simple), f32 or f16 result, on a
         /// full and a tiny machine: the program matches.
         #[test]
         fn any_fitting_strips_schedule_matches(
@@ -561,7 +561,7 @@ mod random_products {
             let mach = Machine::load(machine).unwrap();
             let mm = recognise::matmul(&kk, &sizes, &Target::of_npu(&mach)).unwrap();
             let (cores, ids) = (mach.cores as i64, mach.flag_ids as i64);
-            prop_assume!(s.fits(&mm, &mach) && s.unfit(&mm, cores, ids).is_none());
+            prop_assume!(s.fits(&mm, &mach) && s.check(&mm, cores, ids).is_ok());
             prop_assume!(matmul::program(&mm, cores, ids, Schedule::Strips(s)).is_ok());
             let forced = Some(Schedule::Strips(s));
             let (err, _) = differential_with(text, &[("M", m), ("N", n), ("K", k)], machine, forced);

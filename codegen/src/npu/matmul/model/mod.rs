@@ -137,7 +137,7 @@ fn candidates(mm: &Matmul, machine: &Machine) -> Vec<Schedule> {
                                 ring: 2,
                                 last,
                             };
-                            if s.fits(mm, machine) && s.unfit(mm, cores, ids).is_none() {
+                            if s.fits(mm, machine) && s.check(mm, cores, ids).is_ok() {
                                 out.push(Schedule::Strips(s));
                             }
                         }

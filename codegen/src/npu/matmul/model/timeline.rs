@@ -54,12 +54,7 @@ pub(super) fn core_cycles(s: &Strips, steps: i64, f: &Figures, c: &Costs, bands:
     let drains = strips.max(c.parts.len());
     let mut ub_free = vec![0.0; drains];
     let (mut mte1, mut m, mut tile_staged) = (0.0f64, 0.0f64, 0.0f64);
-    let final_gap = if s.last > 0 && steps - s.last - 1 - 2 * (s.last - 1) >= 0 {
-        2
-    } else {
-        1
-    };
-    let final_from = steps - s.last - 1 - final_gap * (s.last - 1).max(0);
+    let (final_from, final_gap) = s.final_loads(steps);
     for g in 0..main {
         let (tt, st) = (g / steps as usize, g % steps as usize);
         let band = bands[tt];
