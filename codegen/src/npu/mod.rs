@@ -2,10 +2,12 @@
 //! (`npu_sim`), with the cube work mapped through a mapping proved by
 //! `scheduler::mapping` and every datum moved explicitly through GM, L1, L0A/L0B/L0C and UB.
 //!
-//! What it compiles today: matrix products, batched or not (`recognise`), as tiled,
-//! double-buffered, multi-core programs in the strict synchronisation semantics
-//! (`matmul`). Everything else is refused with the reason. See `docs/npu-backend.md`.
+//! What it compiles today: matrix products, batched or not, with an element-wise epilogue
+//! (a conversion, ReLU) fused into the copy out of L0C (`recognise`, `epilogue`), as tiled,
+//! multi-core programs in the strict synchronisation semantics (`matmul`). Everything else
+//! is refused with the reason. See `docs/npu-backend.md`.
 
+pub mod epilogue;
 pub mod matmul;
 pub mod recognise;
 
@@ -29,12 +31,16 @@ pub enum NpuError {
 }
 
 /// What kind of program a kernel became, with the decisions taken for it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Plan {
     /// A matrix product on the cube unit.
     Matmul {
-        /// The tile sizes chosen.
-        tiles: matmul::Tiles,
+        /// The schedule and sizes chosen.
+        schedule: matmul::Schedule,
+        /// What becomes of the sums on their way out.
+        epilogue: epilogue::Epilogue,
+        /// The model's cycles for the busiest core (`matmul::model`).
+        predicted: f64,
         /// The proved mapping it follows, in the mapping text format.
         mapping: String,
     },
@@ -44,17 +50,16 @@ impl Plan {
     /// The program's header: what was compiled and how, one comment line each.
     pub fn describe(&self) -> Vec<String> {
         match self {
-            Plan::Matmul { tiles: t, mapping } => {
-                let panel = if t.panel {
-                    " A's rows of a tile stay in L1 while a core works on their band."
-                } else {
-                    ""
-                };
+            Plan::Matmul {
+                schedule,
+                epilogue,
+                predicted,
+                mapping,
+            } => {
                 let mut lines = vec![
-                    format!(
-                        "C tiles of {} x {}, K in chunks of {} through L1 and steps of {} through L0.{panel}",
-                        t.tm, t.tn, t.kc, t.tk
-                    ),
+                    schedule.describe(),
+                    epilogue.describe(),
+                    format!("The cost model predicts {predicted:.0} cycles."),
                     "The matrix unit's mapping, proved:".to_string(),
                 ];
                 lines.extend(mapping.lines().map(|l| format!("  {l}")));
@@ -86,19 +91,20 @@ pub fn compile(
     if !reorder {
         return Err(NpuError::ReorderNotAllowed);
     }
-    let elems = [&mm.a, &mm.b, &mm.c].map(|o| kernel.array(o.tensor).elem);
-    let c_bytes = kernel.array(mm.c.tensor).elem.size_bytes() as i64;
-    let tiles = matmul::Tiles::choose(&mm, machine, c_bytes).ok_or_else(|| {
+    let schedule = matmul::Schedule::choose(&mm, machine).ok_or_else(|| {
         NpuError::Unsupported(format!(
             "no tile of the product fits `{}`'s buffers",
             machine.name
         ))
     })?;
-    let program = matmul::program(&mm, elems, machine.cores as i64, tiles)?;
+    let (cores, ids) = (machine.cores as i64, machine.flag_ids as i64);
+    let program = matmul::program(&mm, cores, ids, schedule)?;
     Ok(Compiled {
         program,
         plan: Plan::Matmul {
-            tiles,
+            schedule,
+            epilogue: mm.epilogue,
+            predicted: schedule.predict(&mm, machine),
             mapping: mm.mapping,
         },
     })

@@ -1,14 +1,16 @@
 //! What the NPU back end can compile today: a matrix product, found and proved by the
-//! mapping layer.
+//! mapping layer, with an optional element-wise epilogue (`epilogue`).
 //!
 //! A kernel qualifies when its statements are an initialisation `C[...] = 0` and an update
 //! `C[...] += f32(A[...]) * f32(B[...])` that matches the target's matrix intrinsic, with a
 //! proved mapping that gives each intrinsic loop one software loop (rows `i1`, columns `i2`,
 //! reduction `r1`) and leaves the others (batches) outside; every operand must be read
-//! row-major (its column the tensor's last dimension) and every loop must start at 0.
+//! row-major (its column the tensor's last dimension) and every loop must start at 0. A third
+//! statement may convert the (then temporary) accumulator into the output.
 
+use super::epilogue::{self, Epilogue};
 use super::NpuError;
-use frontend::ir::{ArrayId, AssignOp, ExprKind, Kernel};
+use frontend::ir::{ArrayId, AssignOp, ElemType, ExprKind, Kernel};
 use scheduler::mapping::intrinsic::{bind, Intrinsic};
 use scheduler::mapping::physical::Mapping;
 use scheduler::mapping::qexpr::QExpr;
@@ -30,6 +32,8 @@ pub struct Operand {
     /// For each tensor dimension: a batch loop (index into [`Matmul::batch`]), the operand's
     /// row, or its column.
     pub dims: Vec<Dim>,
+    /// Its element type.
+    pub elem: ElemType,
 }
 
 /// What indexes one tensor dimension.
@@ -59,8 +63,10 @@ pub struct Matmul {
     pub a: Operand,
     /// The right operand, `k x n`.
     pub b: Operand,
-    /// The result, `m x n`.
+    /// The stored result, `m x n`: the accumulator, or the epilogue's output.
     pub c: Operand,
+    /// What becomes of the f32 sums on their way out of L0C.
+    pub epilogue: Epilogue,
     /// The proved mapping, in the text format, for the program's header.
     pub mapping: String,
 }
@@ -74,9 +80,9 @@ pub fn matmul(
 ) -> Result<Matmul, NpuError> {
     let stmts = kernel.statements();
     let unsupported = |why: String| Err(NpuError::Unsupported(why));
-    if stmts.len() != 2 {
+    if !(2..=3).contains(&stmts.len()) {
         return unsupported(format!(
-            "{} statements; the NPU back end compiles a matrix product (an initialisation to 0 and one multiply-accumulate)",
+            "{} statements; the NPU back end compiles a matrix product (an initialisation to 0 and one multiply-accumulate), optionally followed by an element-wise epilogue",
             stmts.len()
         ));
     }
@@ -142,13 +148,19 @@ pub fn matmul(
         })
         .collect::<Result<_, _>>()?;
     let operand = |o: usize| operand(kernel, intr, &mapping, &batch, o, sizes);
+    let acc = operand(2)?;
+    let (c, epilogue) = match stmts.get(2) {
+        Some(ctx) => epilogue::recognise(kernel, ctx, &acc, sizes)?,
+        None => (acc, Epilogue::None),
+    };
     Ok(Matmul {
         m: extent(0)?,
         n: extent(1)?,
         k: extent(2)?,
         a: operand(0)?,
         b: operand(1)?,
-        c: operand(2)?,
+        c,
+        epilogue,
         batch,
         mapping: text::print(&sw, intr, &mapping),
     })
@@ -234,9 +246,25 @@ fn operand(
             array.name
         )));
     }
-    let shape = (array.dims.iter())
+    Ok(Operand {
+        tensor: map.tensor,
+        name: array.name.clone(),
+        shape: extents(kernel, map.tensor, sizes)?,
+        dims,
+        elem: array.elem,
+    })
+}
+
+/// The extents of `tensor` at the given sizes.
+pub(super) fn extents(
+    kernel: &Kernel,
+    tensor: ArrayId,
+    sizes: &BTreeMap<String, i64>,
+) -> Result<Vec<i64>, NpuError> {
+    let array = kernel.array(tensor);
+    (array.dims.iter())
         .map(|e| {
-            scheduler::mapping::qexpr::QExpr::from_aff(e, &|v| {
+            QExpr::from_aff(e, &|v| {
                 sizes
                     .get(v.name())
                     .map_or(QExpr::var(v.name()), |&c| QExpr::Const(c))
@@ -250,11 +278,5 @@ fn operand(
                 NpuError::Internal(format!("an extent of `{}` has no value", array.name))
             })
         })
-        .collect::<Result<Vec<i64>, _>>()?;
-    Ok(Operand {
-        tensor: map.tensor,
-        name: array.name.clone(),
-        shape,
-        dims,
-    })
+        .collect()
 }

@@ -1,0 +1,278 @@
+//! The analytic model that chooses a product's schedule and sizes, never the simulator.
+//!
+//! Every candidate of both schedules whose buffers fit the machine's tiers (and whose flags
+//! fit its flag ids) gets a lower bound on its busiest core's cycles: the larger of the
+//! core's cube cycles (start-ups included) and its GM cycles (bytes charged in whole
+//! segments plus a cycle per burst, at the core's share of GM bandwidth; A counted once per
+//! row band the core's tiles load). The candidates are then costed in the order of their
+//! bounds until the next bound exceeds the best cost found:
+//!
+//! - a ring candidate ([`Ring`]) costs its bound plus the time before the first `mmad` (the
+//!   first chunk's GM latency and data, its staging) and after the last (one tile's
+//!   conversion, GM latency and store);
+//! - a strips candidate ([`Strips`]) costs the end of a timeline of the pipes of each core
+//!   whose sequence of tiles differs (`timeline`).
+//!
+//! The cheapest wins; ties go to the larger tile.
+
+mod figures;
+mod timeline;
+
+use super::ring::Ring;
+use super::strips::Strips;
+use super::{round16, row_stride, stores_apart, Grid, Schedule, F};
+use crate::npu::recognise::Matmul;
+use figures::Figures;
+use npu_sim::machine::Mem;
+use npu_sim::Machine;
+use std::collections::{BTreeSet, HashMap};
+use std::rc::Rc;
+
+impl Schedule {
+    /// The schedule for a product on `machine`: the cheapest candidate by the model, `None`
+    /// when no tile fits the machine's buffers.
+    pub fn choose(mm: &Matmul, machine: &Machine) -> Option<Schedule> {
+        Schedule::ranked(mm, machine)
+            .into_iter()
+            .next()
+            .map(|(_, s)| s)
+    }
+
+    /// The model's cycles for the busiest core of `mm` scheduled as `self` on `machine`.
+    pub fn predict(&self, mm: &Matmul, machine: &Machine) -> f64 {
+        Model::new(mm, machine).cost(self)
+    }
+
+    /// The candidates costed by the model, cheapest first (those whose bound exceeds the
+    /// cheapest cost are left out).
+    pub fn ranked(mm: &Matmul, machine: &Machine) -> Vec<(f64, Schedule)> {
+        let mut model = Model::new(mm, machine);
+        let mut bounded: Vec<(f64, Schedule)> = Vec::new();
+        for s in candidates(mm, machine) {
+            bounded.push((model.bound(&s), s));
+        }
+        bounded.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut costed: Vec<(f64, Schedule)> = Vec::new();
+        let mut best = f64::INFINITY;
+        for (bound, s) in bounded {
+            if bound > best {
+                break;
+            }
+            let c = model.cost(&s);
+            best = best.min(c);
+            costed.push((c, s));
+        }
+        let area = |s: &Schedule| {
+            let (tm, tn) = s.tile();
+            tm * tn
+        };
+        costed.sort_by(|a, b| a.0.total_cmp(&b.0).then(area(&b.1).cmp(&area(&a.1))));
+        costed
+    }
+}
+
+/// A tier's capacity in bytes (0 if the machine lacks it).
+fn capacity(machine: &Machine, m: Mem) -> i64 {
+    machine.tiers.get(&m).map_or(0, |t| t.capacity as i64)
+}
+
+/// Every candidate of both schedules that fits the machine: tiles in multiples of 16 up to
+/// 256, steps of 16 to 128 K values; for the ring, chunks of one, two or four steps, with
+/// and without a resident A band; for the strips, 1, 2 or 4 strips (whole or in halves),
+/// chunks of 3 to 16 steps or the whole K, 0, 1, 2 or 4 final steps, a ring of 2.
+fn candidates(mm: &Matmul, machine: &Machine) -> Vec<Schedule> {
+    let c_bytes = mm.c.elem.size_bytes() as i64;
+    let cap = |m: Mem| capacity(machine, m);
+    let cores = machine.cores.max(1) as i64;
+    let ids = machine.flag_ids as i64;
+    let k16 = round16(mm.k);
+    let sizes = |extent: i64| {
+        (1..=16)
+            .map(|k| k * F)
+            .filter(move |&v| v <= round16(extent))
+    };
+    let mut out = Vec::new();
+    for tm in sizes(mm.m) {
+        for tn in sizes(mm.n).filter(|&tn| stores_apart(mm, tn, c_bytes)) {
+            for tk in [16, 32, 64, 128].into_iter().filter(|&tk| tk <= k16) {
+                if 2 * tm * tk * 2 > cap(Mem::L0a) || 2 * tk * tn * 2 > cap(Mem::L0b) {
+                    continue;
+                }
+                for steps in [4, 2, 1] {
+                    let kc = ((mm.k + tk - 1) / tk * tk).min(steps * tk);
+                    let chunks = (mm.k + kc - 1) / kc;
+                    for panel in [false, true] {
+                        let a_l1 = if panel { chunks } else { 2 } * tm * kc * 2;
+                        let fits = a_l1 + 2 * kc * tn * 2 <= cap(Mem::L1)
+                            && 2 * tm * tn * 4 <= cap(Mem::L0c)
+                            && 2 * tm * tn * c_bytes <= cap(Mem::Ub);
+                        // a resident band is rewritten behind the ring's flags, which needs
+                        // two chunks
+                        if fits && !(panel && chunks < 2) {
+                            out.push(Schedule::Ring(Ring {
+                                tm,
+                                tn,
+                                tk,
+                                kc,
+                                panel,
+                            }));
+                        }
+                    }
+                }
+                let steps = (mm.k + tk - 1) / tk;
+                let chunks: BTreeSet<i64> = [3, 4, 6, 8, 16, steps]
+                    .into_iter()
+                    .filter(|&c| c <= steps)
+                    .collect();
+                for (strips, halves) in [(1, 1), (2, 1), (2, 2), (4, 1), (4, 2)] {
+                    for &chunk in &chunks {
+                        for last in [0, 1, 2, 4] {
+                            let s = Strips {
+                                tm,
+                                tn,
+                                tk,
+                                strips,
+                                chunk,
+                                halves,
+                                ring: 2,
+                                last,
+                            };
+                            if s.fits(mm, machine) && s.check(mm, cores, ids).is_ok() {
+                                out.push(Schedule::Strips(s));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The model of one product on one machine, with what it has worked out per tile shape.
+struct Model<'a> {
+    mm: &'a Matmul,
+    machine: &'a Machine,
+    shapes: HashMap<(i64, i64), Rc<Shape>>,
+}
+
+/// What the model knows of one tile shape.
+struct Shape {
+    /// The machine's figures with as many cores at work as have tiles.
+    f: Figures,
+    /// The distinct sequences of tiles of the cores: for each tile, whether it loads A.
+    patterns: BTreeSet<Vec<bool>>,
+}
+
+impl<'a> Model<'a> {
+    fn new(mm: &'a Matmul, machine: &'a Machine) -> Model<'a> {
+        Model {
+            mm,
+            machine,
+            shapes: HashMap::new(),
+        }
+    }
+
+    /// What the model knows of tiles `tm x tn`.
+    fn shape(&mut self, (tm, tn): (i64, i64)) -> Rc<Shape> {
+        let (mm, machine) = (self.mm, self.machine);
+        (self.shapes.entry((tm, tn)))
+            .or_insert_with(|| {
+                let cores = machine.cores.max(1) as i64;
+                let grid = Grid::new(mm, tm, tn, cores);
+                let active = (grid.tiles + grid.per_core - 1) / grid.per_core.max(1);
+                let patterns = (0..cores)
+                    .map(|core| {
+                        let first = core * grid.per_core;
+                        let mine = (grid.tiles - first).clamp(0, grid.per_core);
+                        (0..mine)
+                            .map(|tt| tt == 0 || (first + tt) % grid.nt == 0)
+                            .collect()
+                    })
+                    .collect();
+                Rc::new(Shape {
+                    f: Figures::new(machine, active),
+                    patterns,
+                })
+            })
+            .clone()
+    }
+
+    /// A lower bound of the busiest core's cycles under `s`: the larger of its cube cycles
+    /// and its GM cycles, on the core that needs the most.
+    fn bound(&mut self, s: &Schedule) -> f64 {
+        let mm = self.mm;
+        let (tm, tn) = s.tile();
+        let shape = self.shape((tm, tn));
+        let f = &shape.f;
+        let (a_row, b_row, c_row) = row_bytes(mm);
+        let c_bytes = mm.c.elem.size_bytes() as i64;
+        let (tk, kc) = match s {
+            Schedule::Ring(r) => (r.tk, r.kc),
+            Schedule::Strips(st) => (st.tk, st.chunk * st.tk),
+        };
+        let chunks = (mm.k + kc - 1) / kc;
+        let steps = (mm.k + tk - 1) / tk;
+        let a = chunks as f64 * f.gm(tm, kc.min(mm.k) * 2, 0, a_row);
+        let (b, strip, reloads) = match s {
+            Schedule::Ring(r) => (
+                chunks as f64 * f.gm(kc.min(mm.k), tn * 2, 0, b_row),
+                tm,
+                !r.panel,
+            ),
+            Schedule::Strips(st) => (
+                steps as f64 * f.gm(tk.min(mm.k), tn * 2, 0, b_row),
+                st.strip_rows(),
+                false,
+            ),
+        };
+        let store = f.gm(tm, tn * c_bytes, 0, c_row);
+        let per_tile = ((tm / strip) * steps) as f64 * f.mmad(strip, tk, tn);
+        (shape.patterns.iter())
+            .map(|bands| {
+                let tiles = bands.len() as f64;
+                let loads = if reloads {
+                    tiles
+                } else {
+                    bands.iter().filter(|&&b| b).count() as f64
+                };
+                (loads * a + tiles * (b + store)).max(tiles * per_tile)
+            })
+            .fold(0.0, f64::max)
+    }
+
+    /// The model's cycles of the busiest core under `s`.
+    fn cost(&mut self, s: &Schedule) -> f64 {
+        let mm = self.mm;
+        let (tm, tn) = s.tile();
+        let shape = self.shape((tm, tn));
+        let f = &shape.f;
+        let (a_row, b_row, c_row) = row_bytes(mm);
+        let c_bytes = mm.c.elem.size_bytes() as i64;
+        match s {
+            Schedule::Ring(r) => {
+                let kc = r.kc.min(mm.k);
+                let fill = f.load_latency
+                    + f.gm(tm, kc * 2, 0, a_row)
+                    + f.gm(kc, tn * 2, 0, b_row)
+                    + f.stage((tm + tn) * r.tk * 2);
+                let tail =
+                    f.drain(tm * tn * 4) + f.store_latency + f.gm(tm, tn * c_bytes, 0, c_row);
+                self.bound(s) + fill + tail
+            }
+            Schedule::Strips(st) => {
+                let costs = timeline::costs(st, mm.k, f, (a_row, b_row, c_row), c_bytes);
+                let steps = st.steps(mm.k);
+                (shape.patterns.iter())
+                    .map(|bands| timeline::core_cycles(st, steps, f, &costs, bands))
+                    .fold(0.0, f64::max)
+            }
+        }
+    }
+}
+
+/// The byte distance between two rows of A, of B and of C in GM.
+fn row_bytes(mm: &Matmul) -> (i64, i64, i64) {
+    let bytes = |op: &crate::npu::recognise::Operand| row_stride(op) * op.elem.size_bytes() as i64;
+    (bytes(&mm.a), bytes(&mm.b), bytes(&mm.c))
+}

@@ -1,0 +1,309 @@
+//! The ring schedule: output tiles double-buffered in L0C, K in chunks through
+//! double-buffered L1 slots and sub-steps through double-buffered L0 slots.
+//!
+//! Per core, for each of its output tiles (`TM x TN` of C, one batch element):
+//! - MTE2 loads a K chunk of A (`TM x KC`) and of B (`KC x TN`) from GM into an L1 slot,
+//!   ND -> NZ (zero-filled to whole fractals);
+//! - MTE1 stages each `TK`-deep sub-step into an L0 slot: A's rows NZ -> zZ (one load per
+//!   row of fractals), B NZ -> nZ (transposing loads, one per K fractal);
+//! - M multiplies into the tile's L0C slot (the first sub-step overwrites);
+//! - V converts the finished tile L0C (NZ) -> UB (ND), MTE3 stores it to GM.
+//!
+//! Every resource is a ring of two slots with a "full" flag one way and a "free" flag the
+//! other; the free flags are set once before the program and waited for at its end. Tiles
+//! at the edges have fewer rows, columns or K values: sizes are expressions of the tile,
+//! and where a size sets a layout's pitch (K and N of the L0 operands) the sub-step is
+//! emitted once per pitch that occurs.
+
+use super::{c, dtype, index, round16, row_stride, Grid, F, FRACTAL};
+use crate::npu::recognise::Matmul;
+use crate::npu::NpuError;
+use npu_sim::builder::Builder;
+use npu_sim::program::{BufferId, CmpOp, DType, Dma, DmaMode, Expr, Pipe, TensorId, Tier};
+
+/// The sizes of the ring schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ring {
+    /// Rows of a C tile.
+    pub tm: i64,
+    /// Columns of a C tile.
+    pub tn: i64,
+    /// K values of one L0 sub-step.
+    pub tk: i64,
+    /// K values of one L1 chunk (a multiple of `tk`).
+    pub kc: i64,
+    /// Whether A's `TM x K` panel stays in L1 while a core computes the tiles of one row
+    /// band (loaded with the band's first tile), instead of coming with every tile.
+    pub panel: bool,
+}
+
+impl Ring {
+    /// One line for the program's header.
+    pub fn describe(&self) -> String {
+        let panel = if self.panel {
+            " A's rows of a tile stay in L1 while a core works on their band."
+        } else {
+            ""
+        };
+        format!(
+            "Ring schedule: C tiles of {} x {} double-buffered in L0C, K in chunks of {} through L1 and steps of {} through L0.{panel}",
+            self.tm, self.tn, self.kc, self.tk
+        )
+    }
+}
+
+/// The program's tensors and buffers.
+struct Names {
+    a: TensorId,
+    b: TensorId,
+    c: TensorId,
+    a_l1: BufferId,
+    b_l1: BufferId,
+    a_l0: BufferId,
+    b_l0: BufferId,
+    c_l0: BufferId,
+    c_ub: BufferId,
+}
+
+/// What one tile's code needs: its position and extents, its slot (L0C and UB), and
+/// whether it starts a row band on its core (its A panel must be loaded).
+struct Tile {
+    at: super::Tile,
+    slot: Expr,
+    new_band: Expr,
+}
+
+/// The flag rings: (source pipe, destination pipe) of every "free" flag pre-set twice.
+const FREE: [(Pipe, Pipe); 4] = [
+    (Pipe::Mte1, Pipe::Mte2),
+    (Pipe::M, Pipe::Mte1),
+    (Pipe::V, Pipe::M),
+    (Pipe::Mte3, Pipe::V),
+];
+
+/// The program of a matrix product on `cores` cores, not yet finished.
+pub(super) fn program(mm: &Matmul, cores: i64, t: Ring) -> Result<Builder, NpuError> {
+    let mut b = Builder::new();
+    let chunks = (mm.k + t.kc - 1) / t.kc;
+    let a_slots = if t.panel { chunks } else { 2 };
+    let (a, bt, ct) = super::tensors(&mut b, mm)?;
+    let (ta, tb, tc) = (dtype(mm.a.elem)?, dtype(mm.b.elem)?, dtype(mm.c.elem)?);
+    let names = Names {
+        a,
+        b: bt,
+        c: ct,
+        a_l1: b.buffer(
+            "a_l1",
+            Tier::L1,
+            ta,
+            &[a_slots as u64, (t.tm * t.kc) as u64],
+        ),
+        b_l1: b.buffer("b_l1", Tier::L1, tb, &[2, (t.kc * t.tn) as u64]),
+        a_l0: b.buffer("a_l0", Tier::L0a, ta, &[2, (t.tm * t.tk) as u64]),
+        b_l0: b.buffer("b_l0", Tier::L0b, tb, &[2, (t.tk * t.tn) as u64]),
+        c_l0: b.buffer("c_l0", Tier::L0c, DType::F32, &[2, (t.tm * t.tn) as u64]),
+        c_ub: b.buffer("c_ub", Tier::Ub, tc, &[2, (t.tm * t.tn) as u64]),
+    };
+    let grid = Grid::new(mm, t.tm, t.tn, cores);
+    for (src, dst) in FREE {
+        b.set_flag(src, dst, 0);
+        b.set_flag(src, dst, 1);
+    }
+    b.repeat("t", grid.per_core, |b, tt| {
+        let idx = grid.index(&tt);
+        b.when("mine", idx.clone().cmp(CmpOp::Lt, grid.tiles), |b| {
+            let tile = Tile {
+                at: grid.tile(mm, idx),
+                slot: tt.clone() % 2,
+                new_band: grid.new_band(&tt),
+            };
+            b.repeat("kc", chunks, |b, kc| {
+                let chunk = tt.clone() * chunks + kc.clone();
+                load(b, mm, &names, t, &tile, &kc, &chunk);
+                steps(b, mm, &names, t, &tile, &kc, &chunk);
+            });
+            drain(b, mm, &names, t, &tile);
+        });
+    });
+    for (src, dst) in FREE {
+        b.wait_flag(src, dst, 0);
+        b.wait_flag(src, dst, 1);
+    }
+    Ok(b)
+}
+
+/// MTE2: chunk `kc` of A and B into L1 slot `chunk % 2`, ND -> NZ.
+fn load(b: &mut Builder, mm: &Matmul, n: &Names, t: Ring, tile: &Tile, kc: &Expr, chunk: &Expr) {
+    let slot = chunk.clone() % 2;
+    let k0 = kc.clone() * t.kc;
+    let len = (c(mm.k) - k0.clone()).min(t.kc);
+    b.wait_flag(Pipe::Mte1, Pipe::Mte2, slot.clone());
+    let load_a = |b: &mut Builder| {
+        let src = b.at(
+            n.a,
+            index(&mm.a, &tile.at.batch, tile.at.row0.clone(), k0.clone()),
+        );
+        let dst = b.at(n.a_l1, [a_slot(t, &slot, kc), c(0)]);
+        b.origin(Some("A chunk, ND -> NZ"));
+        b.push(
+            Dma::new(dst, src, tile.at.rows.clone(), len.clone())
+                .strides(row_stride(&mm.a), t.tm)
+                .mode(DmaMode::Nd2nz),
+        );
+    };
+    if t.panel {
+        b.when("band", tile.new_band.clone(), load_a);
+    } else {
+        load_a(b);
+    }
+    let src = b.at(n.b, index(&mm.b, &tile.at.batch, k0, tile.at.col0.clone()));
+    let dst = b.at(n.b_l1, [slot.clone(), c(0)]);
+    b.origin(Some("B chunk, ND -> NZ"));
+    b.push(
+        Dma::new(dst, src, len, tile.at.cols.clone())
+            .strides(row_stride(&mm.b), t.kc)
+            .mode(DmaMode::Nd2nz),
+    );
+    b.origin(None);
+    b.set_flag(Pipe::Mte2, Pipe::Mte1, slot);
+}
+
+/// Where chunk `kc` of A is in L1: its ring slot, or its place in the resident panel. (The
+/// B chunk's "full" flag covers it either way: a flag fires after every earlier
+/// instruction of its pipe, and A is loaded first.)
+fn a_slot(t: Ring, slot: &Expr, kc: &Expr) -> Expr {
+    if t.panel {
+        kc.clone()
+    } else {
+        slot.clone()
+    }
+}
+
+/// MTE1 and M: the chunk's sub-steps, then the L1 slot handed back to MTE2.
+fn steps(b: &mut Builder, mm: &Matmul, n: &Names, t: Ring, tile: &Tile, kc: &Expr, chunk: &Expr) {
+    let slot = chunk.clone() % 2;
+    b.wait_flag(Pipe::Mte2, Pipe::Mte1, slot.clone());
+    let a_at = a_slot(t, &slot, kc);
+    let subs = t.kc / t.tk;
+    // The last sub-step of the product may be shallower, the last column of tiles narrower:
+    // each pitch that occurs gets its own copy of the sub-step.
+    let k_last = (mm.k - 1) / t.tk * t.tk;
+    let k_tail = round16(mm.k - k_last);
+    let n_tail = round16(mm.n - (mm.n - 1) / t.tn * t.tn);
+    b.repeat("sub", subs, |b, sub| {
+        let k0 = kc.clone() * t.kc + sub.clone() * t.tk;
+        let step = chunk.clone() * subs + sub.clone();
+        let in_range = k0.clone().cmp(CmpOp::Lt, mm.k);
+        let is_tail = k0.clone().cmp(CmpOp::Eq, k_last);
+        let ks = if k_tail == t.tk {
+            vec![(t.tk, in_range)]
+        } else {
+            let body = in_range.select(is_tail.clone().cmp(CmpOp::Eq, 0), 0);
+            vec![(t.tk, body), (k_tail, is_tail)]
+        };
+        let ns = if n_tail == t.tn {
+            vec![(t.tn, c(1))]
+        } else {
+            let last = tile.at.last_col.clone();
+            vec![(t.tn, last.clone().cmp(CmpOp::Eq, 0)), (n_tail, last)]
+        };
+        for (kd, k_cond) in &ks {
+            for (nd, n_cond) in &ns {
+                let cond = k_cond.clone().select(n_cond.clone(), 0);
+                b.when("pitch", cond, |b| {
+                    sub_step(b, n, t, tile, (&slot, &a_at, &sub, &step, &k0), *kd, *nd);
+                });
+            }
+        }
+    });
+    b.set_flag(Pipe::Mte1, Pipe::Mte2, slot);
+}
+
+/// One sub-step with K depth `kd` and N width `nd` (multiples of 16): stage into L0 slot
+/// `step % 2`, multiply into the tile's L0C slot.
+fn sub_step(
+    b: &mut Builder,
+    n: &Names,
+    t: Ring,
+    tile: &Tile,
+    (slot, a_at, sub, step, k0): (&Expr, &Expr, &Expr, &Expr, &Expr),
+    kd: i64,
+    nd: i64,
+) {
+    let l0 = step.clone() % 2;
+    b.wait_flag(Pipe::M, Pipe::Mte1, l0.clone());
+    // A: row of fractals bi (NZ: fractal (fk, bi) at (fk * tm/16 + bi) * 256) -> zZ row bi.
+    let fk0 = sub.clone() * (t.tk / F);
+    b.repeat("bi", tile.at.rows16.clone() / F, |b, bi| {
+        let dst = b.at(n.a_l0, [l0.clone(), bi.clone() * (kd / F * FRACTAL)]);
+        let src = b.at(
+            n.a_l1,
+            [a_at.clone(), (fk0.clone() * (t.tm / F) + bi) * FRACTAL],
+        );
+        b.origin(Some("A sub-step, NZ -> zZ"));
+        b.push(Dma::new(dst, src, kd / F, FRACTAL).strides(t.tm * F, FRACTAL));
+    });
+    // B: K fractal bk (NZ: fractal (fk, bn) at (bn * kc/16 + fk) * 256) -> nZ, transposed.
+    b.repeat("bk", kd / F, |b, bk| {
+        let dst = b.at(n.b_l0, [l0.clone(), bk.clone() * (nd / F * FRACTAL)]);
+        let src = b.at(n.b_l1, [slot.clone(), (fk0.clone() + bk) * FRACTAL]);
+        b.origin(Some("B sub-step, NZ -> nZ (transposing)"));
+        b.push(
+            Dma::new(dst, src, nd / F, FRACTAL)
+                .strides(t.kc * F, FRACTAL)
+                .mode(DmaMode::Transpose),
+        );
+    });
+    b.origin(None);
+    b.set_flag(Pipe::Mte1, Pipe::M, l0.clone());
+    let first = k0.clone().cmp(CmpOp::Eq, 0);
+    b.when("fresh", first.clone(), |b| {
+        b.wait_flag(Pipe::V, Pipe::M, tile.slot.clone())
+    });
+    b.wait_flag(Pipe::Mte1, Pipe::M, l0.clone());
+    let cc = b.at(n.c_l0, [tile.slot.clone(), c(0)]);
+    let a = b.at(n.a_l0, [l0.clone(), c(0)]);
+    let bb = b.at(n.b_l0, [l0.clone(), c(0)]);
+    b.origin(Some("C[m, n] += A[m, k] * B[k, n]"));
+    b.mmad(cc, a, bb, (tile.at.rows16.clone(), kd, nd), first);
+    b.origin(None);
+    b.set_flag(Pipe::M, Pipe::Mte1, l0);
+}
+
+/// M hands the tile to V, which converts it (L0C NZ -> UB ND); MTE3 stores it.
+fn drain(b: &mut Builder, mm: &Matmul, n: &Names, t: Ring, tile: &Tile) {
+    let s = tile.slot.clone();
+    b.set_flag(Pipe::M, Pipe::V, s.clone());
+    b.wait_flag(Pipe::M, Pipe::V, s.clone());
+    b.wait_flag(Pipe::Mte3, Pipe::V, s.clone());
+    let dst = b.at(n.c_ub, [s.clone(), c(0)]);
+    let src = b.at(n.c_l0, [s.clone(), c(0)]);
+    b.origin(Some("C tile, L0C NZ -> UB ND"));
+    b.push(super::out_of_l0c(
+        mm,
+        (dst, src),
+        (tile.at.rows.clone(), tile.at.cols.clone()),
+        (tile.at.rows16.clone(), c(t.tn)),
+    ));
+    b.origin(None);
+    b.set_flag(Pipe::V, Pipe::M, s.clone());
+    b.set_flag(Pipe::V, Pipe::Mte3, s.clone());
+    b.wait_flag(Pipe::V, Pipe::Mte3, s.clone());
+    let dst = b.at(
+        n.c,
+        index(
+            &mm.c,
+            &tile.at.batch,
+            tile.at.row0.clone(),
+            tile.at.col0.clone(),
+        ),
+    );
+    let src = b.at(n.c_ub, [s.clone(), c(0)]);
+    b.origin(Some("C tile store"));
+    b.push(
+        Dma::new(dst, src, tile.at.rows.clone(), tile.at.cols.clone())
+            .strides(t.tn, row_stride(&mm.c)),
+    );
+    b.origin(None);
+    b.set_flag(Pipe::Mte3, Pipe::V, s);
+}
