@@ -44,7 +44,7 @@ impl fmt::Display for CliError {
 impl From<IslError> for CliError {
     fn from(e: IslError) -> Self {
         match e {
-            IslError::OperationLimit(_) => CliError::User(e.to_string()),
+            IslError::OperationLimit(_) | IslError::TooLarge(_) => CliError::User(e.to_string()),
             IslError::Isl(_) => CliError::Internal(e.to_string()),
         }
     }

@@ -9,6 +9,8 @@ use libc::{c_char, c_int, c_void, uintptr_t};
 
 /// `isl_stat` / `isl_bool` values.
 pub const ISL_STAT_OK: c_int = 0;
+/// isl's `isl_stat_error`: a `foreach` callback's request to stop.
+pub const ISL_STAT_ERROR: c_int = -1;
 
 /// Callback type of `isl_*_foreach_*`.
 pub type ForeachFn = unsafe extern "C" fn(obj: uintptr_t, user: *mut c_void) -> c_int;

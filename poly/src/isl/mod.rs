@@ -62,6 +62,9 @@ pub enum IslError {
     /// isl reported an error (invalid input, unsupported operation, internal failure).
     #[error("isl error: {0}")]
     Isl(String),
+    /// A value the input implies does not fit 64 bits (a point's coordinate, say).
+    #[error("a value beyond 64 bits: {0}")]
+    TooLarge(String),
 }
 
 impl IslError {
@@ -229,7 +232,7 @@ mod tests {
     fn a_point_beyond_64_bits_is_an_error() {
         let ctx = Ctx::default();
         let huge = ctx.set("{ [x] : x = 1180591620717411303424 }").unwrap();
-        assert!(matches!(huge.points(), Err(IslError::Isl(_))));
+        assert!(matches!(huge.points(), Err(IslError::TooLarge(_))));
         let small = ctx.set("{ [x] : 0 <= x < 3 }").unwrap();
         assert_eq!(small.points().unwrap().len(), 3);
     }

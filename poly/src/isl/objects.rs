@@ -327,7 +327,8 @@ impl UnionMap {
             &mut |ptr| {
                 out.push(Obj::from_raw(self.ctx(), unsafe {
                     isl_rs::Map::from_ptr(ptr)
-                }))
+                }));
+                true
             },
         )?;
         Ok(out)
@@ -361,7 +362,8 @@ impl UnionSet {
             &mut |ptr| {
                 out.push(Obj::from_raw(self.ctx(), unsafe {
                     isl_rs::Set::from_ptr(ptr)
-                }))
+                }));
+                true
             },
         )?;
         Ok(out)
@@ -409,6 +411,12 @@ impl Set {
     /// gemm at 64^3 (266,000 instances, `polyc demo`) takes more than the whole budget.
     /// A coordinate beyond 64 bits is an error (isl would give 0 and record one).
     pub fn points(&self) -> IslResult<Vec<Point>> {
+        self.points_up_to(usize::MAX)
+    }
+
+    /// At most `limit` integer points of a bounded set (the first ones isl's scan finds):
+    /// what a report shows of a set that may be huge.
+    pub fn points_up_to(&self, limit: usize) -> IslResult<Vec<Point>> {
         let n = self.n_dims()?;
         let mut out = Vec::new();
         foreach(
@@ -430,13 +438,16 @@ impl Set {
                     .collect();
                 unsafe { ffi::isl_point_free(pnt) };
                 out.push(coords);
+                out.len() < limit
             },
         )?;
         let raw = self.ctx().raw();
         if raw.last_error() != isl_rs::Error::None_ {
             let msg = raw.last_error_msg().to_string();
             raw.reset_error();
-            return Err(super::IslError::Isl(format!("a point of the set: {msg}")));
+            return Err(super::IslError::TooLarge(format!(
+                "a point of the set: {msg}"
+            )));
         }
         Ok(out)
     }
@@ -457,21 +468,33 @@ impl Schedule {
     }
 }
 
-/// Runs an isl `foreach` function, handing each (owned) object pointer to `each`.
+/// Runs an isl `foreach` function, handing each (owned) object pointer to `each`, which
+/// returns whether to go on.
 fn foreach(
     ctx: &Ctx,
     call: impl FnOnce(ffi::ForeachFn, *mut c_void) -> c_int,
-    each: &mut dyn FnMut(uintptr_t),
+    each: &mut dyn FnMut(uintptr_t) -> bool,
 ) -> IslResult<()> {
+    /// `each` and whether it asked to stop.
+    type State<'a> = (&'a mut dyn FnMut(uintptr_t) -> bool, bool);
     unsafe extern "C" fn trampoline(obj: uintptr_t, user: *mut c_void) -> c_int {
-        // SAFETY: `user` is the `&mut &mut dyn FnMut` passed below, alive for the call.
-        let each = unsafe { &mut *(user as *mut &mut dyn FnMut(uintptr_t)) };
-        each(obj);
-        ffi::ISL_STAT_OK
+        // SAFETY: `user` is the `&mut State` passed below, alive for the call.
+        let state = unsafe { &mut *(user as *mut State) };
+        if (state.0)(obj) {
+            ffi::ISL_STAT_OK
+        } else {
+            state.1 = true;
+            ffi::ISL_STAT_ERROR
+        }
     }
-    let mut each = each;
-    let user = &mut each as *mut &mut dyn FnMut(uintptr_t) as *mut c_void;
-    if call(trampoline, user) == ffi::ISL_STAT_OK {
+    let mut state: State = (each, false);
+    let user = &mut state as *mut State as *mut c_void;
+    let status = call(trampoline, user);
+    if state.1 {
+        // stopped on purpose: not an error (isl records none for a callback's stop)
+        return Ok(());
+    }
+    if status == ffi::ISL_STAT_OK {
         Ok(())
     } else {
         let raw = ctx.raw();

@@ -16,6 +16,77 @@ pub enum InputError {
     /// Isl rejects it as a union map.
     #[error("not a valid isl union map or schedule tree: {0}")]
     Relation(IslError),
+    /// Something no schedule holds, found before isl reads the text (isl's reader would
+    /// take unbounded time or memory on it).
+    #[error("{line}:{column}: {what}")]
+    Refused {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column, in characters.
+        column: usize,
+        /// What is wrong there.
+        what: Refusal,
+    },
+}
+
+/// What [`screen`] refuses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// A digit where a schedule starts: isl would read a PolyLib matrix, whose first two
+    /// numbers size it.
+    PolyLib,
+    /// `^`: isl evaluates powers of integer literals while reading them.
+    Power,
+    /// An integer literal of more digits than a 64-bit value has.
+    HugeLiteral,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Refusal::PolyLib => "a schedule starts with `{`, `[` (parameters) or a YAML key, not a number (isl would read a PolyLib matrix)",
+            Refusal::Power => "`^` (a power) has no place in a schedule",
+            Refusal::HugeLiteral => "an integer literal beyond 64 bits has no place in a schedule",
+        })
+    }
+}
+
+/// The longest integer literal a schedule may hold (`i64::MAX` has 19 digits).
+const MAX_DIGITS: usize = 19;
+
+/// Refuses, with a position, the text on which isl's reader would not return in bounded
+/// time and memory: a PolyLib matrix sized by its first numbers, powers, huge literals.
+/// `#` starts a comment to the end of its line.
+fn screen(text: &str) -> Result<(), InputError> {
+    let mut started = false;
+    let mut digits = 0;
+    for (l, line) in text.lines().enumerate() {
+        let code = line.split('#').next().unwrap_or("");
+        for (c, ch) in code.chars().enumerate() {
+            let refuse = |what| {
+                Err(InputError::Refused {
+                    line: l + 1,
+                    column: c + 1,
+                    what,
+                })
+            };
+            if !started && !ch.is_whitespace() {
+                started = true;
+                if !(ch == '{' || ch == '[' || ch.is_alphabetic()) {
+                    return refuse(Refusal::PolyLib);
+                }
+            }
+            if ch == '^' {
+                return refuse(Refusal::Power);
+            }
+            digits = if ch.is_ascii_digit() { digits + 1 } else { 0 };
+            if digits > MAX_DIGITS {
+                return refuse(Refusal::HugeLiteral);
+            }
+        }
+        digits = 0;
+    }
+    Ok(())
 }
 
 /// Parses `text` as a schedule tree if it has a `domain:` key (every tree's root is a domain
@@ -24,6 +95,7 @@ pub fn parse_schedule(ctx: &Ctx, text: &str) -> Result<AnySchedule, InputError> 
     if text.trim().is_empty() {
         return Err(InputError::Empty);
     }
+    screen(text)?;
     if text.contains("domain:") {
         ctx.schedule(text)
             .map(AnySchedule::Tree)
@@ -53,6 +125,29 @@ mod tests {
             parse_schedule(&ctx, map),
             Ok(AnySchedule::Relation(_))
         ));
+    }
+
+    /// Found by the `schedule_text` fuzz target: each made isl's reader run for minutes or
+    /// allocate gigabytes.
+    #[test]
+    fn text_isl_cannot_read_in_bounded_time_is_refused_with_its_position() {
+        let ctx = Ctx::default();
+        let refused = |text: &str| match parse_schedule(&ctx, text) {
+            Err(InputError::Refused { line, column, what }) => (line, column, what),
+            other => panic!("{text:?}: {other:?}"),
+        };
+        assert_eq!(refused("   \r\r 0888 0888799"), (1, 7, Refusal::PolyLib));
+        assert_eq!(
+            refused("{ S0[i] -> [8^886123522 i] }"),
+            (1, 14, Refusal::Power)
+        );
+        assert_eq!(
+            refused("# a comment 99999999999999999999\n{ S0[i] -> [88888888888888888888 i] }"),
+            (2, 32, Refusal::HugeLiteral)
+        );
+        assert!(
+            parse_schedule(&ctx, "# 12\n[N] -> { S0[i] -> [9223372036854775807 - i] }").is_ok()
+        );
     }
 
     #[test]

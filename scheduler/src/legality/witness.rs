@@ -64,8 +64,12 @@ pub(crate) fn instance_set(program: &Program, instance: &Instance) -> IslResult<
     program.ctx.union_set(&format!("{{ {instance} }}"))
 }
 
+/// At most this many points of an image are listed (a malformed schedule can give an
+/// instance unboundedly many times).
+pub(crate) const IMAGE_POINTS: usize = 16;
+
 /// The image of `instance` by `relation` (with the parameters in `fixed`): each set of the
-/// image's spaces, as (tuple name, its points).
+/// image's spaces, as (tuple name, its points; at most [`IMAGE_POINTS`] of them).
 pub(crate) fn image(
     program: &Program,
     relation: &UnionMap,
@@ -78,7 +82,7 @@ pub(crate) fn image(
         .range()?;
     let mut out = Vec::new();
     for set in range.sets()? {
-        let mut points = set.points()?;
+        let mut points = set.points_up_to(IMAGE_POINTS)?;
         points.sort();
         out.push((set.tuple_name().unwrap_or_default(), points));
     }
