@@ -268,6 +268,21 @@ fn reductions_over_the_columns_combine_partial_results() {
         "ascend-like",
         Comparison::Tolerant,
     );
+    // groups of 2 rows of 8192 values summed in f32: 256 partial results, more than one
+    // instruction's repeats
+    let plan = Run {
+        text: "kernel center(X: f16[B, L]) -> (Y: f16[B, L]) params B = 16, L = 8192
+               { let s: f32[B]; s[b] = sum(l) f32(X[b, l]); Y[b, l] = X[b, l] - f16(s[b]); }",
+        sizes: &[],
+        machine: "ascend-like",
+        comparison: Comparison::Tolerant,
+        group_rows: Some(2),
+    }
+    .check();
+    assert_eq!(plan.group_rows, 2);
+    // no row loop at all: the kernel is one row, on one core
+    let text = "kernel total(X: f32[N]) -> (s: f32) params N = 1000 { s = sum(i) X[i]; }";
+    differential(text, &[], "ascend-like", Comparison::Tolerant);
 }
 
 #[test]

@@ -72,10 +72,11 @@ pub struct Temps {
     pub count: BTreeMap<Class, usize>,
 }
 
-/// Places the temporaries of `graph`'s per-group values; `fixed(v)` says which values the
-/// caller places. Invariant values (per core) are fixed too: they live for the whole program.
-pub fn temps(graph: &Graph, fixed: &dyn Fn(Val) -> bool) -> Temps {
-    let last = graph.last_uses();
+/// Places the temporaries of `graph`'s live per-group values; `fixed(v)` says which values
+/// the caller places. Invariant values (per core) are fixed too: they live for the whole
+/// program.
+pub fn temps(graph: &Graph, live: &[bool], fixed: &dyn Fn(Val) -> bool) -> Temps {
+    let last = graph.last_uses(live);
     let mut t = Temps {
         slot: vec![None; graph.nodes.len()],
         count: BTreeMap::new(),
@@ -88,7 +89,7 @@ pub fn temps(graph: &Graph, fixed: &dyn Fn(Val) -> bool) -> Temps {
             }
         }
     };
-    for (i, n) in graph.nodes.iter().enumerate() {
+    for (i, n) in graph.nodes.iter().enumerate().filter(|(i, _)| live[*i]) {
         let mut operands = n.op.operands();
         operands.dedup();
         operands.sort_unstable();

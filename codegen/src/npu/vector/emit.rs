@@ -116,6 +116,13 @@ impl Unit {
         self.frame.bytes_per_repeat / widest as i64
     }
 
+    /// The most repeats of one partial-reduction instruction: each repeat writes one
+    /// result, so that the next instruction's results start on an aligned block.
+    fn partial_chunk(&self, d: DType) -> i64 {
+        let per_block = (self.frame.align / d.size() as i64).max(1);
+        (self.frame.max_repeat / per_block * per_block).max(1)
+    }
+
     /// How an element-wise node over a tile is swept, with the layouts of its operands.
     fn sweep(&self, dst: Layout, srcs: &[Layout], lanes: i64, rows: i64) -> Sweep {
         let width = self.frame.width;
@@ -157,7 +164,7 @@ impl Unit {
         let n = &g.nodes[i];
         let lanes = self.lanes_of(g, i);
         let maxrep = self.frame.max_repeat;
-        let runs = |elements: i64| -> f64 {
+        let runs = |elements: i64, maxrep: i64| -> f64 {
             let (full, tail) = (elements / lanes, elements % lanes);
             let instrs = (full + maxrep - 1) / maxrep + (tail > 0) as i64;
             instrs as f64 * self.startup + (full + (tail > 0) as i64) as f64
@@ -166,7 +173,7 @@ impl Unit {
             count: Expr::Const(rows),
             max: rows,
         };
-        let flat = |layout: Layout| runs(self.region(layout, &r, lanes).max);
+        let flat = |layout: Layout| runs(self.region(layout, &r, lanes).max, maxrep);
         match n.op {
             Op::Given => 0.0,
             Op::Dup(v) => flat(n.layout) * if v.value().is_finite() { 1.0 } else { 2.0 },
@@ -177,7 +184,9 @@ impl Unit {
                     (
                         Layout::Part { pitch },
                         Layout::Tile { pitch: sp } | Layout::Part { pitch: sp },
-                    ) if pitch == full && sp == len => runs(rows * len),
+                    ) if pitch == full && sp == len => {
+                        runs(rows * len, self.partial_chunk(n.dtype))
+                    }
                     _ => rows as f64 * (self.startup + full as f64),
                 }
             }
@@ -362,7 +371,9 @@ impl<'b> Emitter<'b> {
                 }
                 self.push(v);
             }
-            Op::Partials { op, src, len } => self.partials(&dst, &opnd(src), op, len, lanes, rows),
+            Op::Partials { op, src, len } => {
+                self.partials(&dst, &opnd(src), op, (len, lanes, n.dtype), rows)
+            }
         }
     }
 
@@ -393,8 +404,7 @@ impl<'b> Emitter<'b> {
         dst: &Opnd,
         src: &Opnd,
         op: npu_sim::program::ReduceOp,
-        len: i64,
-        lanes: i64,
+        (len, lanes, dtype): (i64, i64, DType),
         rows: &Rows,
     ) {
         let full = len / lanes;
@@ -416,7 +426,8 @@ impl<'b> Emitter<'b> {
         if pitch == full && sp == len {
             // rows back to back: one run of repeats, one partial result each
             let n = Count::rows(rows, len);
-            self.runs(&n, lanes, &mut |e, run| {
+            let chunk = self.unit.partial_chunk(dtype);
+            self.runs(&n, lanes, chunk, &mut |e, run| {
                 let v = make(e, run.first, lanes, 1, run.repeat);
                 e.push(v);
             });
@@ -485,8 +496,16 @@ impl<'b> Emitter<'b> {
     /// Runs of repeats over `n` elements: `body(emitter, first repeat, repeats, mask)` for
     /// each chunk of at most `max_repeat` whole repeats, then the masked last repeat if the
     /// elements are not whole repeats.
-    fn runs(&mut self, n: &Count, lanes: i64, body: &mut dyn FnMut(&mut Emitter<'_>, Run)) {
-        let maxrep = self.unit.frame.max_repeat;
+    /// Chunks hold at most `chunk` repeats (a chunk's first repeat must start its operands
+    /// on aligned elements).
+    fn runs(
+        &mut self,
+        n: &Count,
+        lanes: i64,
+        chunk: i64,
+        body: &mut dyn FnMut(&mut Emitter<'_>, Run),
+    ) {
+        let maxrep = chunk;
         let fixed = n.min == n.max;
         let full = match &n.expr {
             Expr::Const(c) => Expr::Const(c / lanes),
@@ -569,7 +588,8 @@ impl<'b> Emitter<'b> {
         match self.unit.sweep(dst.layout, &layouts, lanes, rows.max) {
             Sweep::Flat => {
                 let n = self.unit.region(dst.layout, rows, lanes);
-                self.runs(&n, lanes, &mut |e, run| {
+                let chunk = self.unit.frame.max_repeat;
+                self.runs(&n, lanes, chunk, &mut |e, run| {
                     let step = |l: Layout| if l == Layout::Splat { 0 } else { lanes };
                     let refs: Vec<MemRef> = (srcs.iter())
                         .map(|s| e.at(&s.place, scaled(&run.first, step(s.layout))))
@@ -657,7 +677,8 @@ impl Emitter<'_> {
     pub fn fill(&mut self, place: &Place, dtype: DType, elements: i64) {
         let lanes = self.unit.frame.lanes(dtype);
         self.guard(place.buf, &[]);
-        self.runs(&Count::fixed(elements), lanes, &mut |e, run| {
+        let chunk = self.unit.frame.max_repeat;
+        self.runs(&Count::fixed(elements), lanes, chunk, &mut |e, run| {
             let at = e.at(place, scaled(&run.first, lanes));
             let mut v = Vector::new(VecOp::Dup { value: 0.0 }, at, run.repeat);
             if let Some(m) = run.mask {

@@ -195,10 +195,28 @@ impl Graph {
         self.nodes[v].home = Some(home);
     }
 
-    /// The last node reading each value (`None` if nothing reads it).
-    pub fn last_uses(&self) -> Vec<Option<Val>> {
+    /// Which values `roots` need (themselves and, transitively, their operands): the others
+    /// are never computed (an initialisation a reduction makes redundant, a constant only it
+    /// read).
+    pub fn live(&self, roots: &[Val]) -> Vec<bool> {
+        let mut live = vec![false; self.nodes.len()];
+        roots.iter().for_each(|&r| live[r] = true);
+        for i in (0..self.nodes.len()).rev() {
+            if live[i] {
+                self.nodes[i]
+                    .op
+                    .operands()
+                    .into_iter()
+                    .for_each(|a| live[a] = true);
+            }
+        }
+        live
+    }
+
+    /// The last live node reading each value (`None` if none reads it).
+    pub fn last_uses(&self, live: &[bool]) -> Vec<Option<Val>> {
         let mut last = vec![None; self.nodes.len()];
-        for (i, n) in self.nodes.iter().enumerate() {
+        for (i, n) in self.nodes.iter().enumerate().filter(|(i, _)| live[*i]) {
             for a in n.op.operands() {
                 last[a] = Some(i);
             }

@@ -15,7 +15,7 @@ use super::recognise::{Kind, VectorKernel};
 use crate::npu::matmul::dtype;
 use crate::npu::NpuError;
 use frontend::ir::{ArrayId, AssignOp, BinOp, Kernel};
-use npu_sim::program::BinaryOp;
+use npu_sim::program::{BinaryOp, ReduceOp, UnaryOp};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The computation of a group of rows.
@@ -30,6 +30,8 @@ pub struct Group {
     pub homes: BTreeSet<ArrayId>,
     /// Where each statement's values start, with a note naming the statement.
     pub origins: Vec<(Val, String)>,
+    /// Which values the outputs need (the others are never computed).
+    pub live: Vec<bool>,
     /// The rows' frame.
     pub frame: Frame,
 }
@@ -50,6 +52,7 @@ pub fn build(vk: &VectorKernel, kernel: &Kernel, frame: Frame) -> Result<Group, 
     let mut current: BTreeMap<ArrayId, Val> = BTreeMap::new();
     let mut loaded = Vec::new();
     let mut homes = BTreeSet::new();
+    let mut roots = Vec::new();
     let mut origins = Vec::new();
     let cols = vk.cols.unwrap_or(1);
     // The value of `array` now: its last result, else what was loaded, else zero.
@@ -110,7 +113,13 @@ pub fn build(vk: &VectorKernel, kernel: &Kernel, frame: Frame) -> Result<Group, 
                 let tile = low.to_layout(v, Layout::Tile { pitch: frame.width });
                 let red = low.reduce_rows(op, tile, cols).map_err(refuse)?;
                 let o = old(&mut low)?;
-                low.elementwise(d, &[o, red], |x| Op::Binary(combining(op), x[0], x[1]))
+                if identity(low.graph, o, op) {
+                    // `m = -inf; m max= ...`: the reduction's result is the value (a sum
+                    // may then be -0 where the kernel's is +0, equal as numbers)
+                    red
+                } else {
+                    low.elementwise(d, &[o, red], |x| Op::Binary(combining(op), x[0], x[1]))
+                }
             }
             (None, AssignOp::Assign) => v,
             (None, op) => {
@@ -146,6 +155,7 @@ pub fn build(vk: &VectorKernel, kernel: &Kernel, frame: Frame) -> Result<Group, 
         }
         let v = value_of(&mut graph, a, &mut current)?;
         if graph.nodes[v].home == Some(a.0) {
+            roots.push(v);
             continue;
         }
         let mut low = Lowerer {
@@ -158,12 +168,33 @@ pub fn build(vk: &VectorKernel, kernel: &Kernel, frame: Frame) -> Result<Group, 
         }
         graph.pin(w, a.0);
         homes.insert(a);
+        roots.push(w);
     }
+    let live = graph.live(&roots);
     Ok(Group {
         graph,
         loaded,
         homes,
         origins,
+        live,
         frame,
+    })
+}
+
+/// Whether value `v` is the identity of reduction `op` everywhere (0 for sums, -inf for
+/// maxima, +inf for minima), as a constant or a copy of one.
+fn identity(g: &Graph, v: Val, op: ReduceOp) -> bool {
+    let constant = match g.nodes[v].op {
+        Op::Dup(c) => Some(c),
+        Op::Unary(UnaryOp::Mov, a) => match g.nodes[a].op {
+            Op::Dup(c) => Some(c),
+            _ => None,
+        },
+        _ => None,
+    };
+    constant.is_some_and(|c| match op {
+        ReduceOp::Sum => c.value() == 0.0,
+        ReduceOp::Max => c.value() == f64::NEG_INFINITY,
+        ReduceOp::Min => c.value() == f64::INFINITY,
     })
 }

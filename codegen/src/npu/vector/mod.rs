@@ -139,7 +139,9 @@ pub fn compile_with(
         align,
     };
     let group = group::build(&vk, kernel, frame)?;
-    let temps = alloc::temps(&group.graph, &|v| group.graph.nodes[v].home.is_some());
+    let temps = alloc::temps(&group.graph, &group.live, &|v| {
+        group.graph.nodes[v].home.is_some()
+    });
     let ctx = program::Context {
         kernel,
         params,

@@ -163,7 +163,7 @@ impl Context<'_> {
             });
         }
         for (v, n) in g.nodes.iter().enumerate() {
-            if n.layout.invariant() && n.op != Op::Given {
+            if n.layout.invariant() && n.op != Op::Given && self.group.live[v] {
                 let lanes = f.lanes(n.dtype);
                 let elems = super::alloc::LayoutKey::of(n.layout).elements(1, f.width, lanes);
                 out.push(Spec {
@@ -232,7 +232,10 @@ impl Context<'_> {
     fn group_nodes(&self) -> Vec<Val> {
         let g = self.graph();
         (0..g.nodes.len())
-            .filter(|&v| g.nodes[v].op != Op::Given && !g.nodes[v].layout.invariant())
+            .filter(|&v| {
+                let n = &g.nodes[v];
+                self.group.live[v] && n.op != Op::Given && !n.layout.invariant()
+            })
             .collect()
     }
 
@@ -390,6 +393,10 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
     // every value's buffer, element count per slot and whether it is in a ring
     let where_: Vec<(BufferId, i64, bool)> = (0..g.nodes.len())
         .map(|v| {
+            if !ctx.group.live[v] {
+                // never placed: nothing computes or reads it
+                return Ok((BufferId(0), 0, false));
+            }
             let (h, ring) = holds(ctx, v)?;
             let (buf, elems) = (d.bufs.get(&h))
                 .ok_or_else(|| NpuError::Internal(format!("value {v} has no buffer ({h:?})")))?;
@@ -414,7 +421,7 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
             max: 1,
         };
         for v in 0..g.nodes.len() {
-            if g.nodes[v].layout.invariant() {
+            if g.nodes[v].layout.invariant() && ctx.group.live[v] {
                 e.node(g, v, &|w| place(w, &Expr::Const(0)), &once);
             }
         }
