@@ -159,7 +159,7 @@ const SCALE_BIAS_RELU: &str = "kernel sbr(X: f32[M, N], bias: f32[N]) -> (Y: f32
 
 #[test]
 fn element_wise_kernels_match_bit_for_bit() {
-    let cases: [(&str, Vec<(&str, i64)>); 6] = [
+    let cases: [(&str, Vec<(&str, i64)>); 7] = [
         (SCALE_BIAS_RELU, vec![]),
         // tails: columns not a multiple of 64 (f32 lanes) nor of 8 (32-byte blocks)
         (SCALE_BIAS_RELU, vec![("M", 11), ("N", 77)]),
@@ -188,6 +188,12 @@ fn element_wise_kernels_match_bit_for_bit() {
         (
             "kernel acc(X: f32[M, N], Y: inout f32[M, N]) params M = 20, N = 64
              { Y[i, j] += X[i, j]; Y[i, j] = 1.0 - Y[i, j]; }",
+            vec![],
+        ),
+        // an output accumulated before it is written (it starts at zero), a temporary tile
+        (
+            "kernel tmp(X: f32[M, N]) -> (Y: f32[M, N]) params M = 12, N = 40
+             { let t: f32[M, N]; Y[i, j] += X[i, j]; t[i, j] = X[i, j] * 3.0; Y[i, j] *= t[i, j] + t[i, j]; }",
             vec![],
         ),
     ];

@@ -27,6 +27,7 @@ pub mod tiles;
 use crate::npu::NpuError;
 use frontend::ir::{Kernel, Type};
 use lower::Frame;
+use npu_sim::machine::Mem;
 use npu_sim::program::Tier;
 use npu_sim::Machine;
 use std::collections::BTreeMap;
@@ -117,6 +118,24 @@ pub fn compile_with(
     let ub = machine
         .tier(Tier::Ub)
         .ok_or_else(|| NpuError::Unsupported(format!("`{}` has no UB", machine.name)))?;
+    let paths = [(Mem::Gm, Mem::Ub), (Mem::Ub, Mem::Gm)];
+    if let Some((from, to)) = paths
+        .into_iter()
+        .find(|&(f, t)| machine.path(f, t).is_none())
+    {
+        return Err(NpuError::Unsupported(format!(
+            "`{}` has no data path {from} -> {to}",
+            machine.name
+        )));
+    }
+    if machine.flag_ids < program::FLAG_IDS {
+        return Err(NpuError::Unsupported(format!(
+            "the vector path uses {} flag ids per pipe pair; `{}` has {}",
+            program::FLAG_IDS,
+            machine.name,
+            machine.flag_ids
+        )));
+    }
     let align = (ub.align as i64).max(npu_sim::hazards::BLOCK as i64);
     // Rows in UB start on aligned blocks for the narrowest type they hold.
     let mut narrowest = 4;

@@ -31,6 +31,10 @@ use npu_sim::program::{BufferId, CmpOp, DType, Direction, Dma, Expr, Pipe, Tenso
 use npu_sim::Machine;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// Flag ids per pipe pair the program uses: 0 and 1 for the rings' slots, 2 for the
+/// per-core loads.
+pub const FLAG_IDS: u32 = 3;
+
 /// What a UB buffer holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Holds {
