@@ -159,10 +159,13 @@ const SCALE_BIAS_RELU: &str = "kernel sbr(X: f32[M, N], bias: f32[N]) -> (Y: f32
 
 #[test]
 fn element_wise_kernels_match_bit_for_bit() {
-    let cases: [(&str, Vec<(&str, i64)>); 7] = [
+    let sbr_f16 = SCALE_BIAS_RELU.replace("f32", "f16");
+    let cases: [(&str, Vec<(&str, i64)>); 8] = [
         (SCALE_BIAS_RELU, vec![]),
         // tails: columns not a multiple of 64 (f32 lanes) nor of 8 (32-byte blocks)
         (SCALE_BIAS_RELU, vec![("M", 11), ("N", 77)]),
+        // the same in f16: every operation rounded to f16, as the interpreter does
+        (&sbr_f16, vec![("M", 13), ("N", 200)]),
         // casts: f16 operands multiplied in f32, rounded back to f16 once
         (
             "kernel cast(A: f16[M, N], B: f16[M, N]) -> (Y: f16[M, N]) params M = 17, N = 300

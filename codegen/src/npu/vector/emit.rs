@@ -413,38 +413,30 @@ impl<'b> Emitter<'b> {
         else {
             return;
         };
-        let make = |e: &Emitter<'_>, first: Expr, per_src: i64, per_dst: i64, repeat: Expr| {
-            Vector::new(
+        // (first repeat, repeats, elements between rows of the source and of the results)
+        let reduce = |e: &mut Emitter<'_>, first: &Expr, repeat: Expr, (ps, pd): (i64, i64)| {
+            let v = Vector::new(
                 VecOp::Reduce {
                     op,
-                    a: e.at(&src.place, scaled(&first, per_src)),
+                    a: e.at(&src.place, scaled(first, ps)),
                 },
-                e.at(&dst.place, scaled(&first, per_dst)),
+                e.at(&dst.place, scaled(first, pd)),
                 repeat,
-            )
+            );
+            e.push(v);
         };
         if pitch == full && sp == len {
             // rows back to back: one run of repeats, one partial result each
             let n = Count::rows(rows, len);
             let chunk = self.unit.partial_chunk(dtype);
             self.runs(&n, lanes, chunk, &mut |e, run| {
-                let v = make(e, run.first, lanes, 1, run.repeat);
-                e.push(v);
+                reduce(e, &run.first, run.repeat, (lanes, 1))
             });
         } else {
-            let count = rows.count.clone();
-            let row_loop = |e: &mut Emitter<'_>, row: Expr| {
-                let v = Vector::new(
-                    VecOp::Reduce {
-                        op,
-                        a: e.at(&src.place, scaled(&row, sp)),
-                    },
-                    e.at(&dst.place, scaled(&row, pitch)),
-                    full,
-                );
-                e.push(v);
-            };
-            self.each("row", count, rows.max == 1, &mut |e, row| row_loop(e, row));
+            // row by row, each row's results on an aligned block
+            self.each("row", rows.count.clone(), rows.max == 1, &mut |e, row| {
+                reduce(e, &row, Expr::Const(full), (sp, pitch))
+            });
         }
     }
 
@@ -533,7 +525,10 @@ impl<'b> Emitter<'b> {
                 },
             );
         } else if full_max > 0 {
-            let chunks = (full.clone() + (maxrep - 1)) / maxrep;
+            let chunks = match &full {
+                Expr::Const(c) => Expr::Const((c + maxrep - 1) / maxrep),
+                f => (f.clone() + (maxrep - 1)) / maxrep,
+            };
             let f = full.clone();
             self.each("q", chunks, false, &mut |e, q| {
                 let repeat = (f.clone() - q.clone() * maxrep).min(maxrep);

@@ -219,6 +219,17 @@ pub fn recognise(
             "no statement computes rows (only kernel-level scalars)".into(),
         ));
     }
+    // Every output is stored per group of rows.
+    for (i, a) in kernel.arrays.iter().enumerate() {
+        let kind = shape.arrays.get(&ArrayId(i));
+        if a.role.is_output() && !matches!(kind, Some(Kind::Tile | Kind::Row)) {
+            return Err(NpuError::Unsupported(format!(
+                "output `{}` is {}; the vector path stores tiles and per-row values",
+                a.name,
+                kind.map_or("never written by a row statement", |k| kind_name(*k))
+            )));
+        }
+    }
     // Folded scalars are literals now; the arrays left are the ones the rows read and write.
     let mut arrays = shape.arrays;
     arrays.retain(|a, kind| *kind != Kind::Scalar || !folder.is_folded(*a));
