@@ -97,10 +97,19 @@ impl Context<'_> {
         self.vk.arrays[&a]
     }
 
-    /// The arrays loaded per group, and per core.
-    fn loaded(&self, per_group: bool) -> BTreeSet<ArrayId> {
+    /// The arrays loaded per group (tiles and per-row values).
+    fn per_group(&self) -> BTreeSet<ArrayId> {
+        self.loaded_where(|k| matches!(k, Kind::Tile | Kind::Row))
+    }
+
+    /// The arrays loaded once per core (per-column values and scalars).
+    fn per_core(&self) -> BTreeSet<ArrayId> {
+        self.loaded_where(|k| matches!(k, Kind::Col | Kind::Scalar))
+    }
+
+    fn loaded_where(&self, kind: fn(Kind) -> bool) -> BTreeSet<ArrayId> {
         (self.group.loaded.iter())
-            .filter(|(_, a)| matches!(self.kind(*a), Kind::Tile | Kind::Row) == per_group)
+            .filter(|(_, a)| kind(self.kind(*a)))
             .map(|(_, a)| *a)
             .collect()
     }
@@ -132,7 +141,7 @@ impl Context<'_> {
         let f = &self.group.frame;
         let g = self.graph();
         let mut out = Vec::new();
-        for a in self.loaded(true) {
+        for a in self.per_group() {
             out.push(Spec {
                 holds: Holds::In(a),
                 dtype: self.dtype(a),
@@ -153,7 +162,7 @@ impl Context<'_> {
                 elems: self.group_elems(a, rows),
             });
         }
-        for a in self.loaded(false) {
+        for a in self.per_core() {
             let d = self.dtype(a);
             let elems = match self.kind(a) {
                 Kind::Col => f.width,
@@ -213,7 +222,7 @@ impl Context<'_> {
     /// The GM transfers of a group: its loads and stores.
     pub fn transfers(&self) -> Vec<Transfer> {
         let cols = self.vk.cols.unwrap_or(1);
-        (self.loaded(true).into_iter())
+        (self.per_group().into_iter())
             .chain(self.outputs())
             .map(|a| Transfer {
                 row_bytes: self.row_bytes(a),
@@ -227,7 +236,7 @@ impl Context<'_> {
     /// blocks, so cores storing into one block race).
     pub fn granule(&self) -> i64 {
         let block = (self.machine.gm.align as i64).max(npu_sim::hazards::BLOCK as i64);
-        (self.loaded(true).into_iter().chain(self.outputs()))
+        (self.per_group().into_iter().chain(self.outputs()))
             .map(|a| block / gcd(block, self.row_bytes(a)))
             .fold(1, |g, k| g / gcd(g, k) * k)
     }
@@ -348,8 +357,8 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
         (rem == 0 && q * gran * cores == nr && (q * gran) % rows == 0).then_some(q * gran);
     let unit = unit(ctx.machine, ctx.group);
     let cols = ctx.vk.cols.unwrap_or(1);
-    let in_ring = !ctx.loaded(true).is_empty();
-    let per_core = ctx.loaded(false);
+    let in_ring = !ctx.per_group().is_empty();
+    let per_core = ctx.per_core();
     let padded = f.width != cols;
 
     // Per core: zero what loads leave partly unwritten, load per-core inputs, compute
@@ -454,7 +463,7 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
             })
             .collect::<Result<Vec<_>, NpuError>>()
     };
-    let loads = transfers(ctx.loaded(true), Holds::In)?;
+    let loads = transfers(ctx.per_group(), Holds::In)?;
     let stores = transfers(ctx.outputs(), Holds::Out)?;
     b.repeat("t", groups, |b, t| {
         let row0 = first.clone() + times(t.clone(), rows);
