@@ -1,5 +1,5 @@
-//! `polyc compile --target npu`: a matrix product becomes a program the simulator accepts in
-//! strict mode; what the back end cannot compile exits 1 with the reason.
+//! `polyc compile --target npu`: a matrix product and a softmax become programs the simulator
+//! accepts in strict mode; what the back end cannot compile exits 1 with the reason.
 
 mod common;
 
@@ -44,16 +44,59 @@ fn refusals_exit_1_with_the_reason() {
     let o = polyc(&["compile", "examples/batched-matmul.pk", "--target", "npu"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--reorder-reductions"));
+    let o = polyc(&["compile", "examples/softmax.pk", "--target", "npu"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--reorder-reductions"));
+    let o = polyc(&[
+        "compile",
+        "examples/attention.pk",
+        "--target",
+        "npu",
+        "--reorder-reductions",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("the NPU back end does not compile this kernel: statement S2: "),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_softmax_compiles_to_the_vector_unit_and_simulates_race_free() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("softmax.npu");
     let o = polyc(&[
         "compile",
         "examples/softmax.pk",
         "--target",
         "npu",
         "--reorder-reductions",
+        "-D",
+        "B=37",
+        "-D",
+        "L=1000",
+        "-o",
+        out.to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr)
-        .contains("the NPU back end does not compile this kernel"));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        text.contains("# Vector path: 37 rows of 1000 columns"),
+        "{text}"
+    );
+    let sim = polyc(&["sim", out.to_str().unwrap(), "--check-timing", "3"]);
+    assert_eq!(
+        sim.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&sim.stderr)
+    );
 }
 
 #[test]

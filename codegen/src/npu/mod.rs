@@ -4,12 +4,14 @@
 //!
 //! What it compiles today: matrix products, batched or not, with an element-wise epilogue
 //! (a conversion, ReLU) fused into the copy out of L0C (`recognise`, `epilogue`), as tiled,
-//! multi-core programs in the strict synchronisation semantics (`matmul`). Everything else
-//! is refused with the reason. See `docs/npu-backend.md`.
+//! multi-core programs in the strict synchronisation semantics (`matmul`); element-wise,
+//! broadcast and row-reduction kernels on the vector unit (`vector`). Everything else is
+//! refused with the reason. See `docs/npu-backend.md`.
 
 pub mod epilogue;
 pub mod matmul;
 pub mod recognise;
+pub mod vector;
 
 use frontend::ir::Kernel;
 use npu_sim::Machine;
@@ -44,6 +46,8 @@ pub enum Plan {
         /// The proved mapping it follows, in the mapping text format.
         mapping: String,
     },
+    /// Element-wise, broadcast and row-reduction statements on the vector unit.
+    Vector(vector::Plan),
 }
 
 impl Plan {
@@ -65,6 +69,7 @@ impl Plan {
                 lines.extend(mapping.lines().map(|l| format!("  {l}")));
                 lines
             }
+            Plan::Vector(plan) => plan.describe(),
         }
     }
 }
@@ -87,7 +92,22 @@ pub fn compile(
     reorder: bool,
 ) -> Result<Compiled, NpuError> {
     let target = Target::of_npu(machine);
-    let mm = recognise::matmul(kernel, params, &target)?;
+    let mm = match recognise::matmul(kernel, params, &target) {
+        Ok(mm) => mm,
+        Err(NpuError::Unsupported(not_a_product)) => {
+            return match vector::compile(kernel, params, machine, reorder) {
+                Ok((program, plan)) => Ok(Compiled {
+                    program,
+                    plan: Plan::Vector(plan),
+                }),
+                Err(NpuError::Unsupported(why)) => Err(NpuError::Unsupported(format!(
+                    "{why} (and as a matrix product: {not_a_product})"
+                ))),
+                Err(other) => Err(other),
+            }
+        }
+        Err(other) => return Err(other),
+    };
     if !reorder {
         return Err(NpuError::ReorderNotAllowed);
     }
@@ -131,7 +151,11 @@ pub fn inputs(
         .map(|a| {
             let v = (memory.array(&a.name))
                 .ok_or_else(|| NpuError::Internal(format!("no array `{}`", a.name)))?;
-            let shape: Vec<u64> = v.shape().iter().map(|&s| s as u64).collect();
+            // a scalar is a one-element tensor in the program
+            let shape: Vec<u64> = match v.shape() {
+                [] => vec![1],
+                s => s.iter().map(|&s| s as u64).collect(),
+            };
             let data = npu_sim::TensorData::from_values(matmul::dtype(a.elem)?, &shape, v.values());
             Ok((a.name.clone(), data))
         })

@@ -1,0 +1,223 @@
+//! The NPU back end's vector path: kernels of element-wise, broadcast and row-reduction
+//! statements (softmax, layernorm, scale-and-shift, activations) compiled for the vector
+//! unit, with data moved GM -> UB -> GM, double-buffered, over every core.
+//!
+//! - `recognise`: which kernels qualify (a shared row space, an optional contiguous column,
+//!   element-wise and broadcast accesses, reductions over the columns) and the kind of each
+//!   array; `fold` folds kernel-level scalars and constants with the interpreter itself;
+//! - `lower` turns expression trees into vector operations in the kernel's types, `graph`
+//!   holds them (shared subexpressions computed once), `group` builds what a group of rows
+//!   computes, statement after statement, intermediates in UB;
+//! - `alloc` gives temporaries their buffers, `tiles` chooses the rows per group with an
+//!   analytic model, `emit` writes the vector instructions, `program` the whole tiled,
+//!   double-buffered, multi-core program with its flags.
+//!
+//! See `docs/npu-backend.md`, "Vector path".
+
+pub mod alloc;
+pub mod emit;
+pub mod fold;
+pub mod graph;
+pub mod group;
+pub mod lower;
+pub mod program;
+pub mod recognise;
+pub mod tiles;
+
+use crate::npu::NpuError;
+use frontend::ir::{Kernel, Type};
+use lower::Frame;
+use npu_sim::machine::Mem;
+use npu_sim::program::Tier;
+use npu_sim::Machine;
+use std::collections::BTreeMap;
+
+/// What the vector path decided for a kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// Rows of the kernel.
+    pub rows: i64,
+    /// Columns per row, if the rows have columns.
+    pub cols: Option<i64>,
+    /// Elements per row in UB (the columns rounded up to whole 32-byte blocks).
+    pub width: i64,
+    /// Rows per group.
+    pub group_rows: i64,
+    /// Cores' row ranges start on multiples of this many rows.
+    pub granule: i64,
+    /// Cores.
+    pub cores: i64,
+    /// Groups on the busiest core.
+    pub groups: i64,
+    /// The model's GM cycles for the busiest core.
+    pub gm_cycles: u64,
+    /// The model's vector cycles for the busiest core.
+    pub vector_cycles: u64,
+    /// UB bytes used.
+    pub ub_bytes: u64,
+    /// UB capacity.
+    pub ub_capacity: u64,
+    /// Whether reductions are reordered.
+    pub reduces: bool,
+}
+
+impl Plan {
+    /// The program's header lines.
+    pub fn describe(&self) -> Vec<String> {
+        let columns = self.cols.map_or(String::new(), |c| {
+            format!(" of {c} columns (UB rows of {})", self.width)
+        });
+        let mut lines = vec![
+            format!(
+                "Vector path: {} rows{columns} dealt to {} cores in contiguous ranges (multiples of {} rows), in groups of {} rows ({} on the busiest core).",
+                self.rows, self.cores, self.granule, self.group_rows, self.groups
+            ),
+            format!(
+                "Each group: MTE2 loads it GM -> UB, V computes every statement, MTE3 stores it UB -> GM; two slots each way. UB: {} of {} bytes; intermediates never leave UB.",
+                self.ub_bytes, self.ub_capacity
+            ),
+            format!(
+                "Model of the busiest core: {} GM cycles, {} vector cycles.",
+                self.gm_cycles, self.vector_cycles
+            ),
+        ];
+        if self.reduces {
+            lines.push(
+                "Row reductions run in the vector unit's order (allowed by --reorder-reductions)."
+                    .into(),
+            );
+        }
+        lines
+    }
+}
+
+/// Compiles `kernel` at the sizes `params` for the vector unit of `machine`. `reorder` says
+/// whether the user allows reductions to be reordered (every reduction here is).
+pub fn compile(
+    kernel: &Kernel,
+    params: &BTreeMap<String, i64>,
+    machine: &Machine,
+    reorder: bool,
+) -> Result<(npu_sim::Program, Plan), NpuError> {
+    compile_with(kernel, params, machine, reorder, None)
+}
+
+/// [`compile`] with the rows per group forced (`None`: the model's choice); a forced size
+/// must be a multiple of the row granule and fit UB.
+pub fn compile_with(
+    kernel: &Kernel,
+    params: &BTreeMap<String, i64>,
+    machine: &Machine,
+    reorder: bool,
+    group_rows: Option<i64>,
+) -> Result<(npu_sim::Program, Plan), NpuError> {
+    let vk = recognise::recognise(kernel, params)?;
+    if vk.reduces() && !reorder {
+        return Err(NpuError::ReorderNotAllowed);
+    }
+    let ub = machine
+        .tier(Tier::Ub)
+        .ok_or_else(|| NpuError::Unsupported(format!("`{}` has no UB", machine.name)))?;
+    let paths = [(Mem::Gm, Mem::Ub), (Mem::Ub, Mem::Gm)];
+    if let Some((from, to)) = paths
+        .into_iter()
+        .find(|&(f, t)| machine.path(f, t).is_none())
+    {
+        return Err(NpuError::Unsupported(format!(
+            "`{}` has no data path {from} -> {to}",
+            machine.name
+        )));
+    }
+    if machine.flag_ids < program::FLAG_IDS {
+        return Err(NpuError::Unsupported(format!(
+            "the vector path uses {} flag ids per pipe pair; `{}` has {}",
+            program::FLAG_IDS,
+            machine.name,
+            machine.flag_ids
+        )));
+    }
+    let align = (ub.align as i64).max(npu_sim::hazards::BLOCK as i64);
+    // Rows in UB start on aligned blocks for the narrowest type they hold.
+    let mut narrowest = 4;
+    for a in vk.arrays.keys() {
+        narrowest = narrowest.min(kernel.array(*a).elem.size_bytes() as i64);
+    }
+    for s in &vk.stmts {
+        recognise::visit(&s.rhs, &mut |e| {
+            if let Type::Elem(t) = e.ty {
+                narrowest = narrowest.min(t.size_bytes() as i64);
+            }
+        });
+    }
+    let per = align / narrowest;
+    let cols = vk.cols.unwrap_or(1);
+    let frame = Frame {
+        width: (cols + per - 1) / per * per,
+        bytes_per_repeat: machine.vector.bytes_per_repeat as i64,
+        max_repeat: machine.vector.max_repeat as i64,
+        align,
+    };
+    let group = group::build(&vk, kernel, frame)?;
+    let temps = alloc::temps(&group.graph, &group.live, &|v| {
+        group.graph.nodes[v].home.is_some()
+    });
+    let ctx = program::Context {
+        kernel,
+        params,
+        vk: &vk,
+        group: &group,
+        temps: &temps,
+        machine,
+    };
+    let granule = ctx.granule();
+    let vector = |r: i64| ctx.vector_cycles(r);
+    let ub_bytes = |r: i64| ctx.ub_bytes(r);
+    let model = tiles::Model {
+        machine,
+        rows: vk.row_count(),
+        granule,
+        max_rows: if vk.cols.is_some() {
+            frame.max_repeat
+        } else {
+            vk.row_count()
+        },
+        transfers: ctx.transfers(),
+        vector: &vector,
+        ub: &ub_bytes,
+    };
+    let tiling = match group_rows {
+        Some(r) => Some(model.cost(r).ok_or_else(|| {
+            NpuError::Unsupported(format!(
+                "groups of {r} rows do not fit UB, or do not start on multiples of {granule} rows"
+            ))
+        })?),
+        None => model.choose(),
+    };
+    let tiling = tiling.ok_or_else(|| {
+        NpuError::Unsupported(format!(
+            "no group of rows fits `{}`'s UB ({} bytes; a group of {} rows needs {} bytes with its temporaries)",
+            machine.name,
+            ub.capacity,
+            granule,
+            ctx.ub_bytes(granule)
+        ))
+    })?;
+    let program = program::program(&ctx, tiling.rows)?;
+    Ok((
+        program,
+        Plan {
+            rows: vk.row_count(),
+            cols: vk.cols,
+            width: frame.width,
+            group_rows: tiling.rows,
+            granule,
+            cores: machine.cores as i64,
+            groups: tiling.groups,
+            gm_cycles: tiling.gm_cycles.round() as u64,
+            vector_cycles: tiling.vector_cycles.round() as u64,
+            ub_bytes: tiling.ub_bytes,
+            ub_capacity: ub.capacity,
+            reduces: vk.reduces(),
+        },
+    ))
+}

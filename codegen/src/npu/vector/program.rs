@@ -1,0 +1,600 @@
+//! The tiled vector program: rows dealt to the cores in balanced contiguous ranges, each
+//! core's rows in groups of `R`, each group loaded GM -> UB by MTE2, computed by V and stored
+//! UB -> GM by MTE3, double-buffered.
+//!
+//! Per core: per-column inputs and scalars are loaded once (MTE2), and the values that
+//! depend only on them (constants, `gamma[d] * 2`) computed once (V). Then for each group
+//! `t` (slot `t % 2` of the input and output rings):
+//! - MTE2 waits until V has freed the input slot, loads the group's rows, tells V;
+//! - V waits for the input slot and for MTE3 to have freed the output slot, computes the
+//!   group's graph (`group`), frees the input slot and hands the output slot to MTE3;
+//! - MTE3 stores the group's outputs and frees the output slot.
+//!
+//! So MTE2 loads group `t + 1` while V computes `t` and MTE3 stores `t - 1`. The rings' "free"
+//! flags are set twice before the loop and waited for twice after it (strict semantics: one
+//! event per flag, ids 0 and 1 of each pipe pair; id 2 orders the per-core loads). When rows
+//! are padded in UB (the columns are not whole 32-byte blocks) the input slots and column
+//! buffers are zeroed first, so that element-wise sweeps over whole padded rows read only
+//! written bytes.
+
+use super::alloc::{Class, Temps};
+use super::emit::{Emitter, Place, Rows, Unit};
+use super::graph::{Graph, Layout, Op, Val};
+use super::group::Group;
+use super::recognise::{aff_value, Kind, VectorKernel};
+use super::tiles::Transfer;
+use crate::npu::matmul::dtype;
+use crate::npu::NpuError;
+use frontend::ir::{ArrayId, Kernel, Role};
+use npu_sim::builder::Builder;
+use npu_sim::program::{BufferId, CmpOp, DType, Direction, Dma, Expr, Pipe, TensorId, Tier};
+use npu_sim::Machine;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Flag ids per pipe pair the program uses: 0 and 1 for the rings' slots, 2 for the
+/// per-core loads.
+pub const FLAG_IDS: u32 = 3;
+
+/// What a UB buffer holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Holds {
+    /// An input's rows of a group (two slots).
+    In(ArrayId),
+    /// An output's rows of a group (two slots).
+    Out(ArrayId),
+    /// A temporary array's rows of a group.
+    Home(ArrayId),
+    /// An input loaded once per core (per-column values, scalars).
+    PerCore(ArrayId),
+    /// A value computed once per core.
+    Invariant(Val),
+    /// A temporary value of a class.
+    Temp(Class, usize),
+}
+
+/// One UB buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Spec {
+    /// What it holds.
+    pub holds: Holds,
+    /// Its element type.
+    pub dtype: DType,
+    /// Slots (2 for the rings).
+    pub slots: i64,
+    /// Elements per slot.
+    pub elems: i64,
+}
+
+/// Everything the program is made from.
+pub struct Context<'a> {
+    /// The kernel.
+    pub kernel: &'a Kernel,
+    /// Its sizes.
+    pub params: &'a BTreeMap<String, i64>,
+    /// Its vector form.
+    pub vk: &'a VectorKernel,
+    /// A group's computation.
+    pub group: &'a Group,
+    /// Its temporaries.
+    pub temps: &'a Temps,
+    /// The machine.
+    pub machine: &'a Machine,
+}
+
+fn unit(m: &Machine, g: &Group) -> Unit {
+    Unit {
+        frame: g.frame,
+        startup: m.vector.startup,
+    }
+}
+
+impl Context<'_> {
+    fn graph(&self) -> &Graph {
+        &self.group.graph
+    }
+
+    fn kind(&self, a: ArrayId) -> Kind {
+        self.vk.arrays[&a]
+    }
+
+    /// The arrays loaded per group (tiles and per-row values).
+    fn per_group(&self) -> BTreeSet<ArrayId> {
+        self.loaded_where(|k| matches!(k, Kind::Tile | Kind::Row))
+    }
+
+    /// The arrays loaded once per core (per-column values and scalars).
+    fn per_core(&self) -> BTreeSet<ArrayId> {
+        self.loaded_where(|k| matches!(k, Kind::Col | Kind::Scalar))
+    }
+
+    fn loaded_where(&self, kind: fn(Kind) -> bool) -> BTreeSet<ArrayId> {
+        (self.group.loaded.iter())
+            .filter(|(_, a)| kind(self.kind(*a)))
+            .map(|(_, a)| *a)
+            .collect()
+    }
+
+    /// The output arrays (stored per group).
+    fn outputs(&self) -> BTreeSet<ArrayId> {
+        (self.group.homes.iter())
+            .filter(|a| self.kernel.array(**a).role.is_output())
+            .copied()
+            .collect()
+    }
+
+    /// Elements of one group's rows of an array.
+    fn group_elems(&self, a: ArrayId, rows: i64) -> i64 {
+        let d = self.dtype(a);
+        let f = &self.group.frame;
+        match self.kind(a) {
+            Kind::Tile => rows * f.width,
+            _ => f.aligned(d, rows),
+        }
+    }
+
+    fn dtype(&self, a: ArrayId) -> DType {
+        dtype(self.kernel.array(a).elem).unwrap_or(DType::F32)
+    }
+
+    /// The UB buffers for groups of `rows` rows.
+    pub fn specs(&self, rows: i64) -> Vec<Spec> {
+        let f = &self.group.frame;
+        let g = self.graph();
+        let mut out = Vec::new();
+        for a in self.per_group() {
+            out.push(Spec {
+                holds: Holds::In(a),
+                dtype: self.dtype(a),
+                slots: 2,
+                elems: self.group_elems(a, rows),
+            });
+        }
+        for &a in &self.group.homes {
+            let output = self.kernel.array(a).role.is_output();
+            out.push(Spec {
+                holds: if output {
+                    Holds::Out(a)
+                } else {
+                    Holds::Home(a)
+                },
+                dtype: self.dtype(a),
+                slots: if output { 2 } else { 1 },
+                elems: self.group_elems(a, rows),
+            });
+        }
+        for a in self.per_core() {
+            let d = self.dtype(a);
+            let elems = match self.kind(a) {
+                Kind::Col => f.width,
+                _ => f.aligned(d, 1),
+            };
+            out.push(Spec {
+                holds: Holds::PerCore(a),
+                dtype: d,
+                slots: 1,
+                elems,
+            });
+        }
+        for (v, n) in g.nodes.iter().enumerate() {
+            if n.layout.invariant() && n.op != Op::Given && self.group.live[v] {
+                let lanes = f.lanes(n.dtype);
+                let elems = super::alloc::LayoutKey::of(n.layout).elements(1, f.width, lanes);
+                out.push(Spec {
+                    holds: Holds::Invariant(v),
+                    dtype: n.dtype,
+                    slots: 1,
+                    elems: f.aligned(n.dtype, elems),
+                });
+            }
+        }
+        for (&class, &count) in &self.temps.count {
+            let lanes = f.lanes(class.dtype);
+            let elems = f.aligned(class.dtype, class.layout.elements(rows, f.width, lanes));
+            for k in 0..count {
+                out.push(Spec {
+                    holds: Holds::Temp(class, k),
+                    dtype: class.dtype,
+                    slots: 1,
+                    elems,
+                });
+            }
+        }
+        out
+    }
+
+    /// UB bytes of the buffers for groups of `rows` rows, each on the tier's alignment.
+    pub fn ub_bytes(&self, rows: i64) -> u64 {
+        let align = self.group.frame.align as u64;
+        (self.specs(rows).iter())
+            .map(|s| (s.slots * s.elems) as u64 * s.dtype.size())
+            .fold(0, |at, size| at.next_multiple_of(align) + size)
+    }
+
+    /// GM bytes per row of an array moved per group.
+    fn row_bytes(&self, a: ArrayId) -> i64 {
+        let e = self.dtype(a).size() as i64;
+        match self.kind(a) {
+            Kind::Tile => self.vk.cols.unwrap_or(1) * e,
+            _ => e,
+        }
+    }
+
+    /// The GM transfers of a group: its loads and stores.
+    pub fn transfers(&self) -> Vec<Transfer> {
+        let cols = self.vk.cols.unwrap_or(1);
+        (self.per_group().into_iter())
+            .chain(self.outputs())
+            .map(|a| Transfer {
+                row_bytes: self.row_bytes(a),
+                one_burst: self.kind(a) != Kind::Tile || self.group.frame.width == cols,
+            })
+            .collect()
+    }
+
+    /// Groups start on multiples of this many rows: every GM access starts on the GM
+    /// alignment, and no two groups store into one 32-byte block (the hardware writes whole
+    /// blocks, so cores storing into one block race).
+    pub fn granule(&self) -> i64 {
+        let block = (self.machine.gm.align as i64).max(npu_sim::hazards::BLOCK as i64);
+        (self.per_group().into_iter().chain(self.outputs()))
+            .map(|a| block / gcd(block, self.row_bytes(a)))
+            .fold(1, |g, k| g / gcd(g, k) * k)
+    }
+
+    /// The nodes computed per group, in order.
+    fn group_nodes(&self) -> Vec<Val> {
+        let g = self.graph();
+        (0..g.nodes.len())
+            .filter(|&v| {
+                let n = &g.nodes[v];
+                self.group.live[v] && n.op != Op::Given && !n.layout.invariant()
+            })
+            .collect()
+    }
+
+    /// Vector cycles of a group of `rows` rows (a flag cycle per instruction's barrier,
+    /// counted generously).
+    pub fn vector_cycles(&self, rows: i64) -> f64 {
+        let u = unit(self.machine, self.group);
+        let flag = self.machine.scalar.flag_cycles;
+        (self.group_nodes().iter())
+            .map(|&v| u.cycles(self.graph(), v, rows) + flag)
+            .sum()
+    }
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a.abs()
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// `e * k`, folded when `k` is 0 or 1.
+fn times(e: Expr, k: i64) -> Expr {
+    match k {
+        0 => Expr::Const(0),
+        1 => e,
+        k => e * k,
+    }
+}
+
+/// The buffers declared, by what they hold.
+struct Declared {
+    bufs: BTreeMap<Holds, (BufferId, i64)>,
+    tensors: BTreeMap<ArrayId, TensorId>,
+}
+
+impl Declared {
+    fn buf(&self, h: Holds) -> Result<(BufferId, i64), NpuError> {
+        (self.bufs.get(&h).copied())
+            .ok_or_else(|| NpuError::Internal(format!("no buffer holds {h:?}")))
+    }
+}
+
+/// The program for groups of `rows` rows.
+pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
+    let (k, g, f) = (ctx.kernel, ctx.graph(), ctx.group.frame);
+    let mut b = Builder::new();
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    let mut tensors = BTreeMap::new();
+    for (i, a) in k.arrays.iter().enumerate() {
+        let dir = match a.role {
+            Role::Temp => continue,
+            Role::In => Direction::In,
+            Role::Out => Direction::Out,
+            Role::InOut => Direction::InOut,
+        };
+        let shape = (a.dims.iter())
+            .map(|d| aff_value(d, ctx.params).map(|v| v as u64))
+            .collect::<Option<Vec<u64>>>()
+            .ok_or_else(|| NpuError::Internal(format!("an extent of `{}` has no value", a.name)))?;
+        let shape = if shape.is_empty() { vec![1] } else { shape };
+        names.insert(a.name.clone());
+        tensors.insert(ArrayId(i), b.tensor(&a.name, dtype(a.elem)?, &shape, dir));
+    }
+    let mut bufs = BTreeMap::new();
+    for s in ctx.specs(rows) {
+        let base = match s.holds {
+            Holds::In(a) => format!("in_{}", k.array(a).name),
+            Holds::Out(a) => format!("out_{}", k.array(a).name),
+            Holds::Home(a) => format!("ub_{}", k.array(a).name),
+            Holds::PerCore(a) => format!("core_{}", k.array(a).name),
+            Holds::Invariant(v) => format!("const{v}"),
+            Holds::Temp(c, i) => format!("tmp_{}_{}", c.dtype, i) + &temp_suffix(c),
+        };
+        let mut name = base.clone();
+        let mut n = 1;
+        while !names.insert(name.clone()) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        // one dimension: a slot is an offset
+        let id = b.buffer(&name, Tier::Ub, s.dtype, &[(s.slots * s.elems) as u64]);
+        bufs.insert(s.holds, (id, s.elems));
+    }
+    let d = Declared { bufs, tensors };
+    let cores = ctx.machine.cores as i64;
+    let nr = ctx.vk.row_count();
+    let gran = ctx.granule();
+    let granules = (nr + gran - 1) / gran;
+    let (q, rem) = (granules / cores, granules % cores);
+    // core c's rows: granules [c*q + min(c, rem), + q + (c < rem)), clipped to the rows
+    let (first, last) = if rem == 0 && q * gran * cores == nr {
+        let first = times(Expr::Core, q * gran);
+        (first.clone(), first + q * gran)
+    } else {
+        let first_g = times(Expr::Core, q) + Expr::Core.min(rem);
+        let count_g = Expr::Const(q) + Expr::Core.cmp(CmpOp::Lt, rem);
+        (
+            times(first_g.clone(), gran),
+            times(first_g + count_g, gran).min(nr),
+        )
+    };
+    // when every core has the same rows, a whole number of groups: sizes are constants
+    let uniform =
+        (rem == 0 && q * gran * cores == nr && (q * gran) % rows == 0).then_some(q * gran);
+    let unit = unit(ctx.machine, ctx.group);
+    let cols = ctx.vk.cols.unwrap_or(1);
+    let in_ring = !ctx.per_group().is_empty();
+    let per_core = ctx.per_core();
+    let padded = f.width != cols;
+
+    // Per core: zero what loads leave partly unwritten, load per-core inputs, compute
+    // invariants.
+    {
+        let mut e = Emitter::new(&mut b, unit);
+        if padded {
+            for (&h, &(id, elems)) in &d.bufs {
+                let (a, slots) = match h {
+                    Holds::In(a) if ctx.kind(a) == Kind::Tile => (a, 2),
+                    Holds::PerCore(a) if ctx.kind(a) == Kind::Col => (a, 1),
+                    _ => continue,
+                };
+                let place = Place {
+                    buf: id,
+                    offset: Expr::Const(0),
+                };
+                e.fill(&place, ctx.dtype(a), slots * elems);
+            }
+        }
+    }
+    if !per_core.is_empty() {
+        if padded {
+            b.set_flag(Pipe::V, Pipe::Mte2, 2);
+            b.wait_flag(Pipe::V, Pipe::Mte2, 2);
+        }
+        for &a in &per_core {
+            let (id, _) = d.buf(Holds::PerCore(a))?;
+            let len = match ctx.kind(a) {
+                Kind::Col => cols,
+                _ => 1,
+            };
+            let rank = k.array(a).dims.len().max(1);
+            let tensor = (d.tensors.get(&a).copied())
+                .ok_or_else(|| NpuError::Internal(format!("no tensor for array {a:?}")))?;
+            let src = b.at(tensor, vec![Expr::Const(0); rank]);
+            let dst = b.at(id, [Expr::Const(0)]);
+            b.origin(Some(&format!("load {}", k.array(a).name)));
+            b.push(Dma::new(dst, src, 1, len));
+        }
+        b.origin(None);
+        b.set_flag(Pipe::Mte2, Pipe::V, 2);
+        b.wait_flag(Pipe::Mte2, Pipe::V, 2);
+    }
+    // every value's buffer, element count per slot and whether it is in a ring
+    let where_: Vec<(BufferId, i64, bool)> = (0..g.nodes.len())
+        .map(|v| {
+            if !ctx.group.live[v] {
+                // never placed: nothing computes or reads it
+                return Ok((BufferId(0), 0, false));
+            }
+            let (h, ring) = holds(ctx, v)?;
+            let (buf, elems) = (d.bufs.get(&h))
+                .ok_or_else(|| NpuError::Internal(format!("value {v} has no buffer ({h:?})")))?;
+            Ok((*buf, *elems, ring))
+        })
+        .collect::<Result<_, NpuError>>()?;
+    let place = |v: Val, slot: &Expr| -> Place {
+        let (buf, elems, ring) = where_[v];
+        Place {
+            buf,
+            offset: if ring {
+                times(slot.clone(), elems)
+            } else {
+                Expr::Const(0)
+            },
+        }
+    };
+    {
+        let mut e = Emitter::new(&mut b, unit);
+        let once = Rows {
+            count: Expr::Const(1),
+            max: 1,
+        };
+        for v in 0..g.nodes.len() {
+            if g.nodes[v].layout.invariant() && ctx.group.live[v] {
+                e.node(g, v, &|w| place(w, &Expr::Const(0)), &once);
+            }
+        }
+    }
+    if in_ring {
+        b.set_flag(Pipe::V, Pipe::Mte2, 0);
+        b.set_flag(Pipe::V, Pipe::Mte2, 1);
+    }
+    b.set_flag(Pipe::Mte3, Pipe::V, 0);
+    b.set_flag(Pipe::Mte3, Pipe::V, 1);
+
+    let groups = match uniform {
+        Some(mine) => Expr::Const(mine / rows),
+        None => (last.clone() - first.clone() + (rows - 1)) / rows,
+    };
+    let nodes = ctx.group_nodes();
+    let origins = &ctx.group.origins;
+    // (array, tensor, ring buffer, elements per slot) of the group's loads and stores
+    let transfers = |arrays: BTreeSet<ArrayId>, ring: fn(ArrayId) -> Holds| {
+        (arrays.into_iter())
+            .map(|a| {
+                let (buf, elems) = d.buf(ring(a))?;
+                let tensor = (d.tensors.get(&a).copied())
+                    .ok_or_else(|| NpuError::Internal(format!("no tensor for array {a:?}")))?;
+                Ok((a, tensor, buf, elems))
+            })
+            .collect::<Result<Vec<_>, NpuError>>()
+    };
+    let loads = transfers(ctx.per_group(), Holds::In)?;
+    let stores = transfers(ctx.outputs(), Holds::Out)?;
+    b.repeat("t", groups, |b, t| {
+        let row0 = first.clone() + times(t.clone(), rows);
+        let r = match uniform {
+            Some(_) => Expr::Const(rows),
+            None => (last.clone() - row0.clone()).min(rows),
+        };
+        let slot = t % 2;
+        let gm_index = |a: ArrayId| -> Vec<Expr> {
+            let rank = k.array(a).dims.len();
+            let per_row = if ctx.kind(a) == Kind::Tile { cols } else { 1 };
+            // the first element of the group's rows (a scalar is a one-element tensor)
+            let mut idx = vec![Expr::Const(0); rank.max(1)];
+            idx[rank.max(1) - 1] = times(row0.clone(), per_row);
+            idx
+        };
+        // the rows of array `a` between GM (tensor `tensor`) and UB place `ub` (a load or a
+        // store)
+        let rows_dma =
+            |b: &mut Builder, (a, tensor): (ArrayId, TensorId), ub: &Place, load: bool| {
+                let gm = b.at(tensor, gm_index(a));
+                let ub_ref = b.at(ub.buf, [ub.offset.clone()]);
+                let (dst, src) = if load { (ub_ref, gm) } else { (gm, ub_ref) };
+                let dma = match ctx.kind(a) {
+                    Kind::Tile if f.width != cols => {
+                        let (gs, us) = (cols, f.width);
+                        Dma::new(dst, src, r.clone(), cols)
+                            .strides(if load { gs } else { us }, if load { us } else { gs })
+                    }
+                    Kind::Tile => Dma::new(dst, src, 1, times(r.clone(), cols)),
+                    _ => Dma::new(dst, src, 1, r.clone()),
+                };
+                let verb = if load { "load" } else { "store" };
+                b.origin(Some(&format!("{verb} {} rows", k.array(a).name)));
+                b.push(dma);
+                b.origin(None);
+            };
+        if in_ring {
+            b.wait_flag(Pipe::V, Pipe::Mte2, slot.clone());
+            for &(a, tensor, buf, elems) in &loads {
+                let ub = Place {
+                    buf,
+                    offset: times(slot.clone(), elems),
+                };
+                rows_dma(b, (a, tensor), &ub, true);
+            }
+            b.set_flag(Pipe::Mte2, Pipe::V, slot.clone());
+            b.wait_flag(Pipe::Mte2, Pipe::V, slot.clone());
+        }
+        b.wait_flag(Pipe::Mte3, Pipe::V, slot.clone());
+        {
+            let group_rows = Rows {
+                count: r.clone(),
+                max: rows,
+            };
+            let mut e = Emitter::new(b, unit);
+            e.barrier();
+            for &v in &nodes {
+                if let Some((_, name)) = origins.iter().rev().find(|(start, _)| *start <= v) {
+                    e.b.origin(Some(name));
+                }
+                e.node(g, v, &|w| place(w, &slot), &group_rows);
+            }
+            e.b.origin(None);
+        }
+        if in_ring {
+            b.set_flag(Pipe::V, Pipe::Mte2, slot.clone());
+        }
+        b.set_flag(Pipe::V, Pipe::Mte3, slot.clone());
+        b.wait_flag(Pipe::V, Pipe::Mte3, slot.clone());
+        for &(a, tensor, buf, elems) in &stores {
+            let ub = Place {
+                buf,
+                offset: times(slot.clone(), elems),
+            };
+            rows_dma(b, (a, tensor), &ub, false);
+        }
+        b.set_flag(Pipe::Mte3, Pipe::V, slot);
+    });
+    if in_ring {
+        b.wait_flag(Pipe::V, Pipe::Mte2, 0);
+        b.wait_flag(Pipe::V, Pipe::Mte2, 1);
+    }
+    b.wait_flag(Pipe::Mte3, Pipe::V, 0);
+    b.wait_flag(Pipe::Mte3, Pipe::V, 1);
+    b.finish().map_err(|diag| {
+        NpuError::Internal(format!(
+            "the generated program does not assemble: {}",
+            diag.message
+        ))
+    })
+}
+
+/// Which buffer holds value `v`, and whether it is a ring (a slot per group).
+fn holds(ctx: &Context, v: Val) -> Result<(Holds, bool), NpuError> {
+    let n = &ctx.graph().nodes[v];
+    if let Some(h) = n.home {
+        let a = ArrayId(h);
+        return Ok(if ctx.kernel.array(a).role.is_output() {
+            (Holds::Out(a), true)
+        } else {
+            (Holds::Home(a), false)
+        });
+    }
+    if n.op == Op::Given {
+        let (_, a) = (ctx.group.loaded.iter())
+            .find(|(w, _)| *w == v)
+            .ok_or_else(|| NpuError::Internal(format!("value {v} is given but not loaded")))?;
+        return Ok(match n.layout {
+            Layout::Tile { .. } | Layout::Row => (Holds::In(*a), true),
+            _ => (Holds::PerCore(*a), false),
+        });
+    }
+    if n.layout.invariant() {
+        return Ok((Holds::Invariant(v), false));
+    }
+    let (class, i) = ctx.temps.slot[v]
+        .ok_or_else(|| NpuError::Internal(format!("value {v} has no temporary")))?;
+    Ok((Holds::Temp(class, i), false))
+}
+
+/// A readable suffix naming a temporary's layout.
+fn temp_suffix(c: Class) -> String {
+    use super::alloc::LayoutKey as L;
+    match c.layout {
+        L::Tile(_) => "_tile".into(),
+        L::Row => "_row".into(),
+        L::Spread => "_spread".into(),
+        L::Col => "_col".into(),
+        L::Splat => "_splat".into(),
+        L::One => "_one".into(),
+        L::Part(_) => "_part".into(),
+    }
+}
