@@ -29,7 +29,6 @@ fn differential(text: &str, sizes: &[(&str, i64)], machine: &str) -> (f64, Sched
 
 /// [`differential`] with the schedule forced (`None`: the model's).
 // `Plan` has one kind of program today; the patterns stay refutable for the next ones
-#[allow(irrefutable_let_patterns)]
 fn differential_with(
     text: &str,
     sizes: &[(&str, i64)],
@@ -391,7 +390,6 @@ fn example(name: &str) -> String {
 /// `text` compiled at `sizes` for `machine` by the model's choice and simulated on random
 /// inputs: the kernel, the memory with the program's outputs, the cycles, the prediction
 /// and the schedule.
-#[allow(irrefutable_let_patterns)]
 fn simulated(
     text: &str,
     sizes: &[(&str, i64)],
