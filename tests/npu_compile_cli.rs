@@ -125,3 +125,47 @@ fn run_on_the_npu_prints_the_interpreters_lines_and_the_cycles() {
     assert!(a.contains("C f32[4, 40, 64] sum="), "{a}");
     assert!(String::from_utf8_lossy(&npu.stderr).contains("cycles on `ascend-like`"));
 }
+
+/// `polyc bench --target npu`: every candidate simulated side by side, the model's choice
+/// first, with the ranking's agreement with the simulator; a user error exits 1.
+#[test]
+fn bench_compares_the_back_ends_candidates_in_the_simulator() {
+    let o = polyc(&[
+        "bench",
+        "examples/matmul-f16.pk",
+        "--target",
+        "npu",
+        "--reorder-reductions",
+        "-D",
+        "M=256",
+        "-D",
+        "N=256",
+        "-D",
+        "K=256",
+        "--candidates",
+        "3",
+    ]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        stdout.starts_with("matmul_f16 on `ascend-like` (8 cores): "),
+        "{stdout}"
+    );
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with(char::is_numeric))
+        .collect();
+    assert!(!rows.is_empty() && rows.len() <= 3, "{stdout}");
+    assert!(
+        rows[0].contains('%') && rows[0].contains("schedule"),
+        "{stdout}"
+    );
+    let o = polyc(&["bench", "examples/softmax.pk", "--target", "npu"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--reorder-reductions"));
+}

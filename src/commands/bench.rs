@@ -51,6 +51,19 @@ pub struct BenchArgs {
     /// tolerance (f64: 1e-9) instead of bit for bit.
     #[arg(long)]
     pub fma: bool,
+    /// The back end: `npu` compiles the kernel for the simulated NPU and compares the back
+    /// end's candidate programs in the simulator instead of timing C.
+    #[arg(long, value_enum, default_value = "cpu")]
+    pub target: compile::Target,
+    /// The NPU machine for `--target npu` (a preset or a TOML file).
+    #[arg(long, default_value = "ascend-like")]
+    pub machine: String,
+    /// With `--target npu`: let the matrix and vector units sum in their own order.
+    #[arg(long)]
+    pub reorder_reductions: bool,
+    /// With `--target npu`: how many of the back end's candidate programs to simulate.
+    #[arg(long, default_value_t = 6)]
+    pub candidates: usize,
     #[command(flatten)]
     pub codegen: CodegenArgs,
 }
@@ -136,6 +149,15 @@ fn openblas_gemm(program: &Program) -> Result<Option<String>, CliError> {
 
 /// Runs `polyc bench`.
 pub fn run(args: &BenchArgs) -> Result<(), CliError> {
+    if args.target == compile::Target::Npu {
+        return super::bench_npu::run(&super::bench_npu::NpuBench {
+            files: &args.files,
+            define: &args.define,
+            machine: &args.machine,
+            reorder: args.reorder_reductions,
+            candidates: args.candidates,
+        });
+    }
     // On a shared machine a thread spinning at a barrier takes the core of the thread it
     // waits for: every variant waits passively unless the caller chose otherwise.
     if std::env::var_os("OMP_WAIT_POLICY").is_none() {

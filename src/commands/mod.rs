@@ -1,6 +1,7 @@
 //! The subcommands of `polyc`, one module each.
 
 mod bench;
+mod bench_npu;
 mod check;
 mod compare;
 mod compile;

@@ -25,7 +25,7 @@ pub enum NpuError {
     #[error("the NPU back end does not compile this kernel: {0}")]
     Unsupported(String),
     /// The matrix unit would sum in its own order, which the user has not allowed.
-    #[error("the matrix unit sums each product's terms in its own order: allow it with --reorder-reductions")]
+    #[error("the NPU sums in its own order (the matrix unit each product's terms, the vector unit each row's reduction): allow it with --reorder-reductions")]
     ReorderNotAllowed,
     /// A bug.
     #[error("NPU code generation failed: {0}")]
@@ -130,6 +130,99 @@ pub fn compile(
     })
 }
 
+/// One way of compiling a kernel, with the model's cycles for it.
+#[derive(Debug)]
+pub struct Candidate {
+    /// What distinguishes it (its schedule and sizes).
+    pub label: String,
+    /// The model's cycles for the busiest core.
+    pub predicted: f64,
+    /// The program.
+    pub compiled: Compiled,
+}
+
+/// Several ways of compiling `kernel`, cheapest first by the back end's model, at most
+/// `limit` of them; the first is what [`compile`] returns. For a matrix product, the
+/// schedules and sizes the model costed; for the vector path, groups of other sizes around
+/// the chosen one.
+pub fn candidates(
+    kernel: &Kernel,
+    params: &BTreeMap<String, i64>,
+    machine: &Machine,
+    reorder: bool,
+    limit: usize,
+) -> Result<Vec<Candidate>, NpuError> {
+    let chosen = compile(kernel, params, machine, reorder)?;
+    let mut out = Vec::new();
+    match &chosen.plan {
+        Plan::Matmul { epilogue, .. } => {
+            let mm = recognise::matmul(kernel, params, &Target::of_npu(machine))?;
+            let (cores, ids) = (machine.cores as i64, machine.flag_ids as i64);
+            for (cost, schedule) in matmul::Schedule::ranked(&mm, machine)
+                .into_iter()
+                .take(limit)
+            {
+                out.push(Candidate {
+                    label: schedule.describe(),
+                    predicted: cost,
+                    compiled: Compiled {
+                        program: matmul::program(&mm, cores, ids, schedule)?,
+                        plan: Plan::Matmul {
+                            schedule,
+                            epilogue: *epilogue,
+                            predicted: cost,
+                            mapping: mm.mapping.clone(),
+                        },
+                    },
+                });
+            }
+        }
+        Plan::Vector(plan) => {
+            let g = plan.granule;
+            let mut sizes = vec![plan.group_rows];
+            for r in [
+                plan.group_rows / 2,
+                plan.group_rows * 2,
+                g,
+                plan.group_rows / 4,
+                plan.group_rows * 4,
+            ] {
+                let r = r / g * g;
+                if r >= g && !sizes.contains(&r) {
+                    sizes.push(r);
+                }
+            }
+            for r in sizes {
+                if let Ok((program, plan)) =
+                    vector::compile_with(kernel, params, machine, reorder, Some(r))
+                {
+                    out.push(Candidate {
+                        label: format!("groups of {r} row(s)"),
+                        predicted: plan.predicted as f64,
+                        compiled: Compiled {
+                            program,
+                            plan: Plan::Vector(plan),
+                        },
+                    });
+                }
+            }
+        }
+    }
+    // the model's choice first, the others cheapest first by the model
+    if out.len() > 1 {
+        out[1..].sort_by(|a, b| a.predicted.total_cmp(&b.predicted));
+    }
+    out.truncate(limit.max(1));
+    if out.is_empty() {
+        out.push(Candidate {
+            label: "chosen".into(),
+            predicted: f64::NAN,
+            compiled: chosen,
+        });
+    }
+    Ok(out)
+}
+
 /// The outputs of a compiled program run in the simulator on a memory's inputs.
 #[derive(Debug)]
 pub struct Simulated {
@@ -139,6 +232,8 @@ pub struct Simulated {
     pub cycles: u64,
     /// The report's summary line (roofline, binding unit).
     pub summary: String,
+    /// The simulator's whole report.
+    pub report: npu_sim::report::Report,
 }
 
 /// The simulator's input tensors: the kernel's input arrays as `memory` holds them.
@@ -192,6 +287,7 @@ pub fn simulate(
     let r = &run.report;
     Ok(Simulated {
         memory: out,
+        report: r.clone(),
         cycles: r.cycles,
         summary: format!(
             "{} cycles on `{}` ({:.1}% of its roofline)",

@@ -49,6 +49,8 @@ pub struct Plan {
     pub cores: i64,
     /// Groups on the busiest core.
     pub groups: i64,
+    /// The model's cycles for the busiest core.
+    pub predicted: u64,
     /// The model's GM cycles for the busiest core.
     pub gm_cycles: u64,
     /// The model's vector cycles for the busiest core.
@@ -213,6 +215,7 @@ pub fn compile_with(
             granule,
             cores: machine.cores as i64,
             groups: tiling.groups,
+            predicted: tiling.cycles.round() as u64,
             gm_cycles: tiling.gm_cycles.round() as u64,
             vector_cycles: tiling.vector_cycles.round() as u64,
             ub_bytes: tiling.ub_bytes,
