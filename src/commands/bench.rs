@@ -33,8 +33,9 @@ pub struct BenchArgs {
     /// Parameter values passed to every run, e.g. `-D N=2000`.
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
     pub define: Vec<(String, i64)>,
-    /// polyc's scheduler for variant (c) (`pluto` falls back to `isl`, and any to the
-    /// original order, when it fails).
+    /// polyc's scheduling algorithm for variant (c): pluto (the default everywhere), feautrier, isl or identity
+    /// (the original order). `pluto` falls back to `isl`, and any to the original order,
+    /// when it fails.
     #[arg(long, default_value = "pluto")]
     pub scheduler: String,
     /// Tile sizes for variant (c) (empty: the cache model's choice).

@@ -1,13 +1,13 @@
 //! `polyc compile`: schedule a kernel and emit it as C (optionally with a `main` harness).
 
 use super::input::{choose, defines, lift_one, read_kernels};
-use super::schedule::{find_scheduler, transform_options, ScheduleOptions};
+use super::schedule::{optimize_with_fallback, transform_options, ScheduleOptions};
 use crate::error::CliError;
 use codegen::{c::LoopOptions, CodegenOptions};
 use poly::interp::ParamValues;
 use poly::isl::{AstOptions, LoopType};
 use scheduler::optimizer::pass::pass_named;
-use scheduler::optimizer::{optimize, OptimizeError, Pass};
+use scheduler::optimizer::Pass;
 use scheduler::target;
 use scheduler::transform::tile_size::{RegisterBlock, RegisterBlocks};
 use scheduler::transform::TransformOptions;
@@ -127,8 +127,9 @@ pub struct CompileArgs {
     /// Add a `main` that reads `.npy` inputs, times the kernel and prints checksums.
     #[arg(long)]
     pub harness: bool,
-    /// The scheduling algorithm (`pluto` falls back to `isl`, and any to the original order,
-    /// when it fails).
+    /// The scheduling algorithm: pluto (the default everywhere), feautrier, isl or identity
+    /// (the original order). `pluto` falls back to `isl`, and any to the original order,
+    /// when it fails.
     #[arg(long, default_value = "pluto")]
     pub scheduler: String,
     #[command(flatten)]
@@ -164,41 +165,13 @@ pub struct Compilation<'a> {
 
 /// Lifts, optimizes and prints the chosen kernel of a file as C.
 pub fn generate(c: &Compilation) -> Result<String, CliError> {
-    let scheduler = find_scheduler(c.scheduler)?;
     let transforms = TransformOptions {
         register: c.register,
         ..transform_options(c.schedule)?
     };
     let lifted = lift_one(c.file, c.kernel, &c.schedule.define)?;
     let problem = c.schedule.problem(&lifted);
-    // When a scheduler fails, the next one takes over: isl's after Pluto (the default),
-    // then the original order, which is always legal, so that a valid kernel always
-    // compiles. An illegal result is not a failure to fall back from: it is refused.
-    let mut chain = vec![scheduler];
-    if chain[0].name() == "pluto" {
-        chain.push(find_scheduler("isl")?);
-    }
-    if chain[0].name() != "identity" {
-        chain.push(find_scheduler("identity")?);
-    }
-    let mut attempts = chain.iter().peekable();
-    let optimized = loop {
-        let s = attempts
-            .next()
-            .expect("the chain holds the chosen scheduler");
-        let _analysis = lifted.program.ctx.analysis();
-        match optimize(&problem, s.as_ref(), &transforms, c.passes) {
-            Err(why) if !matches!(why, OptimizeError::Illegal(_)) && attempts.peek().is_some() => {
-                let next = attempts.peek().map_or("", |n| n.name());
-                eprintln!(
-                    "note: {}: {} failed ({why}); scheduling with {next}",
-                    lifted.program.kernel.name,
-                    s.name(),
-                );
-            }
-            result => break result,
-        }
-    }?;
+    let (optimized, _) = optimize_with_fallback(&problem, c.scheduler, &transforms, c.passes)?;
     for note in optimized.notes.iter().filter(|n| n.is_refusal()) {
         eprintln!("note: {}: {note}", lifted.program.kernel.name);
     }

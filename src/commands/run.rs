@@ -27,8 +27,10 @@ pub struct RunArgs {
     /// Where to execute: the reference interpreter, or C compiled by the CPU back end.
     #[arg(long, value_enum, default_value = "interp")]
     target: RunTarget,
-    /// The scheduler for `--target cpu`.
-    #[arg(long, default_value = "isl")]
+    /// The scheduling algorithm for `--target cpu`: pluto (the default everywhere), feautrier, isl or identity
+    /// (the original order). `pluto` falls back to `isl`, and any to the original order,
+    /// when it fails.
+    #[arg(long, default_value = "pluto")]
     scheduler: String,
     /// Tile sizes for `--target cpu` (as `polyc schedule --tile`).
     #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "SIZES")]

@@ -75,8 +75,10 @@ pub struct ScheduleOptions {
 pub struct ScheduleArgs {
     /// The kernel file (`.pk`), or `-` for standard input.
     pub file: String,
-    /// The scheduling algorithm.
-    #[arg(long, default_value = "isl")]
+    /// The scheduling algorithm: pluto (the default everywhere), feautrier, isl or identity
+    /// (the original order). `pluto` falls back to `isl`, and any to the original order,
+    /// when it fails.
+    #[arg(long, default_value = "pluto")]
     pub scheduler: String,
     /// What to print.
     #[arg(long, value_enum, default_value = "summary")]
@@ -126,9 +128,50 @@ pub fn find_scheduler(name: &str) -> Result<Box<dyn Scheduler>, CliError> {
     })
 }
 
+/// Optimizes `problem` with the scheduler named `name`; when it fails, the next one takes
+/// over (isl's after Pluto, then the original order, which is always legal), each switch
+/// noted on standard error, so that a valid kernel always gets a schedule. An illegal result
+/// is not a failure to fall back from: it is refused. Returns the result and the name of
+/// the scheduler that produced it.
+pub fn optimize_with_fallback(
+    problem: &Problem,
+    name: &str,
+    transforms: &TransformOptions,
+    passes: &[&'static dyn scheduler::optimizer::Pass],
+) -> Result<(scheduler::optimizer::Optimized, &'static str), CliError> {
+    let mut chain = vec![find_scheduler(name)?];
+    if chain[0].name() == "pluto" {
+        chain.push(find_scheduler("isl")?);
+    }
+    if chain[0].name() != "identity" {
+        chain.push(find_scheduler("identity")?);
+    }
+    let kernel = &problem.program.kernel.name;
+    let mut attempts = chain.iter().peekable();
+    loop {
+        let s = attempts
+            .next()
+            .expect("the chain holds the chosen scheduler");
+        let _analysis = problem.program.ctx.analysis();
+        match optimize(problem, s.as_ref(), transforms, passes) {
+            Err(why)
+                if !matches!(why, scheduler::optimizer::OptimizeError::Illegal(_))
+                    && attempts.peek().is_some() =>
+            {
+                let next = attempts.peek().map_or("", |n| n.name());
+                eprintln!(
+                    "note: {kernel}: {} failed ({why}); scheduling with {next}",
+                    s.name()
+                );
+            }
+            result => return Ok((result?, s.name())),
+        }
+    }
+}
+
 /// Runs `polyc schedule`.
 pub fn run(args: &ScheduleArgs) -> Result<(), CliError> {
-    let scheduler = find_scheduler(&args.scheduler)?;
+    find_scheduler(&args.scheduler)?;
     let transforms = transform_options(&args.options)?;
     for lifted in lift_file(&args.file, &args.options.define)? {
         let problem = args.options.problem(&lifted);
@@ -140,7 +183,8 @@ pub fn run(args: &ScheduleArgs) -> Result<(), CliError> {
             }
             continue;
         }
-        let optimized = optimize(&problem, scheduler.as_ref(), &transforms, &[])?;
+        let (optimized, scheduler) =
+            optimize_with_fallback(&problem, &args.scheduler, &transforms, &[])?;
         for note in &optimized.notes {
             eprintln!("note: {name}: {note}");
         }
@@ -148,11 +192,11 @@ pub fn run(args: &ScheduleArgs) -> Result<(), CliError> {
         match args.emit {
             Emit::Schedule => println!("{tree}"),
             Emit::Summary => {
-                println!("kernel {name} ({}):", scheduler.name());
+                println!("kernel {name} ({scheduler}):");
                 print!("{}", summary::summary(&optimized.tree));
             }
             Emit::Ast => {
-                println!("// kernel {name} ({})", scheduler.name());
+                println!("// kernel {name} ({scheduler})");
                 print!("{}", poly::isl::pseudo_c(tree, &lifted.program.context)?);
             }
             Emit::Deps => unreachable!("handled above"),
