@@ -150,3 +150,66 @@ fn a_non_injective_schedule_is_warned_about_and_refused_when_strict() {
         assert_eq!(code, Some(0), "{scheduler}: {stderr}");
     }
 }
+
+/// A hand-written schedule runs and compiles (`--schedule FILE` on `run --target cpu`,
+/// `compile` and `schedule`) once checked: the interpreter's outputs when legal, the
+/// checker's report and exit 1 when not.
+#[test]
+fn a_hand_written_schedule_runs_and_compiles_once_verified() {
+    let dir = tempfile::tempdir().unwrap();
+    let legal = dir.path().join("legal.txt");
+    let illegal = dir.path().join("illegal.txt");
+    std::fs::write(
+        &legal,
+        "[TSTEPS, N] -> { S0[t, i] -> [t, 0, i]; S1[t, i] -> [t, 1, i] }",
+    )
+    .unwrap();
+    std::fs::write(
+        &illegal,
+        "[TSTEPS, N] -> { S0[t, i] -> [i, t, 0]; S1[t, i] -> [i, t, 1] }",
+    )
+    .unwrap();
+    let kernel = "examples/polybench/jacobi-1d.pk";
+    let sizes = ["-D", "TSTEPS=20", "-D", "N=100"];
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", kernel];
+        args.extend(sizes);
+        args.extend(extra);
+        polyc(&args)
+    };
+    let want = run(&[]);
+    let got = run(&["--target", "cpu", "--schedule", legal.to_str().unwrap()]);
+    assert_eq!(
+        got.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&got.stderr)
+    );
+    let outputs = |o: &std::process::Output| {
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| l.starts_with("A ") || l.starts_with("B "))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(outputs(&got), outputs(&want));
+    let refused = run(&["--target", "cpu", "--schedule", illegal.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("the schedule is illegal"));
+    let tiled = polyc(&[
+        "compile",
+        kernel,
+        "--schedule",
+        legal.to_str().unwrap(),
+        "--tile",
+        "--parallel",
+    ]);
+    assert_eq!(
+        tiled.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&tiled.stderr)
+    );
+    let shown = polyc(&["schedule", kernel, "--schedule", legal.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&shown.stdout).contains("(given)"));
+}

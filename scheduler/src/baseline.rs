@@ -2,7 +2,9 @@
 //! scheduler.
 
 use crate::{Problem, ScheduleError, Scheduler};
-use poly::isl::{Constraints, Schedule};
+use poly::isl::{Constraints, IslResult, Schedule};
+use poly::model::Program;
+use poly::order::AnySchedule;
 
 /// The original (textual) execution order, unchanged.
 pub struct Identity;
@@ -40,5 +42,47 @@ impl Scheduler for Isl {
             coincidence: &validity,
         };
         Ok(constraints.compute_schedule()?)
+    }
+}
+
+/// A schedule the user wrote, as a scheduler: the optimizer transforms and checks it like any
+/// other scheduler's (the caller checks it against the dependences first, to explain a
+/// violation with the checker's report).
+pub struct Given {
+    schedule: Schedule,
+}
+
+impl Given {
+    /// `schedule` for `program`: a tree as it is, a flat relation as a one-band tree over the
+    /// program's instances (its time vectors padded to one length).
+    pub fn new(program: &Program, schedule: &AnySchedule) -> Result<Given, ScheduleError> {
+        let tree = match schedule {
+            AnySchedule::Tree(t) => t.clone(),
+            AnySchedule::Relation(_) => {
+                let time = schedule
+                    .time_relation(program)
+                    .map_err(|e| ScheduleError::Isl(poly::isl::IslError::Isl(e.to_string())))?;
+                band_tree(program, &time)?
+            }
+        };
+        Ok(Given { schedule: tree })
+    }
+}
+
+/// The tree with one band, `time`, over the program's instances.
+fn band_tree(program: &Program, time: &poly::isl::UnionMap) -> IslResult<Schedule> {
+    Schedule::from_domain(&program.domains()?)?
+        .root()?
+        .child(0)?
+        .insert_band(time)?
+        .schedule()
+}
+
+impl Scheduler for Given {
+    fn name(&self) -> &'static str {
+        "given"
+    }
+    fn schedule(&self, _problem: &Problem) -> Result<Schedule, ScheduleError> {
+        Ok(self.schedule.clone())
     }
 }

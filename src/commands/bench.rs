@@ -101,6 +101,7 @@ fn options(tile: Option<String>) -> ScheduleOptions {
         fuse: None,
         reorder_reductions: false,
         define: Vec::new(),
+        given: None,
     }
 }
 

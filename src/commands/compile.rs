@@ -171,7 +171,13 @@ pub fn generate(c: &Compilation) -> Result<String, CliError> {
     };
     let lifted = lift_one(c.file, c.kernel, &c.schedule.define)?;
     let problem = c.schedule.problem(&lifted);
-    let (optimized, _) = optimize_with_fallback(&problem, c.scheduler, &transforms, c.passes)?;
+    let (optimized, _) = optimize_with_fallback(
+        &problem,
+        c.scheduler,
+        c.schedule.given.as_deref(),
+        &transforms,
+        c.passes,
+    )?;
     for note in optimized.notes.iter().filter(|n| n.is_refusal()) {
         eprintln!("note: {}: {note}", lifted.program.kernel.name);
     }

@@ -32,6 +32,10 @@ pub struct RunArgs {
     /// when it fails.
     #[arg(long, default_value = "pluto")]
     scheduler: String,
+    /// With `--target cpu`: run this schedule (an isl schedule tree or a union map, checked
+    /// against the dependences first) instead of a scheduler's.
+    #[arg(long, value_name = "FILE")]
+    schedule: Option<PathBuf>,
     /// Tile sizes for `--target cpu` (as `polyc schedule --tile`).
     #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "SIZES")]
     tile: Option<String>,
@@ -104,6 +108,7 @@ fn run_cpu(
         parallel: false,
         reorder_reductions: false,
         define: Vec::new(),
+        given: args.schedule.clone(),
     };
     let code = compile::generate(&compile::Compilation {
         file: &args.kernel.file,

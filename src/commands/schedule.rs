@@ -3,6 +3,9 @@
 use super::input::{lift_file, parse_define, Lifted};
 use crate::error::CliError;
 
+use poly::order::OrderError;
+use scheduler::baseline::Given;
+use scheduler::legality::{self, input::parse_schedule, CheckError};
 use scheduler::optimizer::optimize;
 use scheduler::registry::{scheduler_named, scheduler_names};
 use scheduler::target::Target;
@@ -68,6 +71,11 @@ pub struct ScheduleOptions {
     /// Fix a parameter, e.g. `-D N=64` (others stay symbolic).
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
     pub define: Vec<(String, i64)>,
+    /// Use this schedule (an isl schedule tree or a union map, as `polyc verify` reads it)
+    /// instead of a scheduler's, after checking it against the dependences; the
+    /// transformations asked for still apply.
+    #[arg(long = "schedule", value_name = "FILE")]
+    pub given: Option<std::path::PathBuf>,
 }
 
 /// Arguments of `polyc schedule`.
@@ -136,9 +144,14 @@ pub fn find_scheduler(name: &str) -> Result<Box<dyn Scheduler>, CliError> {
 pub fn optimize_with_fallback(
     problem: &Problem,
     name: &str,
+    given: Option<&std::path::Path>,
     transforms: &TransformOptions,
     passes: &[&'static dyn scheduler::optimizer::Pass],
 ) -> Result<(scheduler::optimizer::Optimized, &'static str), CliError> {
+    if let Some(path) = given {
+        let given = given_schedule(problem, path)?;
+        return Ok((optimize(problem, &given, transforms, passes)?, "given"));
+    }
     let mut chain = vec![find_scheduler(name)?];
     if chain[0].name() == "pluto" {
         chain.push(find_scheduler("isl")?);
@@ -169,6 +182,25 @@ pub fn optimize_with_fallback(
     }
 }
 
+/// The schedule in the file at `path` as a scheduler, once `polyc verify`'s check has found
+/// it legal (a violation is the user's error, with the checker's report).
+fn given_schedule(problem: &Problem, path: &std::path::Path) -> Result<Given, CliError> {
+    let program = problem.program;
+    let at = |e: &dyn std::fmt::Display| CliError::User(format!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).map_err(|e| at(&e))?;
+    let schedule = parse_schedule(&program.ctx, &text).map_err(|e| at(&e))?;
+    let report = legality::check(program, problem.deps, &schedule, &problem.options).map_err(
+        |e| match e {
+            CheckError::Schedule(e) if !matches!(e, OrderError::Isl(_)) => at(&e),
+            other => other.into(),
+        },
+    )?;
+    if !report.violations.is_empty() {
+        return Err(at(&format!("the schedule is illegal:\n{report}")));
+    }
+    Given::new(program, &schedule).map_err(CliError::from)
+}
+
 /// Runs `polyc schedule`.
 pub fn run(args: &ScheduleArgs) -> Result<(), CliError> {
     find_scheduler(&args.scheduler)?;
@@ -183,8 +215,13 @@ pub fn run(args: &ScheduleArgs) -> Result<(), CliError> {
             }
             continue;
         }
-        let (optimized, scheduler) =
-            optimize_with_fallback(&problem, &args.scheduler, &transforms, &[])?;
+        let (optimized, scheduler) = optimize_with_fallback(
+            &problem,
+            &args.scheduler,
+            args.options.given.as_deref(),
+            &transforms,
+            &[],
+        )?;
         for note in &optimized.notes {
             eprintln!("note: {name}: {note}");
         }
