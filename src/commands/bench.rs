@@ -15,7 +15,7 @@
 //! rest on a handful of samples that the machine's noise alone moves by 10%.
 
 use super::compile::{self, CodegenArgs};
-use super::input::{defines, lift_one, parse_define};
+use super::input::{defines, lift_one, parse_define, CArgs};
 use super::schedule::ScheduleOptions;
 use crate::error::CliError;
 use codegen::runner::{self, Comparison};
@@ -87,6 +87,7 @@ fn options(tile: Option<String>) -> ScheduleOptions {
         fuse: None,
         reorder_reductions: false,
         define: Vec::new(),
+        c: CArgs::default(),
     }
 }
 
@@ -183,7 +184,7 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
         passes: &[],
         codegen: args.codegen.options(true),
     })?;
-    let program = lift_one(file, None, &[])?.program;
+    let program = lift_one(file, None, &[], &CArgs::default())?.program;
     let (float, comparison) = if args.fma {
         (FloatMode::Fma, Comparison::Tolerant)
     } else {

@@ -102,6 +102,7 @@ fn run_cpu(
         parallel: false,
         reorder_reductions: false,
         define: Vec::new(),
+        c: args.kernel.c.clone(),
     };
     let code = compile::generate(&compile::Compilation {
         file: &args.kernel.file,

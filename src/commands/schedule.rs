@@ -1,6 +1,6 @@
 //! `polyc schedule`: schedule a kernel, transform the schedule, print it.
 
-use super::input::{lift_file, parse_define, Lifted};
+use super::input::{lift_file, parse_define, CArgs, Lifted};
 use crate::error::CliError;
 
 use scheduler::optimizer::optimize;
@@ -68,12 +68,15 @@ pub struct ScheduleOptions {
     /// Fix a parameter, e.g. `-D N=64` (others stay symbolic).
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
     pub define: Vec<(String, i64)>,
+    #[command(flatten)]
+    pub c: CArgs,
 }
 
 /// Arguments of `polyc schedule`.
 #[derive(clap::Args, Debug)]
 pub struct ScheduleArgs {
-    /// The kernel file (`.pk`), or `-` for standard input.
+    /// The kernel file (`.pk`; a `.c` file: its `#pragma scop` regions), or `-` for
+    /// standard input.
     pub file: String,
     /// The scheduling algorithm.
     #[arg(long, default_value = "isl")]
@@ -130,7 +133,7 @@ pub fn find_scheduler(name: &str) -> Result<Box<dyn Scheduler>, CliError> {
 pub fn run(args: &ScheduleArgs) -> Result<(), CliError> {
     let scheduler = find_scheduler(&args.scheduler)?;
     let transforms = transform_options(&args.options)?;
-    for lifted in lift_file(&args.file, &args.options.define)? {
+    for lifted in lift_file(&args.file, &args.options.define, &args.options.c)? {
         let problem = args.options.problem(&lifted);
         let name = &lifted.program.kernel.name;
         if args.emit == Emit::Deps {
