@@ -73,8 +73,7 @@ impl Lowerer<'_> {
                 "iterator reused",
             ));
         }
-        let what = format!("the first value of `{var}`");
-        let first = self.affine(first, AffineContext::Bound, &what)?;
+        let first = self.bound(first)?;
         let step_expr = step.ok_or_else(|| form("the loop has no step", span))?;
         let (direction, stride) = self.step(&var, step_expr).ok_or_else(|| {
             form(

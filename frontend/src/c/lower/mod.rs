@@ -130,16 +130,16 @@ impl Lowerer<'_> {
             } => self.if_statement(cond, then, otherwise.as_deref(), s.span, out),
             StmtKind::Jump(jump, span) => {
                 let (construct, what) = match jump {
-                    Jump::While => (Construct::While, "`while` loops"),
-                    Jump::Break => (Construct::Break, "`break`"),
-                    Jump::Continue => (Construct::Continue, "`continue`"),
-                    Jump::Goto => (Construct::Goto, "`goto` and labels"),
-                    Jump::Return => (Construct::Return, "`return`"),
-                    Jump::Switch => (Construct::Switch, "`switch`"),
+                    Jump::While => (Construct::While, "`while` loops are"),
+                    Jump::Break => (Construct::Break, "`break` is"),
+                    Jump::Continue => (Construct::Continue, "`continue` is"),
+                    Jump::Goto => (Construct::Goto, "`goto` and labels are"),
+                    Jump::Return => (Construct::Return, "`return` is"),
+                    Jump::Switch => (Construct::Switch, "`switch` is"),
                 };
                 Err(outside(
                     construct,
-                    format!("{what} are outside the C subset"),
+                    format!("{what} outside the C subset"),
                     *span,
                     "not a static control statement",
                 )
@@ -303,6 +303,10 @@ impl Lowerer<'_> {
 
     fn declaration(&mut self, d: &Declaration, out: &mut Vec<Node>) -> LResult<()> {
         if d.is_typedef || d.is_static || d.is_extern {
+            // Declared all the same, so that their uses are not reported as unknown.
+            for decl in &d.declarators {
+                self.vars.declare(decl)?;
+            }
             return Err(outside(
                 Construct::Declaration,
                 "`static`, `extern` and `typedef` declarations are outside the C subset".into(),
@@ -311,6 +315,7 @@ impl Lowerer<'_> {
             ));
         }
         for decl in &d.declarators {
+            self.vars.declare(decl)?;
             if decl.braced {
                 return Err(outside(
                     Construct::Declaration,
@@ -320,7 +325,6 @@ impl Lowerer<'_> {
                 )
                 .with_note("initialise it with assignments"));
             }
-            self.vars.declare(decl)?;
             if let Some(init) = &decl.init {
                 let target = Expr {
                     kind: ExprKind::Ident(decl.name.clone()),
