@@ -6,7 +6,7 @@
 use crate::error::CliError;
 use frontend::c::cpp::Cpp;
 use frontend::ir::Kernel;
-use frontend::SourceFile;
+use frontend::{Diagnostics, SourceFile};
 use poly::deps::Dependences;
 use poly::isl::Ctx;
 use poly::model::Program;
@@ -117,15 +117,24 @@ pub fn read_kernels(path: &str, c: &CArgs) -> Result<Vec<Kernel>, CliError> {
         eprint!("{message}");
         CliError::User(format!("could not read `{path}`"))
     })?;
-    let kernels = if is_c_file(path) {
-        let preprocessed = c.cpp().run(Path::new(path)).map_err(CliError::User)?;
-        frontend::c::compile(&file, &preprocessed)
-    } else {
-        frontend::compile(&file)
-    };
-    kernels.map_err(|diags| {
+    compile(path, &file, c)?.map_err(|diags| {
         eprint!("{}", diags.render(&file, std::io::stderr().is_terminal()));
         CliError::User(format!("`{}` has errors", file.name))
+    })
+}
+
+/// The kernels of `file`, read from `path`: the kernel language's, or a C file's regions
+/// (preprocessed as `c` says); the outer error is a failure of the preprocessor.
+pub fn compile(
+    path: &str,
+    file: &SourceFile,
+    c: &CArgs,
+) -> Result<Result<Vec<Kernel>, Diagnostics>, CliError> {
+    Ok(if is_c_file(path) {
+        let preprocessed = c.cpp().run(Path::new(path)).map_err(CliError::User)?;
+        frontend::c::compile(file, &preprocessed)
+    } else {
+        frontend::compile(file)
     })
 }
 
