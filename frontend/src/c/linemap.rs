@@ -120,12 +120,20 @@ fn original_tokens_by_line(original: &str, lines: &LineStarts) -> BTreeMap<usize
     by_line
 }
 
+/// Beyond this many pairs of tokens, a line is not aligned token by token.
+const MAX_ALIGNED_PAIRS: usize = 1 << 22;
+
 /// The span of each preprocessed token of one original line: that of the original token
 /// it is aligned with, else the original tokens between its aligned neighbours (a macro
 /// invocation), else the nearest aligned token before it, else the line's first token.
 fn align(pp: &[&str], originals: &[Token], text: &str) -> Vec<Option<Span>> {
     let same = |p: &str, o: &Token| p == &text[o.start..o.end];
     let (n, m) = (pp.len(), originals.len());
+    if n.saturating_mul(m) > MAX_ALIGNED_PAIRS {
+        // A huge line: every token gets the line's span rather than a quadratic alignment.
+        let line = (m > 0).then(|| Span::new(originals[0].start, originals[m - 1].end));
+        return vec![line; n];
+    }
     // lcs[i][j]: the longest common subsequence of pp[i..] and originals[j..].
     let mut lcs = vec![vec![0u32; m + 1]; n + 1];
     for i in (0..n).rev() {
