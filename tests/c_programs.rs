@@ -12,7 +12,9 @@
 //!   threads, print the same bytes (every element with `%.17g`: no reduction is reordered,
 //!   so the results are bit for bit the same);
 //! * `text_outside_the_regions_is_kept_byte_for_byte`: the output is the original with each
-//!   region replaced by one block (or left as it is).
+//!   region replaced by one block (or left as it is);
+//! * `a_c_file_is_benchmarked_as_it_is`: `polyc bench` on a C file checks the variants'
+//!   dumps and prints its table and geometric means.
 //!
 //! They need `cpp` and `gcc`: without them they fail, unless `POLYC_ALLOW_SKIP=1` allows
 //! them to be skipped.
@@ -270,4 +272,31 @@ fn the_byte_check_sees_a_changed_byte() {
     let bad = "int a;\n/* polyc: r */\n{\n    x = 1;\n}\nint c;\n";
     let caught = std::panic::catch_unwind(|| check_outside_regions("bad", original, bad));
     assert!(caught.is_err());
+}
+
+#[test]
+fn a_c_file_is_benchmarked_as_it_is() {
+    if !available(&Cpp::command()[0]) || !available("gcc") {
+        return;
+    }
+    let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/gemm.c");
+    let out = Command::new(env!("CARGO_BIN_EXE_polyc"))
+        .args(["bench", "--rounds", "1"])
+        .arg(&program)
+        .output()
+        .expect("polyc runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let polyc = stdout
+        .lines()
+        .find(|l| l.contains("polyc c (gcc -O3 -fopenmp)"))
+        .unwrap_or_else(|| panic!("no polyc variant:\n{stdout}"));
+    // The program prints every element with %.17g: the builds (with GCC's default
+    // contraction) agree to the last digit or within it.
+    assert!(polyc.contains("dumps "), "{stdout}");
+    assert!(stdout.contains("geometric mean"), "{stdout}");
 }

@@ -70,29 +70,83 @@ enum Outcome {
     Unchanged,
 }
 
+/// A C file with its regions optimised.
+pub struct Rewritten {
+    /// The new text.
+    pub text: String,
+    /// How many regions were left unchanged.
+    pub unchanged: usize,
+    /// Whether some block has OpenMP loops.
+    pub openmp: bool,
+}
+
+/// The C file `path` with each region that `compilation` can optimise replaced by its
+/// block; per region, what became of it (and why, for a region left unchanged) is printed
+/// on standard error.
+pub fn rewrite_file(
+    path: &str,
+    cpp: &Cpp,
+    compilation: &Compilation,
+) -> Result<Rewritten, CliError> {
+    let bytes =
+        std::fs::read(path).map_err(|e| CliError::User(format!("cannot read `{path}`: {e}")))?;
+    let file = SourceFile::from_bytes(path, bytes).map_err(|message| {
+        eprint!("{message}");
+        CliError::User(format!("could not read `{path}`"))
+    })?;
+    let preprocessed = cpp.run(Path::new(path)).map_err(CliError::User)?;
+    let color = std::io::stderr().is_terminal();
+    let regions = frontend::c::translate(&file, &preprocessed).map_err(|d| {
+        eprint!("{}", d.render(&file, color));
+        CliError::User(format!("`{path}` has errors"))
+    })?;
+    if regions.is_empty() {
+        eprintln!("warning: `{path}` has no `#pragma scop` region");
+    }
+    let reserved = reserved_name(&file.text).or_else(|| reserved_name(&preprocessed));
+    let mut outcomes = Vec::new();
+    for region in &regions {
+        let where_ = format!("{path}:{}-{}", region.lines.0, region.lines.1);
+        let outcome = match (&region.kernel, &reserved) {
+            (Err(diags), _) => {
+                eprint!("{}", diags.render_as(&file, color, Severity::Warning));
+                Outcome::Unchanged
+            }
+            (Ok(_), Some(name)) => {
+                eprintln!(
+                    "warning: `{name}` begins with `{RESERVED_PREFIX}`, which polyc reserves for the names it declares"
+                );
+                Outcome::Unchanged
+            }
+            (Ok(kernel), None) => match optimise(kernel, compilation) {
+                Ok(block) => Outcome::Optimised(block),
+                Err(e) => {
+                    eprintln!("warning: {where_}: {e}");
+                    Outcome::Unchanged
+                }
+            },
+        };
+        match &outcome {
+            Outcome::Optimised(_) => eprintln!("{where_}: region optimised"),
+            Outcome::Unchanged => eprintln!("{where_}: region left unchanged"),
+        }
+        outcomes.push(outcome);
+    }
+    Ok(Rewritten {
+        text: rewrite(&file.text, &regions, &outcomes),
+        unchanged: (outcomes.iter())
+            .filter(|o| matches!(o, Outcome::Unchanged))
+            .count(),
+        openmp: (outcomes.iter()).any(|o| matches!(o, Outcome::Optimised(b) if b.openmp)),
+    })
+}
+
 /// Runs `polyc c`.
 pub fn run(args: &CFileArgs) -> Result<(), CliError> {
-    let path = Path::new(&args.file);
-    let bytes = std::fs::read(path)
-        .map_err(|e| CliError::User(format!("cannot read `{}`: {e}", args.file)))?;
-    let file = SourceFile::from_bytes(&args.file, bytes).map_err(|message| {
-        eprint!("{message}");
-        CliError::User(format!("could not read `{}`", args.file))
-    })?;
     let cpp = Cpp {
         include: args.include.clone(),
         define: args.define.clone(),
     };
-    let preprocessed = cpp.run(path).map_err(CliError::User)?;
-    let color = std::io::stderr().is_terminal();
-    let regions = frontend::c::translate(&file, &preprocessed).map_err(|d| {
-        eprint!("{}", d.render(&file, color));
-        CliError::User(format!("`{}` has errors", args.file))
-    })?;
-    if regions.is_empty() {
-        eprintln!("warning: `{}` has no `#pragma scop` region", args.file);
-    }
-    let reserved = reserved_name(&file.text).or_else(|| reserved_name(&preprocessed));
     let schedule = ScheduleOptions {
         tile: args.tile.clone(),
         tile2: args.tile2.clone(),
@@ -111,37 +165,8 @@ pub fn run(args: &CFileArgs) -> Result<(), CliError> {
         passes: &[],
         codegen: args.codegen.options(false),
     };
-    let mut outcomes = Vec::new();
-    for region in &regions {
-        let where_ = format!("{}:{}-{}", args.file, region.lines.0, region.lines.1);
-        let outcome = match (&region.kernel, &reserved) {
-            (Err(diags), _) => {
-                eprint!("{}", diags.render_as(&file, color, Severity::Warning));
-                Outcome::Unchanged
-            }
-            (Ok(_), Some(name)) => {
-                eprintln!(
-                    "warning: `{name}` begins with `{RESERVED_PREFIX}`, which polyc reserves for the names it declares"
-                );
-                Outcome::Unchanged
-            }
-            (Ok(kernel), None) => match optimise(kernel, &compilation) {
-                Ok(block) => Outcome::Optimised(block),
-                Err(e) => {
-                    eprintln!("warning: {where_}: {e}");
-                    Outcome::Unchanged
-                }
-            },
-        };
-        match &outcome {
-            Outcome::Optimised(_) => eprintln!("{where_}: region optimised"),
-            Outcome::Unchanged => eprintln!("{where_}: region left unchanged"),
-        }
-        outcomes.push(outcome);
-    }
-    let unchanged = (outcomes.iter())
-        .filter(|o| matches!(o, Outcome::Unchanged))
-        .count();
+    let rewritten = rewrite_file(&args.file, &cpp, &compilation)?;
+    let unchanged = rewritten.unchanged;
     if args.strict && unchanged > 0 {
         return Err(CliError::User(format!(
             "{unchanged} region{} of `{}` left unchanged (--strict)",
@@ -149,20 +174,16 @@ pub fn run(args: &CFileArgs) -> Result<(), CliError> {
             args.file
         )));
     }
-    if outcomes
-        .iter()
-        .any(|o| matches!(o, Outcome::Optimised(b) if b.openmp))
-    {
+    if rewritten.openmp {
         eprintln!(
             "note: the output has OpenMP loops: compile it with -fopenmp to run them in parallel"
         );
     }
-    let text = rewrite(&file.text, &regions, &outcomes);
     if args.output.as_os_str() == "-" {
-        print!("{text}");
+        print!("{}", rewritten.text);
         Ok(())
     } else {
-        std::fs::write(&args.output, text)
+        std::fs::write(&args.output, rewritten.text)
             .map_err(|e| CliError::User(format!("cannot write `{}`: {e}", args.output.display())))
     }
 }

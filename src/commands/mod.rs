@@ -1,6 +1,7 @@
 //! The subcommands of `polyc`, one module each.
 
 mod bench;
+mod bench_c;
 mod cfile;
 mod check;
 mod compare;

@@ -8,7 +8,7 @@ use super::syntax::{
     Base, BinOp, CType, Declaration, Declarator, Expr, ExprKind, ForInit, Jump, Stmt, StmtKind,
     UnOp,
 };
-use crate::diagnostics::{Code, Diagnostic};
+use crate::diagnostics::{Code, Construct, Diagnostic};
 use crate::span::Span;
 use std::collections::HashMap;
 
@@ -261,8 +261,7 @@ impl<'t> Parser<'t> {
     /// Declaration specifiers: the base type and storage class (`typedef`, `static`,
     /// `extern`).
     fn specifiers(&mut self) -> PResult<(CType, bool, bool, bool)> {
-        let (mut is_typedef, mut is_static, mut is_extern, mut is_const) =
-            (false, false, false, false);
+        let (mut is_typedef, mut is_static, mut is_extern) = (false, false, false);
         let mut words: Vec<&str> = Vec::new();
         let mut named: Option<CType> = None;
         let start = self.at;
@@ -275,7 +274,7 @@ impl<'t> Parser<'t> {
                 "typedef" => is_typedef = true,
                 "static" => is_static = true,
                 "extern" => is_extern = true,
-                "const" | "__const" => is_const = true,
+                "const" | "__const" => {}
                 w if IGNORED_SPECIFIERS.contains(&w) && w != "signed" && w != "__signed__" => {}
                 w if TYPE_WORDS.contains(&w) || w == "__signed__" => words.push(match w {
                     "__signed__" => "signed",
@@ -283,7 +282,7 @@ impl<'t> Parser<'t> {
                 }),
                 w if UNSUPPORTED_TYPES.contains(&w) => {
                     return Err(Diagnostic::new(
-                        Code::Syntax,
+                        Code::Outside(Construct::Type),
                         format!("`{w}` types are outside the C subset"),
                         self.here(),
                         "not a basic type",
@@ -297,7 +296,7 @@ impl<'t> Parser<'t> {
             }
             self.at += 1;
         }
-        let mut ty = match named {
+        let ty = match named {
             Some(t) if words.is_empty() => t,
             Some(_) => return Err(self.error("a declaration")),
             None if words.is_empty() && self.at == start => {
@@ -312,7 +311,6 @@ impl<'t> Parser<'t> {
                 )
             })?),
         };
-        ty.is_const |= is_const;
         Ok((ty, is_typedef, is_static, is_extern))
     }
 

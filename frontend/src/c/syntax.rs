@@ -57,8 +57,6 @@ pub struct CType {
     pub pointers: usize,
     /// Array dimensions, outermost first (`None`: not given, `A[]`).
     pub dims: Vec<Option<Expr>>,
-    /// Declared `const` (at the element level).
-    pub is_const: bool,
     /// Declared `restrict` (`double *restrict p`, `double A[restrict N]`).
     pub restrict: bool,
 }
@@ -70,7 +68,6 @@ impl CType {
             base,
             pointers: 0,
             dims: Vec::new(),
-            is_const: false,
             restrict: false,
         }
     }

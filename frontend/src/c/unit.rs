@@ -23,22 +23,13 @@ pub struct Function {
     pub body: Range<usize>,
 }
 
-/// A file-scope variable.
-#[derive(Clone, Debug)]
-pub struct Global {
-    /// Its declarator.
-    pub decl: Declarator,
-    /// Declared `extern`.
-    pub is_extern: bool,
-}
-
 /// What the file declares at file scope.
 #[derive(Clone, Debug, Default)]
 pub struct Unit {
     /// Type names and their types.
     pub typedefs: Typedefs,
     /// File-scope variables, in order.
-    pub globals: Vec<Global>,
+    pub globals: Vec<Declarator>,
     /// Function definitions, in order.
     pub functions: Vec<Function>,
 }
@@ -76,10 +67,7 @@ impl Unit {
                         if d.is_typedef {
                             unit.typedefs.insert(decl.name.clone(), decl.ty);
                         } else if decl.params.is_none() {
-                            unit.globals.push(Global {
-                                decl,
-                                is_extern: d.is_extern,
-                            });
+                            unit.globals.push(decl);
                         }
                     }
                     at = next;
@@ -269,7 +257,7 @@ mod tests {
         let unit = Unit::scan(&toks);
         assert_eq!(unit.typedefs.len(), 1);
         assert_eq!(unit.globals.len(), 1);
-        assert_eq!(unit.globals[0].decl.name, "g");
+        assert_eq!(unit.globals[0].name, "g");
         assert_eq!(unit.functions.len(), 2);
         let k = &unit.functions[0];
         assert!(k.is_static);

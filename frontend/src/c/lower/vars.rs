@@ -4,7 +4,6 @@
 
 use super::ctype::{array_elem, CTy};
 use crate::c::syntax::{BinOp, CType, Declarator, Expr, ExprKind, UnOp};
-use crate::c::unit::Global;
 use crate::diagnostics::{AffineContext, Code, Construct, Diagnostic};
 use crate::ir::{self, AffExpr, ArrayId, Role, Var};
 use crate::span::Span;
@@ -41,7 +40,7 @@ pub struct Scopes<'a> {
     /// The function's parameters.
     pub params: &'a [Declarator],
     /// The file's variables.
-    pub globals: &'a [Global],
+    pub globals: &'a [Declarator],
 }
 
 /// The variables of a region as they become the kernel's parameters and arrays.
@@ -114,8 +113,8 @@ impl<'a> Vars<'a> {
             return Some((d, Origin::Parameter(k)));
         }
         (self.scopes.globals.iter().rev())
-            .find(|g| g.decl.name == name)
-            .map(|g| (&g.decl, Origin::Global))
+            .find(|g| g.name == name)
+            .map(|g| (g, Origin::Global))
     }
 
     /// What `name`, used at `span`, is.
