@@ -237,7 +237,8 @@ fn rewrite(text: &str, regions: &[Region], outcomes: &[Outcome]) -> String {
                 }
             })
             .collect();
-        out.push_str(&body.join("\n"));
+        let newline = if line.contains("\r\n") { "\r\n" } else { "\n" };
+        out.push_str(&body.join(newline));
         at = end;
     }
     out.push_str(&text[at..]);

@@ -32,7 +32,7 @@ use unit::Unit;
 #[derive(Clone, Debug)]
 pub struct Region {
     /// Its text in the original file: from the start of the `#pragma scop` line to the end
-    /// of the `#pragma endscop` line (its newline excluded).
+    /// of the `#pragma endscop` line (its line break excluded).
     pub span: Span,
     /// The lines of its two pragmas (1-based).
     pub lines: (usize, usize),
@@ -79,6 +79,10 @@ fn translate_here(original: &SourceFile, preprocessed: &str) -> Result<Vec<Regio
             continue;
         };
         let span = match (lines.line(scop), lines.line(endscop)) {
+            // A CRLF line's carriage return stays outside the region, with its newline.
+            (Some((start, _)), Some((_, end))) if original.text[..end].ends_with('\r') => {
+                Span::new(start, end - 1)
+            }
             (Some((start, _)), Some((_, end))) => Span::new(start, end),
             _ => Span::default(),
         };
