@@ -640,7 +640,11 @@ fn affine_arith(op: BinOp, a: &AffExpr, b: &AffExpr, span: Span) -> LResult<Opti
 
 /// The value of an integer literal: `int` if it fits (and has no suffix), else `long`.
 fn int_literal(v: &IntLit, span: Span) -> LResult<Val> {
-    if v.unsigned {
+    // C gives a hexadecimal or octal literal that does not fit an `int` but fits an
+    // `unsigned int` that type.
+    let unsigned_int =
+        v.based && !v.long && v.value > i32::MAX as u64 && v.value <= u64::from(u32::MAX);
+    if v.unsigned || unsigned_int {
         return Err(outside(
             Construct::Type,
             "unsigned literals are outside the C subset".into(),
