@@ -11,7 +11,8 @@
 //! 4. [`toolchain`] compiles and runs the result with the system's C compiler: the only
 //!    module that starts processes.
 //!
-//! [`generate`] chains 1 to 3. See `docs/codegen.md`; the NPU back end is described in
+//! [`generate`] chains 1 to 3; [`generate_scop`] prints the loops alone, as a block of the
+//! user's C file in place of the `#pragma scop` region they were read from. See `docs/codegen.md`; the NPU back end is described in
 //! `docs/npu-backend.md`.
 
 #![warn(missing_docs)]
@@ -49,6 +50,18 @@ pub struct CodegenOptions {
     pub loops: c::LoopOptions,
     /// Whether to add the `main` of [`harness`].
     pub harness: bool,
+}
+
+/// The block of C that executes `schedule` over the variables of the C file whose
+/// `#pragma scop` region `program` was read from (see [`c::scop_block`]).
+pub fn generate_scop(
+    program: &Program,
+    schedule: &Schedule,
+    options: &CodegenOptions,
+) -> Result<c::ScopBlock, CodegenError> {
+    let _analysis = program.ctx.analysis();
+    let tree = poly::isl::build_ast(schedule, &program.context, &options.ast)?;
+    c::scop_block(program, &tree, options.loops)
 }
 
 /// A C translation unit for `program` executing `schedule`, the optimizer's final tree

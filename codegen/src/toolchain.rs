@@ -64,6 +64,10 @@ pub enum FloatMode {
     /// the interpreter only within [`crate::runner::Comparison::Tolerant`]. What optimised
     /// libraries such as BLAS do; `polyc bench --fma`.
     Fma,
+    /// No flag of ours: the compiler's defaults, as a user types a build line (GCC in its
+    /// default GNU C mode contracts `a * b + c` where the target has fused multiply-adds).
+    /// What `polyc bench` builds a user's C file with.
+    AsTyped,
 }
 
 /// Flags every build needs for bit-exact results: no contraction of `a * b + c` into fused
@@ -79,6 +83,7 @@ impl FloatMode {
         match self {
             FloatMode::Exact => EXACT_FLAGS,
             FloatMode::Fma => FMA_FLAGS,
+            FloatMode::AsTyped => &[],
         }
     }
 }
@@ -135,9 +140,21 @@ impl CCompiler {
 
     /// Compiles `source` into the executable `output`.
     pub fn compile(&self, source: &Path, output: &Path) -> Result<(), ToolchainError> {
+        self.compile_files(&[source], &[], output)
+    }
+
+    /// Compiles `sources` (a program of several files), with `extra` flags after the
+    /// compiler's own (`-I`, `-D` of a user's build line), into the executable `output`.
+    pub fn compile_files(
+        &self,
+        sources: &[&Path],
+        extra: &[String],
+        output: &Path,
+    ) -> Result<(), ToolchainError> {
         let mut cmd = Command::new(&self.program);
         cmd.args(self.all_flags())
-            .arg(source)
+            .args(extra)
+            .args(sources)
             .arg("-o")
             .arg(output)
             .args(&self.libs)

@@ -35,7 +35,85 @@ impl AffineContext {
     }
 }
 
-/// The kind of an error; each has a stable code listed in `docs/language.md`.
+/// A construct of C outside the subset of static control parts that the C front end
+/// (`crate::c`) accepts; part of the codes E07xx.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Construct {
+    /// `while` and `do ... while` loops.
+    While,
+    /// `break`.
+    Break,
+    /// `continue`.
+    Continue,
+    /// `goto` and labels.
+    Goto,
+    /// `return`.
+    Return,
+    /// `switch`, `case`, `default`.
+    Switch,
+    /// Pointers: pointer variables, `*p`, `&x`, pointer arithmetic, an array used as a value.
+    Pointer,
+    /// A call of a function that may have side effects (any but the math functions).
+    Call,
+    /// An assignment, `++` or `--` inside an expression.
+    SideEffect,
+    /// Arrays that may share memory (parameters the caller may pass overlapping).
+    Aliasing,
+    /// A type outside the subset (`unsigned`, `short`, `long double`, `long` values).
+    Type,
+    /// Bitwise operators, shifts, the comma operator, `sizeof`, members, strings.
+    Operator,
+    /// A `for` loop not of the form `for (i = lo; i < hi; i += c)` (or its variants).
+    LoopForm,
+    /// A loop iterator written in its loop or read outside it.
+    IteratorUse,
+    /// A declaration the subset cannot take (`static`, initialiser lists, a name declared
+    /// twice).
+    Declaration,
+    /// An array whose extent is not known (`double A[]`).
+    Extent,
+    /// A region that is not a sequence of whole statements of one function (unbalanced
+    /// `#pragma scop`/`#pragma endscop`, a region outside a function).
+    Region,
+}
+
+impl Construct {
+    /// All constructs, in code order.
+    pub const ALL: [Construct; 17] = [
+        Construct::While,
+        Construct::Break,
+        Construct::Continue,
+        Construct::Goto,
+        Construct::Return,
+        Construct::Switch,
+        Construct::Pointer,
+        Construct::Call,
+        Construct::SideEffect,
+        Construct::Aliasing,
+        Construct::Type,
+        Construct::Operator,
+        Construct::LoopForm,
+        Construct::IteratorUse,
+        Construct::Declaration,
+        Construct::Extent,
+        Construct::Region,
+    ];
+    fn number(self) -> u16 {
+        700 + self as u16
+    }
+}
+
+/// How serious a rendered diagnostic is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    /// The input is rejected.
+    Error,
+    /// The input is accepted with a part left as it was (a C region left unchanged).
+    Warning,
+}
+
+/// The kind of an error; each has a stable code listed in `docs/language.md` (E07xx, the C
+/// front end's, in `docs/c-frontend.md`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Code {
     /// E0001: a character that starts no token.
@@ -120,6 +198,8 @@ pub enum Code {
     MissingTier,
     /// E0603: `params`, `let` or a non-constant extent in an intrinsic.
     IntrinsicShape,
+    /// E0700-E0716: a C construct outside the subset.
+    Outside(Construct),
 }
 
 /// The codes with a fixed number (all but the affinity codes, which are numbered by context).
@@ -174,6 +254,7 @@ impl Code {
         let mut all: Vec<Code> = NUMBERED.iter().map(|(c, _)| *c).collect();
         all.extend(AffineContext::ALL.map(Code::NonAffine));
         all.extend(AffineContext::ALL.map(Code::DataDependent));
+        all.extend(Construct::ALL.map(Code::Outside));
         all
     }
 
@@ -182,6 +263,7 @@ impl Code {
         match self {
             Code::NonAffine(c) => 400 + c.offset(),
             Code::DataDependent(c) => 410 + c.offset(),
+            Code::Outside(c) => c.number(),
             code => NUMBERED
                 .iter()
                 .find(|(c, _)| *c == code)
@@ -269,6 +351,12 @@ impl Diagnostics {
     /// Renders all errors the way rustc does (code, reason, `file:line:col`, the source line
     /// with a caret under the span, labels, notes), with ANSI colours if `color`.
     pub fn render(&self, file: &SourceFile, color: bool) -> String {
+        self.render_as(file, color, Severity::Error)
+    }
+
+    /// Renders all diagnostics as [`render`](Diagnostics::render) does, as errors or as
+    /// warnings.
+    pub fn render_as(&self, file: &SourceFile, color: bool, severity: Severity) -> String {
         let files = SimpleFile::new(file.name.as_str(), file.text.as_str());
         let config = Config::default();
         let mut buffer = if color {
@@ -287,14 +375,22 @@ impl Diagnostics {
                     .iter()
                     .map(|(s, m)| Label::secondary((), clamp(*s)).with_message(m)),
             );
-            let diag = CsDiagnostic::error()
+            let diag = match severity {
+                Severity::Error => CsDiagnostic::error(),
+                Severity::Warning => CsDiagnostic::warning(),
+            };
+            let diag = diag
                 .with_code(d.code.as_string())
                 .with_message(&d.message)
                 .with_labels(labels)
                 .with_notes(d.notes.clone());
             // Rendering into memory cannot fail for in-range spans.
             if term::emit_to_write_style(&mut buffer, &config, &files, &diag).is_err() {
-                return format!("error[{}]: {}\n", d.code.as_string(), d.message);
+                let word = match severity {
+                    Severity::Error => "error",
+                    Severity::Warning => "warning",
+                };
+                return format!("{word}[{}]: {}\n", d.code.as_string(), d.message);
             }
         }
         let mut out = String::from_utf8_lossy(buffer.as_slice()).into_owned();
@@ -338,10 +434,16 @@ mod tests {
 
     #[test]
     fn every_code_is_documented() {
-        let doc = include_str!("../../docs/language.md");
+        let language = include_str!("../../docs/language.md");
+        let c = include_str!("../../docs/c-frontend.md");
         for code in Code::all() {
             let s = format!("| {} |", code.as_string());
-            assert!(doc.contains(&s), "{s} missing from docs/language.md");
+            let doc = if matches!(code, Code::Outside(_)) {
+                c
+            } else {
+                language
+            };
+            assert!(doc.contains(&s), "{s} missing from its documentation");
         }
     }
 

@@ -406,6 +406,8 @@ pub enum Func {
     Min,
     /// x^y
     Pow,
+    /// the largest integral value not above x (a float)
+    Floor,
 }
 
 impl Func {
@@ -420,6 +422,7 @@ impl Func {
             Func::Max => "max",
             Func::Min => "min",
             Func::Pow => "pow",
+            Func::Floor => "floor",
         }
     }
     /// How many arguments it takes.

@@ -1,13 +1,15 @@
-//! polyc's front end: the kernel language (`shared/specs/dsl.md`, documented in
-//! `docs/language.md`), from source text to the checked [`ir::Kernel`].
+//! polyc's front ends: the kernel language (documented in `docs/language.md`) and the
+//! static control parts of C files ([`c`], `docs/c-frontend.md`), from source text to the
+//! checked [`ir::Kernel`].
 //!
 //! The front end knows nothing of isl: it checks affinity syntactically and hands over
-//! affine expression trees. The pipeline is [`lexer`] -> [`parser`] (surface [`ast`]) ->
+//! affine expression trees. The kernel language's pipeline is [`lexer`] -> [`parser`] (surface [`ast`]) ->
 //! [`check`] (names, types, shapes, affinity, lowering of tensor expressions) -> [`ir`].
 
 #![warn(missing_docs)]
 
 pub mod ast;
+pub mod c;
 pub mod check;
 pub mod diagnostics;
 pub mod ir;
@@ -27,7 +29,7 @@ const STACK_BYTES: usize = 256 << 20;
 
 /// Runs `f` on a thread with a stack of [`STACK_BYTES`] (the recursion in the parser and
 /// checker is bounded by [`parser::MAX_DEPTH`], not by the caller's stack).
-fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+pub(crate) fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     std::thread::scope(|scope| {
         match std::thread::Builder::new()
             .stack_size(STACK_BYTES)

@@ -13,9 +13,12 @@
 //! repetitions in each run (the harness's `--repeat`, every repetition from the same inputs),
 //! the same number for every variant, so that the median of a millisecond kernel does not
 //! rest on a handful of samples that the machine's noise alone moves by 10%.
+//!
+//! A C file (`.c`, PolyBench style) is benchmarked as it is, by `bench_c`.
 
+use super::bench_c;
 use super::compile::{self, CodegenArgs};
-use super::input::{defines, lift_one, parse_define};
+use super::input::{defines, is_c_file, lift_one, parse_define, CArgs};
 use super::schedule::ScheduleOptions;
 use crate::error::CliError;
 use codegen::runner::{self, Comparison};
@@ -27,15 +30,24 @@ use std::path::{Path, PathBuf};
 /// Arguments of `polyc bench`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// Kernel files (`.pk`), one kernel each.
+    /// Kernel files (`.pk`), one kernel each, or C files (`.c`, PolyBench style: see
+    /// `docs/c-frontend.md`).
     #[arg(required = true)]
     pub files: Vec<String>,
-    /// Parameter values passed to every run, e.g. `-D N=2000`.
-    #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
-    pub define: Vec<(String, i64)>,
-    /// polyc's scheduling algorithm for variant (c): pluto (the default everywhere), feautrier, isl or identity
-    /// (the original order). `pluto` falls back to `isl`, and any to the original order,
-    /// when it fails.
+    /// For kernel files, parameter values passed to every run, e.g. `-D N=2000`; for C
+    /// files, macros of the build line, e.g. `-D LARGE_DATASET`.
+    #[arg(short = 'D', value_name = "NAME=VALUE")]
+    pub define: Vec<String>,
+    /// For C files: an include directory of the build line (repeatable).
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<String>,
+    /// For C files: another source file of the program, built with each variant (PolyBench's
+    /// `utilities/polybench.c`; repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub link: Vec<String>,
+    /// polyc's scheduling algorithm for variant (c): pluto (the default everywhere),
+    /// feautrier, isl or identity (the original order). `pluto` falls back to `isl`, and any
+    /// to the original order, when it fails.
     #[arg(long, default_value = "pluto")]
     pub scheduler: String,
     /// Tile sizes for variant (c) (empty: the cache model's choice).
@@ -102,14 +114,15 @@ fn options(tile: Option<String>) -> ScheduleOptions {
         reorder_reductions: false,
         define: Vec::new(),
         given: None,
+        c: CArgs::default(),
     }
 }
 
-fn internal(e: impl std::fmt::Display) -> CliError {
+pub(super) fn internal(e: impl std::fmt::Display) -> CliError {
     CliError::Internal(e.to_string())
 }
 
-fn run_once(exe: &Path, args: &[String]) -> Result<RunOutput, String> {
+pub(super) fn run_once(exe: &Path, args: &[String]) -> Result<RunOutput, String> {
     let out = toolchain::run(exe, args).map_err(|e| e.to_string())?;
     if out.success {
         Ok(out)
@@ -118,7 +131,7 @@ fn run_once(exe: &Path, args: &[String]) -> Result<RunOutput, String> {
     }
 }
 
-fn median(v: &[f64]) -> f64 {
+pub(super) fn median(v: &[f64]) -> f64 {
     let mut v = v.to_vec();
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -152,9 +165,12 @@ fn openblas_gemm(program: &Program) -> Result<Option<String>, CliError> {
 /// Runs `polyc bench`.
 pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     if args.target == compile::Target::Npu {
+        let fixed = (args.define.iter())
+            .map(|d| parse_define(d).map_err(CliError::User))
+            .collect::<Result<Vec<_>, _>>()?;
         return super::bench_npu::run(&super::bench_npu::NpuBench {
             files: &args.files,
-            define: &args.define,
+            define: &fixed,
             machine: &args.machine,
             reorder: args.reorder_reductions,
             candidates: args.candidates,
@@ -168,13 +184,20 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     let dir = tempfile::tempdir().map_err(internal)?;
     let mut failed = Vec::new();
     let mut worst = 0;
+    let mut speedups = bench_c::Speedups::default();
     for file in &args.files {
-        if let Err(e) = bench_file(args, file, dir.path()) {
+        let done = if is_c_file(file) {
+            bench_c::bench_file(args, file, dir.path()).map(|s| speedups.add(s))
+        } else {
+            bench_file(args, file, dir.path())
+        };
+        if let Err(e) = done {
             eprintln!("error: {file}: {e}");
             worst = worst.max(e.exit_code());
             failed.push(file.clone());
         }
     }
+    speedups.print();
     let message = || format!("benchmarking failed for {}", failed.join(", "));
     // The failure is ours only if some kernel failed through our fault.
     match worst {
@@ -207,7 +230,7 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
         passes: &[],
         codegen: args.codegen.options(true),
     })?;
-    let program = lift_one(file, None, &[])?.program;
+    let program = lift_one(file, None, &[], &CArgs::default())?.program;
     let (float, comparison) = if args.fma {
         (FloatMode::Fma, Comparison::Tolerant)
     } else {
@@ -282,7 +305,10 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
             Err(e) => eprintln!("note: {file}: `{name}` is skipped: {e}"),
         }
     }
-    let params = ParamValues::resolve(&program.kernel, &defines(&args.define), &Default::default())
+    let fixed = (args.define.iter())
+        .map(|d| parse_define(d).map_err(CliError::User))
+        .collect::<Result<Vec<_>, _>>()?;
+    let params = ParamValues::resolve(&program.kernel, &defines(&fixed), &Default::default())
         .map_err(|e| CliError::User(e.to_string()))?;
     let (mut variants, reference, seconds) = checked(&program, &params, variants, dir)?;
     let repeats = repeats_for(seconds);
@@ -296,11 +322,7 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
             v.times.extend(out.times());
         }
     }
-    let mut shown: Vec<String> = args
-        .define
-        .iter()
-        .map(|(n, v)| format!("{n}={v}"))
-        .collect();
+    let mut shown: Vec<String> = fixed.iter().map(|(n, v)| format!("{n}={v}")).collect();
     if args.fma {
         shown.push("FMA contraction".into());
     }

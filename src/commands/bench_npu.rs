@@ -32,7 +32,12 @@ pub fn run(b: &NpuBench) -> Result<(), CliError> {
         _ => CliError::User(e.to_string()),
     };
     for file in b.files {
-        let kernel = choose(read_kernels(file)?, |k| &k.name, None, file)?;
+        let kernel = choose(
+            read_kernels(file, &Default::default())?,
+            |k| &k.name,
+            None,
+            file,
+        )?;
         let params = ParamValues::resolve(&kernel, &defines(b.define), &BTreeMap::new())
             .map_err(|e| CliError::User(e.to_string()))?;
         let sizes: BTreeMap<String, i64> = params.iter().map(|(n, v)| (n.to_string(), v)).collect();

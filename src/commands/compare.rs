@@ -28,7 +28,7 @@ pub fn run(args: &CompareArgs) -> Result<(), CliError> {
     let transforms = transform_options(&args.options)?;
     let mut rows = Vec::new();
     for file in &args.files {
-        for lifted in lift_file(file, &args.options.define)? {
+        for lifted in lift_file(file, &args.options.define, &args.options.c)? {
             let problem = args.options.problem(&lifted);
             for s in &schedulers {
                 rows.push(measure(&problem, s.as_ref(), &transforms));

@@ -1,13 +1,13 @@
 //! `polyc compile`: schedule a kernel and emit it as C (optionally with a `main` harness).
 
-use super::input::{choose, defines, lift_one, read_kernels};
+use super::input::{choose, defines, lift_one, read_kernels, Lifted};
 use super::schedule::{optimize_with_fallback, transform_options, ScheduleOptions};
 use crate::error::CliError;
 use codegen::{c::LoopOptions, CodegenOptions};
 use poly::interp::ParamValues;
 use poly::isl::{AstOptions, LoopType};
 use scheduler::optimizer::pass::pass_named;
-use scheduler::optimizer::Pass;
+use scheduler::optimizer::{Optimized, Pass};
 use scheduler::target;
 use scheduler::transform::tile_size::{RegisterBlock, RegisterBlocks};
 use scheduler::transform::TransformOptions;
@@ -104,6 +104,7 @@ impl CodegenArgs {
                 unroll_limit: self.unroll,
                 openmp: !self.no_openmp,
                 pack: !self.no_pack,
+                ..LoopOptions::default()
             },
             harness,
         }
@@ -113,7 +114,8 @@ impl CodegenArgs {
 /// Arguments of `polyc compile`.
 #[derive(clap::Args, Debug)]
 pub struct CompileArgs {
-    /// The kernel file (`.pk`), or `-` for standard input.
+    /// The kernel file (`.pk`; a `.c` file: its `#pragma scop` regions), or `-` for
+    /// standard input.
     pub file: String,
     /// Which kernel of the file (needed when it holds several).
     #[arg(long)]
@@ -165,12 +167,24 @@ pub struct Compilation<'a> {
 
 /// Lifts, optimizes and prints the chosen kernel of a file as C.
 pub fn generate(c: &Compilation) -> Result<String, CliError> {
+    let lifted = lift_one(c.file, c.kernel, &c.schedule.define, &c.schedule.c)?;
+    let optimized = optimize_lifted(&lifted, c)?;
+    Ok(codegen::generate(
+        &lifted.program,
+        &optimized.schedule,
+        &c.codegen,
+    )?)
+}
+
+/// Optimizes a lifted kernel as `c` says (its file and kernel aside): with the chosen
+/// scheduler, falling back to isl's after Pluto and to the original order after any; the
+/// optimizer's refusals are printed as notes.
+pub fn optimize_lifted(lifted: &Lifted, c: &Compilation) -> Result<Optimized, CliError> {
     let transforms = TransformOptions {
         register: c.register,
         ..transform_options(c.schedule)?
     };
-    let lifted = lift_one(c.file, c.kernel, &c.schedule.define)?;
-    let problem = c.schedule.problem(&lifted);
+    let problem = c.schedule.problem(lifted);
     let (optimized, _) = optimize_with_fallback(
         &problem,
         c.scheduler,
@@ -181,17 +195,13 @@ pub fn generate(c: &Compilation) -> Result<String, CliError> {
     for note in optimized.notes.iter().filter(|n| n.is_refusal()) {
         eprintln!("note: {}: {note}", lifted.program.kernel.name);
     }
-    Ok(codegen::generate(
-        &lifted.program,
-        &optimized.schedule,
-        &c.codegen,
-    )?)
+    Ok(optimized)
 }
 
 /// The chosen kernel compiled for the NPU, as `.npu` text with a header saying what it is.
 fn npu_program(args: &CompileArgs) -> Result<String, CliError> {
     let kernel = choose(
-        read_kernels(&args.file)?,
+        read_kernels(&args.file, &args.schedule.c)?,
         |k| &k.name,
         args.kernel.as_deref(),
         &args.file,

@@ -1,21 +1,52 @@
-//! What most subcommands share: reading a kernel file, choosing a kernel, `-D` parameters,
-//! and lifting kernels into the polyhedral model with their dependences. Every command
-//! loads kernels through here.
+//! What most subcommands share: reading a kernel file (the kernel language, or the
+//! `#pragma scop` regions of a C file), choosing a kernel, `-D` parameters, and lifting
+//! kernels into the polyhedral model with their dependences. Every command loads kernels
+//! through here.
 
 use crate::error::CliError;
+use frontend::c::cpp::Cpp;
 use frontend::ir::Kernel;
-use frontend::SourceFile;
+use frontend::{Diagnostics, SourceFile};
 use poly::deps::Dependences;
 use poly::isl::Ctx;
 use poly::model::Program;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
+use std::path::Path;
 use std::sync::OnceLock;
+
+/// How a C file (`.c`) is preprocessed before its `#pragma scop` regions are read.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct CArgs {
+    /// For a C file: an include directory of the preprocessor (repeatable).
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<String>,
+    /// For a C file: a macro the preprocessor defines, `NAME` or `NAME=VALUE` (repeatable;
+    /// what `-D` is to a C compiler, since `-D` fixes parameters here).
+    #[arg(long = "macro", value_name = "NAME[=VALUE]")]
+    pub macros: Vec<String>,
+}
+
+impl CArgs {
+    /// The preprocessor these flags ask for.
+    pub fn cpp(&self) -> Cpp {
+        Cpp {
+            include: self.include.clone(),
+            define: self.macros.clone(),
+        }
+    }
+}
+
+/// Whether `path` names a C file (read by the C front end).
+pub fn is_c_file(path: &str) -> bool {
+    Path::new(path).extension().is_some_and(|e| e == "c")
+}
 
 /// Arguments naming a kernel: the file, which kernel in it, fixed parameter values.
 #[derive(clap::Args, Debug, Clone)]
 pub struct KernelArgs {
-    /// The kernel file (`.pk`), or `-` for standard input.
+    /// The kernel file (`.pk`; a `.c` file: its `#pragma scop` regions), or `-` for standard
+    /// input.
     pub file: String,
     /// Which kernel of the file (needed when it holds several).
     #[arg(long)]
@@ -23,6 +54,8 @@ pub struct KernelArgs {
     /// Fixes a parameter, e.g. `-D N=64` (repeatable).
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
     pub define: Vec<(String, i64)>,
+    #[command(flatten)]
+    pub c: CArgs,
 }
 
 /// Parses a `-D NAME=VALUE` argument.
@@ -47,7 +80,7 @@ impl KernelArgs {
     /// rendered to standard error.
     pub fn load_kernel(&self) -> Result<Kernel, CliError> {
         choose(
-            read_kernels(&self.file)?,
+            read_kernels(&self.file, &self.c)?,
             |k| &k.name,
             self.kernel.as_deref(),
             &self.file,
@@ -76,16 +109,32 @@ pub fn read_source(path: &str) -> Result<SourceFile, String> {
     STDIN.get_or_init(|| frontend::read_source(path)).clone()
 }
 
-/// Reads, parses and checks every kernel of a file; diagnostics are rendered to standard
+/// Reads, parses and checks every kernel of a file (of a C file, the kernels of its
+/// `#pragma scop` regions, preprocessed as `c` says); diagnostics are rendered to standard
 /// error.
-pub fn read_kernels(path: &str) -> Result<Vec<Kernel>, CliError> {
+pub fn read_kernels(path: &str, c: &CArgs) -> Result<Vec<Kernel>, CliError> {
     let file = read_source(path).map_err(|message| {
         eprint!("{message}");
         CliError::User(format!("could not read `{path}`"))
     })?;
-    frontend::compile(&file).map_err(|diags| {
+    compile(path, &file, c)?.map_err(|diags| {
         eprint!("{}", diags.render(&file, std::io::stderr().is_terminal()));
         CliError::User(format!("`{}` has errors", file.name))
+    })
+}
+
+/// The kernels of `file`, read from `path`: the kernel language's, or a C file's regions
+/// (preprocessed as `c` says); the outer error is a failure of the preprocessor.
+pub fn compile(
+    path: &str,
+    file: &SourceFile,
+    c: &CArgs,
+) -> Result<Result<Vec<Kernel>, Diagnostics>, CliError> {
+    Ok(if is_c_file(path) {
+        let preprocessed = c.cpp().run(Path::new(path)).map_err(CliError::User)?;
+        frontend::c::compile(file, &preprocessed)
+    } else {
+        frontend::compile(file)
     })
 }
 
@@ -122,10 +171,10 @@ pub struct Lifted {
 }
 
 /// Reads, checks and lifts every kernel of a file with the `-D` values fixed.
-pub fn lift_file(path: &str, define: &[(String, i64)]) -> Result<Vec<Lifted>, CliError> {
+pub fn lift_file(path: &str, define: &[(String, i64)], c: &CArgs) -> Result<Vec<Lifted>, CliError> {
     let fixed = defines(define);
     let ctx = Ctx::default();
-    read_kernels(path)?
+    read_kernels(path, c)?
         .iter()
         .map(|k| {
             let program = Program::build(&ctx, k, &fixed).map_err(|e| match e {
@@ -143,9 +192,10 @@ pub fn lift_one(
     path: &str,
     kernel: Option<&str>,
     define: &[(String, i64)],
+    c: &CArgs,
 ) -> Result<Lifted, CliError> {
     choose(
-        lift_file(path, define)?,
+        lift_file(path, define, c)?,
         |l| &l.program.kernel.name,
         kernel,
         path,

@@ -1,7 +1,9 @@
 //! The subcommands of `polyc`, one module each.
 
 mod bench;
+mod bench_c;
 mod bench_npu;
+mod cfile;
 mod check;
 mod compare;
 mod compile;
@@ -32,6 +34,9 @@ pub struct Cli {
 enum Command {
     /// Parse and check a kernel file; print its diagnostics.
     Check(check::CheckArgs),
+    /// Optimise the `#pragma scop` regions of a C file: each is replaced by its optimised
+    /// loop nest, everything else is kept byte for byte.
+    C(cfile::CFileArgs),
     /// Schedule a kernel (Feautrier, isl, identity), tile and parallelise; print the result.
     Schedule(schedule::ScheduleArgs),
     /// Compare schedulers on kernels: bands, parallel loops, tiles, time.
@@ -67,6 +72,7 @@ enum Command {
 pub fn dispatch(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Check(args) => check::run(&args),
+        Command::C(args) => cfile::run(&args),
         Command::Schedule(args) => schedule::run(&args),
         Command::Compare(args) => compare::run(&args),
         Command::Bench(args) => bench::run(&args),

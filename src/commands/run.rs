@@ -109,6 +109,7 @@ fn run_cpu(
         reorder_reductions: false,
         define: Vec::new(),
         given: args.schedule.clone(),
+        c: args.kernel.c.clone(),
     };
     let code = compile::generate(&compile::Compilation {
         file: &args.kernel.file,

@@ -1,6 +1,6 @@
 //! `polyc schedule`: schedule a kernel, transform the schedule, print it.
 
-use super::input::{lift_file, parse_define, Lifted};
+use super::input::{lift_file, parse_define, CArgs, Lifted};
 use crate::error::CliError;
 
 use poly::order::OrderError;
@@ -76,12 +76,15 @@ pub struct ScheduleOptions {
     /// transformations asked for still apply.
     #[arg(long = "schedule", value_name = "FILE")]
     pub given: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub c: CArgs,
 }
 
 /// Arguments of `polyc schedule`.
 #[derive(clap::Args, Debug)]
 pub struct ScheduleArgs {
-    /// The kernel file (`.pk`), or `-` for standard input.
+    /// The kernel file (`.pk`; a `.c` file: its `#pragma scop` regions), or `-` for
+    /// standard input.
     pub file: String,
     /// The scheduling algorithm: pluto (the default everywhere), feautrier, isl or identity
     /// (the original order). `pluto` falls back to `isl`, and any to the original order,
@@ -205,7 +208,7 @@ fn given_schedule(problem: &Problem, path: &std::path::Path) -> Result<Given, Cl
 pub fn run(args: &ScheduleArgs) -> Result<(), CliError> {
     find_scheduler(&args.scheduler)?;
     let transforms = transform_options(&args.options)?;
-    for lifted in lift_file(&args.file, &args.options.define)? {
+    for lifted in lift_file(&args.file, &args.options.define, &args.options.c)? {
         let problem = args.options.problem(&lifted);
         let name = &lifted.program.kernel.name;
         if args.emit == Emit::Deps {

@@ -2,6 +2,7 @@
 //! them ([`Instances`]), and how loops print ([`LoopOptions`]). The bottom of the printer's
 //! modules: the deciding modules and the printer read these, nothing here reads them.
 
+use super::dialect::Dialect;
 use super::stmt::{Accumulable, ElementAccess, InputExpression, Replacement};
 use crate::CodegenError;
 
@@ -56,6 +57,8 @@ pub struct LoopOptions {
     /// Whether to copy strided input reads of accumulator blocks into packed panels
     /// (`c::pack`).
     pub pack: bool,
+    /// The C written (how panels are allocated and what runs when they cannot be).
+    pub dialect: Dialect,
 }
 
 impl Default for LoopOptions {
@@ -64,6 +67,7 @@ impl Default for LoopOptions {
             unroll_limit: 4,
             openmp: true,
             pack: true,
+            dialect: Dialect::Kernel,
         }
     }
 }

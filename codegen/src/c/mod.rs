@@ -14,18 +14,22 @@
 
 mod accumulate;
 mod cexpr;
+pub mod dialect;
 mod instances;
 pub mod names;
 mod pack;
 mod plan;
 mod print;
 mod promote;
+mod scop;
 pub mod stmt;
 mod team;
 pub mod types;
 
+pub use dialect::Dialect;
 pub use instances::{Instances, LoopOptions};
 pub use print::print_loops;
+pub use scop::{scop_block, ScopBlock, RESERVED_PREFIX};
 
 use crate::ast;
 use crate::CodegenError;
@@ -87,27 +91,9 @@ pub fn kernel_function(
     let arrays = Arrays {
         kernel,
         in_bounds: &in_bounds,
+        dialect: Dialect::Kernel,
     };
-    let mut by_tuple = BTreeMap::new();
-    for sc in kernel.statements() {
-        let s = program
-            .statements
-            .iter()
-            .find(|s| s.name == sc.stmt.name)
-            .ok_or_else(|| CodegenError::Internal(format!("{} is not lifted", sc.stmt.name)))?;
-        by_tuple.insert(s.tuple.clone(), (s, sc.stmt));
-    }
-    let statements = Statements {
-        accumulable: by_tuple
-            .iter()
-            .filter_map(|(tuple, (s, stmt))| {
-                let acc = stmt::accumulable(&arrays, stmt, &s.iterators)?;
-                Some((tuple.clone(), acc))
-            })
-            .collect(),
-        by_tuple,
-        arrays: &arrays,
-    };
+    let statements = Statements::new(program, &arrays)?;
     let params: BTreeMap<String, String> = kernel
         .params
         .iter()
@@ -164,12 +150,41 @@ pub fn kernel_function(
 }
 
 /// The kernel's statements as [`Instances`] for the loop printer.
-struct Statements<'a, 'k> {
+pub(super) struct Statements<'a, 'k> {
     /// Each statement of the model and of the IR, by isl tuple name.
     by_tuple: BTreeMap<String, (&'a poly::model::Statement, &'k frontend::ir::Stmt)>,
     arrays: &'a Arrays<'k>,
     /// The statements whose targets can be accumulators, by tuple name.
     accumulable: BTreeMap<String, stmt::Accumulable>,
+}
+
+impl<'a, 'k> Statements<'a, 'k> {
+    /// The statements of `program` (whose kernel `arrays` describes).
+    pub(super) fn new(
+        program: &'a Program,
+        arrays: &'a Arrays<'k>,
+    ) -> Result<Statements<'a, 'k>, CodegenError> {
+        let mut by_tuple = BTreeMap::new();
+        for sc in arrays.kernel.statements() {
+            let s = program
+                .statements
+                .iter()
+                .find(|s| s.name == sc.stmt.name)
+                .ok_or_else(|| CodegenError::Internal(format!("{} is not lifted", sc.stmt.name)))?;
+            by_tuple.insert(s.tuple.clone(), (s, sc.stmt));
+        }
+        Ok(Statements {
+            accumulable: by_tuple
+                .iter()
+                .filter_map(|(tuple, (s, stmt))| {
+                    let acc = stmt::accumulable(arrays, stmt, &s.iterators)?;
+                    Some((tuple.clone(), acc))
+                })
+                .collect(),
+            by_tuple,
+            arrays,
+        })
+    }
 }
 
 impl Instances for Statements<'_, '_> {
@@ -184,15 +199,20 @@ impl Instances for Statements<'_, '_> {
             .get(tuple)
             .ok_or_else(|| CodegenError::Internal(format!("unknown statement {tuple}")))?;
         let body = stmt::statement(self.arrays, stmt, replaced)?;
-        if s.iterators.is_empty() {
-            return Ok(format!("{body} /* {} */", s.name));
-        }
+        let dialect = self.arrays.dialect;
+        // In the user's file, only the iterators the statement uses (no unused variables).
+        let used = |name: &str| dialect == Dialect::Kernel || mentions(&body, name);
         let binds: Vec<String> = s
             .iterators
             .iter()
             .zip(args)
-            .map(|(it, a)| format!("{} = {a}", c_name(it)))
+            .map(|(it, a)| (dialect.name(it), a))
+            .filter(|(it, _)| used(it))
+            .map(|(it, a)| format!("{it} = {a}"))
             .collect();
+        if binds.is_empty() {
+            return Ok(format!("{body} /* {} */", s.name));
+        }
         Ok(format!(
             "{{ /* {} */\n    const long {};\n    {body}\n}}",
             s.name,
@@ -223,6 +243,13 @@ impl Instances for Statements<'_, '_> {
         let (s, stmt) = self.by_tuple.get(tuple)?;
         stmt::input_expressions(self.arrays, stmt, &s.iterators, args, accesses).ok()
     }
+}
+
+/// Whether the C text `text` mentions the identifier `name`.
+fn mentions(text: &str, name: &str) -> bool {
+    let word = |c: char| c == '_' || c.is_ascii_alphanumeric();
+    text.match_indices(name)
+        .any(|(at, _)| !text[..at].ends_with(word) && !text[at + name.len()..].starts_with(word))
 }
 
 fn free_temps(out: &mut String, temps: &[(usize, &frontend::ir::Array)], depth: usize) {

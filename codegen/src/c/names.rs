@@ -57,6 +57,8 @@ const RESERVED: &[&str] = &[
     "powf",
     "fabs",
     "fabsf",
+    "floor",
+    "floorf",
     "trunc",
     "isnan",
     "isfinite",

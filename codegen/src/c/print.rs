@@ -5,6 +5,7 @@
 
 use super::accumulate::Block;
 use super::cexpr::{hoistable, CExprs};
+use super::dialect::Dialect;
 use super::instances::{Instances, LoopOptions};
 use super::pack::Panel;
 use super::plan::{LoopPlan, Parallelism, Plan};
@@ -344,7 +345,12 @@ impl LoopPrinter<'_, '_> {
         let runs = self.runs_once(f).expect("checked by Panel::all");
         // The storage, on the heap (a panel of up to 512 KiB would not fit the stack of
         // every thread: musl gives 128 KiB), used through a `restrict` pointer (through a
-        // local array, gcc kept the block's accumulators in memory).
+        // local array, gcc kept the block's accumulators in memory). In a user's file,
+        // through the compiler's built-ins, which need no header.
+        let (malloc, free) = match self.options.dialect {
+            Dialect::Kernel => ("malloc", "free"),
+            Dialect::Source => ("__builtin_malloc", "__builtin_free"),
+        };
         let mut names = Vec::new();
         for panel in panels {
             let name = self.fresh("pc_pk");
@@ -359,7 +365,7 @@ impl LoopPrinter<'_, '_> {
                 .collect();
             self.line(
                 d,
-                &format!("{ty} (*restrict {name}){inner} = malloc(sizeof({ty}){count});"),
+                &format!("{ty} (*restrict {name}){inner} = {malloc}(sizeof({ty}){count});"),
             );
             names.push(name);
         }
@@ -407,10 +413,14 @@ impl LoopPrinter<'_, '_> {
         self.panels.truncate(before);
         printed?;
         self.line(depth + 1, "} else {");
-        self.line(d, "pc_set_fault(PC_FAULT_OUT_OF_MEMORY);");
+        match self.options.dialect {
+            Dialect::Kernel => self.line(d, "pc_set_fault(PC_FAULT_OUT_OF_MEMORY);"),
+            // The user's program has no fault to report: the loop runs on the inputs.
+            Dialect::Source => self.plain_loop(f, form, d)?,
+        }
         self.line(depth + 1, "}");
         for name in &names {
-            self.line(depth + 1, &format!("free({name});"));
+            self.line(depth + 1, &format!("{free}({name});"));
         }
         self.line(depth, "}");
         Ok(())

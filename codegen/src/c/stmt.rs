@@ -1,7 +1,8 @@
 //! A statement's body as C: its right-hand side with the exact semantics of
-//! `poly::interp` (see [`super::types`] and `docs/codegen.md`), and the store into its target.
+//! `poly::interp` (see [`super::types`] and `docs/codegen.md`), or in the user's C (see
+//! [`Dialect::Source`]), and the store into its target.
 
-use super::names::c_name;
+use super::dialect::Dialect;
 use super::types::{compute, double_literal, load, round_double, store};
 use crate::CodegenError;
 use frontend::ir::{
@@ -17,6 +18,8 @@ pub struct Arrays<'k> {
     /// Per statement, per access (the target first, then the right-hand side's reads left
     /// to right): whether its indices are proven within the array's extents.
     pub in_bounds: &'k dyn Fn(&str, usize) -> bool,
+    /// The C written.
+    pub dialect: Dialect,
 }
 
 /// Whether array number `k` is passed by value (a scalar input).
@@ -33,21 +36,28 @@ pub fn extent_name(k: usize, d: usize) -> String {
 /// An affine expression as a C `long` expression (loop variables and parameters by their C
 /// names).
 pub fn affine(e: &AffExpr) -> String {
-    affine_with(e, &|_| None)
+    affine_with(e, Dialect::Kernel, &|_| None)
+}
+
+/// An affine expression as a C `long` expression in `dialect` (loop variables and
+/// parameters by their names there).
+pub fn affine_in(dialect: Dialect, e: &AffExpr) -> String {
+    affine_with(e, dialect, &|_| None)
 }
 
 /// An affine expression as a C `long` expression, with the loop variables that `loop_var`
-/// spells (by their IR names) spelled so, the others and the parameters by their C names.
-fn affine_with(e: &AffExpr, loop_var: &dyn Fn(&str) -> Option<String>) -> String {
-    let f = |a: &AffExpr| affine_with(a, loop_var);
+/// spells (by their IR names) spelled so, the others and the parameters by their names in
+/// `dialect`.
+fn affine_with(e: &AffExpr, dialect: Dialect, loop_var: &dyn Fn(&str) -> Option<String>) -> String {
+    let f = |a: &AffExpr| affine_with(a, dialect, loop_var);
     match e {
         AffExpr::Const(c) => format!("({c}L)"),
         AffExpr::Var(frontend::ir::Var::Loop(v)) => match loop_var(v) {
-            None => c_name(v),
+            None => dialect.name(v),
             Some(s) if s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => s,
             Some(s) => format!("({s})"),
         },
-        AffExpr::Var(v) => c_name(v.name()),
+        AffExpr::Var(v) => dialect.name(v.name()),
         AffExpr::Add(a, b) => format!("({} + {})", f(a), f(b)),
         AffExpr::Sub(a, b) => format!("({} - {})", f(a), f(b)),
         AffExpr::Neg(a) => format!("(-({}))", f(a)),
@@ -110,7 +120,7 @@ pub fn element_accesses(
                     .collect()
             };
             let indices: Vec<String> = (access.indices.iter())
-                .map(|i| affine_with(i, &arg))
+                .map(|i| affine_with(i, arrays.dialect, &arg))
                 .collect();
             ElementAccess {
                 position,
@@ -122,17 +132,22 @@ pub fn element_accesses(
                 last_index_iterators: positions(
                     &access.indices[access.indices.len().saturating_sub(1)..],
                 ),
-                element: flat_element(kernel, k, indices),
-                storage: super::types::storage(array.elem),
+                element: element(arrays, k, indices),
+                storage: arrays.dialect.storage(array.elem),
                 bytes: array.elem.size_bytes(),
             }
         })
         .collect()
 }
 
-/// Array `k`'s element at `indices` (C expressions) as a C lvalue, flattened in C order.
-fn flat_element(kernel: &Kernel, k: usize, indices: Vec<String>) -> String {
-    let name = c_name(&kernel.arrays[k].name);
+/// Array `k`'s element at `indices` (C expressions) as a C lvalue: in the kernel dialect
+/// flattened in C order, in the source dialect subscripted as a C array.
+fn element(arrays: &Arrays<'_>, k: usize, indices: Vec<String>) -> String {
+    let kernel = arrays.kernel;
+    let name = arrays.dialect.name(&kernel.arrays[k].name);
+    if arrays.dialect == Dialect::Source {
+        return indices.iter().fold(name, |e, i| format!("{e}[{i}]"));
+    }
     if indices.is_empty() {
         return if by_value(kernel, k) {
             name
@@ -239,7 +254,7 @@ pub fn input_expressions(
             reads: first..first + reads.len(),
             iterators: used,
             value,
-            storage: super::types::storage(t),
+            storage: arrays.dialect.storage(t),
             bytes: t.size_bytes(),
         });
     }
@@ -257,14 +272,19 @@ pub fn statement(
     let elem = arrays.kernel.array(stmt.target.array).elem;
     let rhs = e.expr(&stmt.rhs)?;
     let current = || load(elem, &target);
+    let d = arrays.dialect;
     let value = match stmt.op {
         AssignOp::Assign => rhs,
-        AssignOp::Add => binary(elem, BinOp::Add, &current(), &rhs),
-        AssignOp::Sub => binary(elem, BinOp::Sub, &current(), &rhs),
-        AssignOp::Mul => binary(elem, BinOp::Mul, &current(), &rhs),
-        AssignOp::Div => binary(elem, BinOp::Div, &current(), &rhs),
-        AssignOp::Max => call(elem, Func::Max, &[current(), rhs]).map_err(|r| e.unsupported(r))?,
-        AssignOp::Min => call(elem, Func::Min, &[current(), rhs]).map_err(|r| e.unsupported(r))?,
+        AssignOp::Add => binary(d, elem, BinOp::Add, &current(), &rhs),
+        AssignOp::Sub => binary(d, elem, BinOp::Sub, &current(), &rhs),
+        AssignOp::Mul => binary(d, elem, BinOp::Mul, &current(), &rhs),
+        AssignOp::Div => binary(d, elem, BinOp::Div, &current(), &rhs),
+        AssignOp::Max => {
+            call(d, elem, Func::Max, &[current(), rhs]).map_err(|r| e.unsupported(r))?
+        }
+        AssignOp::Min => {
+            call(d, elem, Func::Min, &[current(), rhs]).map_err(|r| e.unsupported(r))?
+        }
     };
     Ok(format!("{target} = {};", store(elem, &value)))
 }
@@ -311,10 +331,10 @@ pub fn accumulable(arrays: &Arrays<'_>, stmt: &Stmt, iterators: &[String]) -> Op
     }
     let mut e = Emitter::new(arrays, stmt, &[]);
     Some(Accumulable {
-        storage: super::types::storage(arrays.kernel.array(target.array).elem),
+        storage: (arrays.dialect).storage(arrays.kernel.array(target.array).elem),
         index_names: index_iterators
             .iter()
-            .map(|&p| c_name(&iterators[p]))
+            .map(|&p| arrays.dialect.name(&iterators[p]))
             .collect(),
         index_iterators,
         lvalue: e.lvalue(target),
@@ -413,7 +433,6 @@ impl<'a, 'k> Emitter<'a, 'k> {
 
     /// The element accessed, as a C lvalue of the storage type.
     fn lvalue(&mut self, access: &Access) -> String {
-        let kernel = self.arrays.kernel;
         let k = access.array.0;
         let position = self.next_access;
         let checked = !(self.arrays.in_bounds)(&self.stmt.name, position);
@@ -423,16 +442,17 @@ impl<'a, 'k> Emitter<'a, 'k> {
         {
             return (*lvalue).to_owned();
         }
+        let dialect = self.arrays.dialect;
         let indices = (access.indices.iter().enumerate())
             .map(|(d, index)| {
-                let index = affine_with(index, self.spelled);
+                let index = affine_with(index, dialect, self.spelled);
                 match checked {
                     true => format!("pc_check({index}, {})", extent_name(k, d)),
                     false => index,
                 }
             })
             .collect();
-        flat_element(kernel, k, indices)
+        element(self.arrays, k, indices)
     }
 
     fn elem(&self, e: &Expr) -> Result<ElemType, CodegenError> {
@@ -443,6 +463,11 @@ impl<'a, 'k> Emitter<'a, 'k> {
     }
 
     fn expr(&mut self, e: &Expr) -> Result<String, CodegenError> {
+        let dialect = self.arrays.dialect;
+        if dialect == Dialect::Source && matches!(e.ty, Type::Elem(ElemType::F16 | ElemType::BF16))
+        {
+            return Err(self.unsupported(format!("{} has no C type", self.elem(e)?)));
+        }
         let node = self.next_node;
         self.next_node += 1;
         if let Some((_, lvalue)) =
@@ -459,18 +484,20 @@ impl<'a, 'k> Emitter<'a, 'k> {
         Ok(match &e.kind {
             ExprKind::Literal(v) => match e.ty {
                 Type::Bool => (if *v != 0.0 { "1" } else { "0" }).to_owned(),
+                Type::Elem(t) if dialect == Dialect::Source => source_literal(t, *v),
                 // Rounded to the type once, as the interpreter does.
                 Type::Elem(t) => round_double(t, &double_literal(*v)),
             },
-            ExprKind::Index(index) => match self.elem(e)? {
-                t @ (ElemType::I32 | ElemType::I8) => {
-                    format!("(({})({}))", compute(t), affine_with(index, self.spelled))
+            ExprKind::Index(index) => {
+                let index = affine_with(index, dialect, self.spelled);
+                match self.elem(e)? {
+                    t if dialect == Dialect::Source => {
+                        format!("(({})({index}))", dialect.storage(t))
+                    }
+                    t @ (ElemType::I32 | ElemType::I8) => format!("(({})({index}))", compute(t)),
+                    t => round_double(t, &format!("(double)({index})")),
                 }
-                t => round_double(
-                    t,
-                    &format!("(double)({})", affine_with(index, self.spelled)),
-                ),
-            },
+            }
             ExprKind::Read(access) => {
                 let t = self.arrays.kernel.array(access.array).elem;
                 load(t, &self.lvalue(access))
@@ -479,6 +506,10 @@ impl<'a, 'k> Emitter<'a, 'k> {
                 let t = self.elem(e)?;
                 let x = self.expr(x)?;
                 match t {
+                    ElemType::I8 if dialect == Dialect::Source => {
+                        format!("((signed char)(-({x})))")
+                    }
+                    _ if dialect == Dialect::Source => format!("(-({x}))"),
                     ElemType::I32 => format!("((int32_t)(0u - (uint32_t)({x})))"),
                     ElemType::I8 => format!("((int8_t)(uint8_t)(0u - (uint32_t)({x})))"),
                     _ => format!("(-({x}))"),
@@ -487,7 +518,7 @@ impl<'a, 'k> Emitter<'a, 'k> {
             ExprKind::Binary(op, x, y) => {
                 let t = self.elem(e)?;
                 let (x, y) = (self.expr(x)?, self.expr(y)?);
-                binary(t, *op, &x, &y)
+                binary(dialect, t, *op, &x, &y)
             }
             ExprKind::Compare(op, x, y) => {
                 let (x, y) = (self.expr(x)?, self.expr(y)?);
@@ -512,13 +543,14 @@ impl<'a, 'k> Emitter<'a, 'k> {
                     .iter()
                     .map(|a| self.expr(a))
                     .collect::<Result<Vec<_>, _>>()?;
-                call(t, *func, &args).map_err(|r| self.unsupported(r))?
+                call(dialect, t, *func, &args).map_err(|r| self.unsupported(r))?
             }
             ExprKind::Cast(x) => {
                 let t = self.elem(e)?;
                 let from_float = matches!(x.ty, Type::Elem(s) if s.is_float());
                 let x = self.expr(x)?;
                 match t {
+                    _ if dialect == Dialect::Source => format!("(({})({x}))", dialect.storage(t)),
                     ElemType::I32 if from_float => format!("pc_to_i32((double)({x}))"),
                     ElemType::I8 if from_float => format!("pc_to_i8((double)({x}))"),
                     _ => round_double(t, &format!("(double)({x})")),
@@ -528,14 +560,33 @@ impl<'a, 'k> Emitter<'a, 'k> {
     }
 }
 
+/// A literal of type `t` in the source dialect: C's own literal of that type.
+fn source_literal(t: ElemType, v: f64) -> String {
+    match t {
+        ElemType::F32 if v.is_finite() => format!("{:e}f", v as f32),
+        ElemType::I32 if v == f64::from(i32::MIN) => "(-2147483647 - 1)".to_owned(),
+        ElemType::I32 => format!("{}", v as i32),
+        ElemType::I8 => format!("((signed char){})", v as i8),
+        _ => double_literal(v),
+    }
+}
+
 /// `x op y` in type `t`.
-fn binary(t: ElemType, op: BinOp, x: &str, y: &str) -> String {
+fn binary(dialect: Dialect, t: ElemType, op: BinOp, x: &str, y: &str) -> String {
     let sym = match op {
         BinOp::Add => "+",
         BinOp::Sub => "-",
         BinOp::Mul => "*",
         BinOp::Div => "/",
     };
+    if dialect == Dialect::Source {
+        // C's own arithmetic (the C front end made every conversion explicit); only `char`
+        // arithmetic, which C does not have, is converted back.
+        return match t {
+            ElemType::I8 => format!("((signed char)({x} {sym} {y}))"),
+            _ => format!("({x} {sym} {y})"),
+        };
+    }
     match (t, op) {
         (ElemType::F64 | ElemType::F32, _) => format!("({x} {sym} {y})"),
         (ElemType::F16 | ElemType::BF16, _) => {
@@ -551,7 +602,7 @@ fn binary(t: ElemType, op: BinOp, x: &str, y: &str) -> String {
 }
 
 /// A built-in function in type `t`, or why it is not defined there.
-fn call(t: ElemType, func: Func, args: &[String]) -> Result<String, String> {
+fn call(dialect: Dialect, t: ElemType, func: Func, args: &[String]) -> Result<String, String> {
     if args.len() != func.arity() {
         return Err(format!(
             "`{}` takes {} argument(s), {} given",
@@ -559,6 +610,9 @@ fn call(t: ElemType, func: Func, args: &[String]) -> Result<String, String> {
             func.arity(),
             args.len()
         ));
+    }
+    if dialect == Dialect::Source {
+        return source_call(t, func, args);
     }
     let x = &args[0];
     let int = !t.is_float();
@@ -581,6 +635,11 @@ fn call(t: ElemType, func: Func, args: &[String]) -> Result<String, String> {
             _ => format!("fabsf({x})"),
         },
         _ if int => return Err(format!("`{}` is not defined on {t}", func.name())),
+        Func::Floor => match t {
+            ElemType::F64 => format!("floor({x})"),
+            // The floor of a value of the type is a value of the type.
+            _ => format!("floorf({x})"),
+        },
         Func::Sqrt => match t {
             ElemType::F64 => format!("sqrt({x})"),
             ElemType::F32 => format!("sqrtf({x})"),
@@ -599,6 +658,36 @@ fn call(t: ElemType, func: Func, args: &[String]) -> Result<String, String> {
                 ElemType::F32 => format!("{name}f({call_args})"),
                 _ => round_double(t, &format!("(double){name}f({call_args})")),
             }
+        }
+    })
+}
+
+/// A built-in function in type `t` in the source dialect: C's math functions of that type.
+fn source_call(t: ElemType, func: Func, args: &[String]) -> Result<String, String> {
+    let x = &args[0];
+    let int = !t.is_float();
+    Ok(match func {
+        Func::Max | Func::Min if int => {
+            let y = &args[1];
+            let op = if func == Func::Max { ">" } else { "<" };
+            format!("({x} {op} {y} ? {x} : {y})")
+        }
+        Func::Abs if int => format!("abs({x})"),
+        _ if int => return Err(format!("`{}` is not defined on {t}", func.name())),
+        _ => {
+            let name = match func {
+                Func::Max => "fmax",
+                Func::Min => "fmin",
+                Func::Abs => "fabs",
+                Func::Exp => "exp",
+                Func::Log => "log",
+                Func::Sqrt => "sqrt",
+                Func::Tanh => "tanh",
+                Func::Pow => "pow",
+                Func::Floor => "floor",
+            };
+            let suffix = if t == ElemType::F64 { "" } else { "f" };
+            format!("{name}{suffix}({})", args.join(", "))
         }
     })
 }
@@ -625,6 +714,7 @@ mod tests {
         let arrays = Arrays {
             kernel: &kernel,
             in_bounds: &in_bounds,
+            dialect: Dialect::Kernel,
         };
         let statements = kernel.statements();
         let update = statements.iter().find(|s| s.enclosing.len() == 3).unwrap();
@@ -665,6 +755,7 @@ mod tests {
         let arrays = Arrays {
             kernel: &kernel,
             in_bounds: &in_bounds,
+            dialect: Dialect::Kernel,
         };
         let statements = kernel.statements();
         let update = statements.iter().find(|s| s.enclosing.len() == 3).unwrap();
@@ -682,22 +773,25 @@ mod tests {
 
     #[test]
     fn arithmetic_follows_each_type() {
-        assert_eq!(binary(ElemType::F64, BinOp::Add, "a", "b"), "(a + b)");
         assert_eq!(
-            binary(ElemType::F16, BinOp::Mul, "a", "b"),
+            binary(Dialect::Kernel, ElemType::F64, BinOp::Add, "a", "b"),
+            "(a + b)"
+        );
+        assert_eq!(
+            binary(Dialect::Kernel, ElemType::F16, BinOp::Mul, "a", "b"),
             "pc_rf16((double)(a) * (double)(b))"
         );
         assert_eq!(
-            binary(ElemType::I8, BinOp::Add, "a", "b"),
+            binary(Dialect::Kernel, ElemType::I8, BinOp::Add, "a", "b"),
             "((int8_t)(uint8_t)((uint32_t)(a) + (uint32_t)(b)))"
         );
         assert_eq!(
-            binary(ElemType::I32, BinOp::Div, "a", "b"),
+            binary(Dialect::Kernel, ElemType::I32, BinOp::Div, "a", "b"),
             "pc_div_i32(a, b)"
         );
-        assert!(call(ElemType::I32, Func::Exp, &["x".into()]).is_err());
+        assert!(call(Dialect::Kernel, ElemType::I32, Func::Exp, &["x".into()]).is_err());
         assert_eq!(
-            call(ElemType::BF16, Func::Exp, &["x".into()]).unwrap(),
+            call(Dialect::Kernel, ElemType::BF16, Func::Exp, &["x".into()]).unwrap(),
             "pc_rbf16((double)expf(x))"
         );
     }

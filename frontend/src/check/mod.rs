@@ -2,7 +2,7 @@
 //! of a parsed file to the checked [`ir::Kernel`].
 
 mod affine;
-mod cond;
+pub(crate) mod cond;
 mod hoist;
 mod intrinsic;
 mod names;

@@ -11,7 +11,7 @@ use crate::span::Span;
 
 type CResult<T> = Result<T, Diagnostic>;
 
-const FUNCS: [Func; 8] = [
+const FUNCS: [Func; 9] = [
     Func::Exp,
     Func::Log,
     Func::Sqrt,
@@ -20,6 +20,7 @@ const FUNCS: [Func; 8] = [
     Func::Max,
     Func::Min,
     Func::Pow,
+    Func::Floor,
 ];
 
 /// Whether `f` is only defined on floating-point types.
@@ -307,7 +308,10 @@ impl ValueChecker<'_, '_> {
                 }),
             };
         }
-        if matches!(f.name.as_str(), "floor" | "ceil") {
+        // `floor` of a float value is a value function; of an integer, an affine operator.
+        let float_floor = f.name == "floor"
+            && matches!(args, [x] if matches!(self.infer(x), Some(Type::Elem(t)) if t.is_float()));
+        if matches!(f.name.as_str(), "floor" | "ceil") && !float_floor {
             return Err(Diagnostic::new(
                 Code::AffineOnlyOperator,
                 format!(
@@ -326,7 +330,7 @@ impl ValueChecker<'_, '_> {
                 "not a built-in function or type",
             )
             .with_note(
-                "functions: exp log sqrt abs tanh max min pow; casts: f16 bf16 f32 f64 i8 i32",
+                "functions: exp log sqrt abs tanh max min pow floor; casts: f16 bf16 f32 f64 i8 i32",
             ));
         };
         arity(func.arity())?;

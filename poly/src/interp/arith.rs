@@ -167,10 +167,12 @@ impl<T: FloatFormat> Arith for Float<T> {
     }
     fn call(&self, func: Func, args: Vec<Operand>) -> Result<Operand, String> {
         Ok(match func {
-            Func::Abs | Func::Sqrt | Func::Exp | Func::Log | Func::Tanh => {
+            Func::Abs | Func::Sqrt | Func::Exp | Func::Log | Func::Tanh | Func::Floor => {
                 let [x] = unpack(func, args)?;
                 match func {
                     Func::Abs => map1(x, f64::abs),
+                    // The floor of a value of the type is a value of the type.
+                    Func::Floor => map1(x, f64::floor),
                     Func::Sqrt => map1(x, |x| T::round(x.sqrt())),
                     Func::Exp => map1(x, |x| T::libm(x, 0.0, |a, _| a.exp(), |a, _| a.exp())),
                     Func::Log => map1(x, |x| T::libm(x, 0.0, |a, _| a.ln(), |a, _| a.ln())),
@@ -298,7 +300,7 @@ impl<T: IntFormat> Arith for Int<T> {
                     _ => map2(x, y, f64::min),
                 })
             }
-            Func::Sqrt | Func::Exp | Func::Log | Func::Tanh | Func::Pow => {
+            Func::Sqrt | Func::Exp | Func::Log | Func::Tanh | Func::Pow | Func::Floor => {
                 Err(format!("`{}` is not defined on {}", func.name(), T::NAME))
             }
         }

@@ -343,7 +343,7 @@ impl Lowerer<'_> {
                 };
                 return self.binary(d, op, &args[0], &args[1], leaf);
             }
-            Func::Tanh | Func::Pow => {
+            Func::Tanh | Func::Pow | Func::Floor => {
                 return Err(format!(
                     "calls `{}`, for which the vector unit has no instruction",
                     f.name()

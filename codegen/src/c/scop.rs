@@ -1,0 +1,149 @@
+//! A kernel's loop nest as a block of the user's C file, in place of the `#pragma scop`
+//! region it was read from ([`Dialect::Source`]).
+//!
+//! ```c
+//! {
+//! #define pc_min(a, b) ((a) < (b) ? (a) : (b))   /* only the helpers the loops use */
+//!     double t;                                  /* the region's own variables */
+//!     for (long pc_c0 = 0; pc_c0 < n; pc_c0++) {
+//!         { /* S0 */
+//!             const long i = pc_c0;
+//!             y[i] = ...;
+//!         }
+//!     }
+//! #undef pc_min
+//! }
+//! ```
+//!
+//! The loops' iterators are isl's `c0, c1, ...` renamed `pc_c0, pc_c1, ...`, and each
+//! statement binds the region's iterators to them, so the statements read as the user wrote
+//! them. The caller makes sure that no name of the file starts with `pc_`.
+
+use super::dialect::Dialect;
+use super::instances::LoopOptions;
+use super::print::print_loops;
+use super::stmt::{affine_in, Arrays};
+use super::Statements;
+use crate::ast::{Expr, For, Node};
+use crate::CodegenError;
+use frontend::ir::Role;
+use poly::model::isl_text::isl_name;
+use poly::model::Program;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// The block that replaces a region.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScopBlock {
+    /// The C text: a compound statement, no trailing newline.
+    pub text: String,
+    /// Whether it holds OpenMP pragmas (then the file needs `-fopenmp` to run in parallel).
+    pub openmp: bool,
+}
+
+/// The index helpers the loops may use, each as a macro of the block.
+const HELPERS: [(&str, &str); 5] = [
+    ("pc_min", "#define pc_min(a, b) ((a) < (b) ? (a) : (b))"),
+    ("pc_max", "#define pc_max(a, b) ((a) > (b) ? (a) : (b))"),
+    (
+        "pc_floord",
+        "#define pc_floord(n, d) (((n) < 0) ? -((-(n) + (d) - 1) / (d)) : (n) / (d))",
+    ),
+    (
+        "pc_ceild",
+        "#define pc_ceild(n, d) (((n) < 0) ? -((-(n)) / (d)) : ((n) + (d) - 1) / (d))",
+    ),
+    ("pc_mod", "#define pc_mod(n, d) ((((n) % (d)) + (d)) % (d))"),
+];
+
+/// The prefix of the names the block declares (iterators, bounds, accumulators, panels).
+pub const RESERVED_PREFIX: &str = "pc_";
+
+/// The block executing `ast` (built from `program`'s schedule) over the user's variables.
+pub fn scop_block(
+    program: &Program,
+    ast: &Node,
+    options: LoopOptions,
+) -> Result<ScopBlock, CodegenError> {
+    let kernel = &program.kernel;
+    // Every access of the region is made by the original program too, where it is within
+    // its array or the program is undefined: none is checked.
+    let in_bounds = |_: &str, _: usize| true;
+    let dialect = Dialect::Source;
+    let arrays = Arrays {
+        kernel,
+        in_bounds: &in_bounds,
+        dialect,
+    };
+    let statements = Statements::new(program, &arrays)?;
+    let params: BTreeMap<String, String> = (kernel.params.iter())
+        .map(|p| (isl_name(&p.name), p.name.clone()))
+        .collect();
+    let ast = rename_iterators(ast, &params);
+    let options = LoopOptions { dialect, ..options };
+    let loops = print_loops(&ast, 1, &params, &statements, options)?;
+
+    let mut body = String::new();
+    for a in kernel.arrays.iter().filter(|a| a.role == Role::Temp) {
+        let dims: String = a
+            .dims
+            .iter()
+            .map(|d| format!("[{}]", affine_in(dialect, d)))
+            .collect();
+        let _ = writeln!(body, "    {} {}{dims};", dialect.storage(a.elem), a.name);
+    }
+    body.push_str(&loops);
+    let used: Vec<&(&str, &str)> = (HELPERS.iter())
+        .filter(|(name, _)| body.contains(&format!("{name}(")))
+        .collect();
+    let mut text = String::from("{\n");
+    for (_, define) in &used {
+        let _ = writeln!(text, "{define}");
+    }
+    text.push_str(&body);
+    for (name, _) in &used {
+        let _ = writeln!(text, "#undef {name}");
+    }
+    text.push('}');
+    Ok(ScopBlock {
+        openmp: loops.contains("#pragma omp"),
+        text,
+    })
+}
+
+/// `ast` with isl's iterators `cK` renamed `pc_cK` (the parameters, named in `params`, keep
+/// their names).
+fn rename_iterators(ast: &Node, params: &BTreeMap<String, String>) -> Node {
+    let expr = |e: &Expr| rename_expr(e, params);
+    match ast {
+        Node::For(f) => Node::For(For {
+            iterator: format!("{RESERVED_PREFIX}{}", f.iterator),
+            init: expr(&f.init),
+            cond: expr(&f.cond),
+            step: f.step,
+            parallel: f.parallel,
+            body: Box::new(rename_iterators(&f.body, params)),
+        }),
+        Node::If(c, t, e) => Node::If(
+            expr(c),
+            Box::new(rename_iterators(t, params)),
+            e.as_ref().map(|e| Box::new(rename_iterators(e, params))),
+        ),
+        Node::Block(children) => Node::Block(
+            children
+                .iter()
+                .map(|c| rename_iterators(c, params))
+                .collect(),
+        ),
+        Node::User(name, args) => Node::User(name.clone(), args.iter().map(expr).collect()),
+    }
+}
+
+fn rename_expr(e: &Expr, params: &BTreeMap<String, String>) -> Expr {
+    match e {
+        Expr::Int(v) => Expr::Int(*v),
+        Expr::Id(n) if params.contains_key(n) => Expr::Id(n.clone()),
+        Expr::Id(n) => Expr::Id(format!("{RESERVED_PREFIX}{n}")),
+        Expr::Op(op, args) => Expr::Op(*op, args.iter().map(|a| rename_expr(a, params)).collect()),
+    }
+}

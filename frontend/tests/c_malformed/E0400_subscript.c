@@ -1,0 +1,9 @@
+static void kernel(int n, double A[10000])
+{
+  int i, j;
+#pragma scop
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++)
+      A[i * j] = 0.0;
+#pragma endscop
+}

@@ -1,0 +1,11 @@
+struct point { double x, y; };
+static void kernel(int n, double A[100])
+{
+  int i;
+#pragma scop
+  for (i = 0; i < n; i++) {
+    struct point p;
+    A[i] = 0.0;
+  }
+#pragma endscop
+}

@@ -1,0 +1,3 @@
+#pragma scop
+double A[100];
+#pragma endscop

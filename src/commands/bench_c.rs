@@ -1,0 +1,314 @@
+//! `polyc bench FILE.c`: a PolyBench-style C file (a kernel function with `#pragma scop`
+//! regions, a `main` that initialises, times the kernel under `POLYBENCH_TIME` and dumps
+//! the arrays under `POLYBENCH_DUMP_ARRAYS`) timed as it is, three ways: (a) the original
+//! with `gcc -O3 -march=native`, (b) the original through Polly (`clang-16 -O3 -march=native
+//! -mllvm -polly -mllvm -polly-parallel -fopenmp`), (c) `polyc c`'s rewrite (tiled,
+//! parallel) with `gcc -O3 -march=native -fopenmp`. Every build has the user's `-I`/`-D` and
+//! the other sources of `--link`, and no flag of ours beyond them (no `-ffp-contract=off`).
+//!
+//! Before anything is timed, each variant is built with `-DPOLYBENCH_DUMP_ARRAYS` and its
+//! output compared with (a)'s: identical, or equal within one unit of the last printed digit
+//! of each number (the builds may contract different products into fused multiply-adds);
+//! anything else stops the benchmark. The timed builds have `-DPOLYBENCH_TIME`: a run's time
+//! is what it prints on standard output when that is a number alone (PolyBench's timer),
+//! else the run's wall time. Variants run
+//! in turn, round after round; the table gives medians and speed-ups over (a), and
+//! `polyc bench` ends with the geometric means over the files.
+
+use super::bench::{internal, median, run_once, BenchArgs};
+use super::cfile::rewrite_file;
+use super::compile::Compilation;
+use super::schedule::ScheduleOptions;
+use crate::error::CliError;
+use codegen::toolchain::{CCompiler, FloatMode};
+use frontend::c::cpp::Cpp;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// One way of building and running the file.
+struct Variant {
+    name: &'static str,
+    compiler: CCompiler,
+    /// The built executables: with the dumps, and timed.
+    check: PathBuf,
+    timed: PathBuf,
+    times: Vec<f64>,
+}
+
+/// The speed-ups over (a) of each variant, file by file.
+#[derive(Default)]
+pub struct Speedups {
+    by_variant: Vec<(&'static str, Vec<f64>)>,
+}
+
+impl Speedups {
+    /// Adds one file's speed-ups.
+    pub fn add(&mut self, file: Vec<(&'static str, f64)>) {
+        for (name, s) in file {
+            match self.by_variant.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, v)) => v.push(s),
+                None => self.by_variant.push((name, vec![s])),
+            }
+        }
+    }
+
+    /// Prints the geometric mean of each variant's speed-ups (when C files were benchmarked).
+    pub fn print(&self) {
+        if self.by_variant.is_empty() {
+            return;
+        }
+        println!("geometric mean of the speed-ups over the original (gcc -O3):");
+        for (name, v) in &self.by_variant {
+            let mean = (v.iter().map(|s| s.ln()).sum::<f64>() / v.len() as f64).exp();
+            println!("  {name:<28} {mean:>6.2}x  over {} file(s)", v.len());
+        }
+    }
+}
+
+/// How a variant's dumps agree with the original's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Agreement {
+    /// The same text.
+    Identical,
+    /// The same words, numbers within one unit of their last printed digit.
+    WithinPrintedPrecision,
+}
+
+/// One unit of the last digit of a printed number (`0.25` -> 0.01, `1.5e3` -> 100).
+fn last_digit_unit(text: &str) -> f64 {
+    let (mantissa, exponent) = match text.find(['e', 'E']) {
+        Some(k) => (&text[..k], text[k + 1..].parse::<i32>().unwrap_or(0)),
+        None => (text, 0),
+    };
+    let decimals = mantissa.find('.').map_or(0, |k| mantissa.len() - k - 1);
+    10f64.powi(exponent - i32::try_from(decimals).unwrap_or(i32::MAX))
+}
+
+/// Whether `got` prints what `expected` prints (see [`Agreement`]), or the first difference.
+fn agreement(expected: &str, got: &str) -> Result<Agreement, String> {
+    if expected == got {
+        return Ok(Agreement::Identical);
+    }
+    let (a, b): (Vec<&str>, Vec<&str>) = (
+        expected.split_whitespace().collect(),
+        got.split_whitespace().collect(),
+    );
+    if a.len() != b.len() {
+        return Err(format!("{} words printed instead of {}", b.len(), a.len()));
+    }
+    for (k, (x, y)) in a.iter().zip(&b).enumerate() {
+        if x == y {
+            continue;
+        }
+        let close = match (x.parse::<f64>(), y.parse::<f64>()) {
+            (Ok(p), Ok(q)) => {
+                let unit = last_digit_unit(x).max(last_digit_unit(y));
+                (p - q).abs() <= unit * (1.0 + 1e-9) + 1e-12 * p.abs().max(q.abs())
+            }
+            _ => false,
+        };
+        if !close {
+            return Err(format!("word {k}: `{y}` instead of `{x}`"));
+        }
+    }
+    Ok(Agreement::WithinPrintedPrecision)
+}
+
+/// Benchmarks one C file; returns the speed-up of each variant over (a).
+pub fn bench_file(
+    args: &BenchArgs,
+    file: &str,
+    dir: &Path,
+) -> Result<Vec<(&'static str, f64)>, CliError> {
+    let stem = Path::new(file)
+        .file_stem()
+        .map_or("kernel".into(), |s| s.to_string_lossy().into_owned());
+    let cpp = Cpp {
+        include: args.include.clone(),
+        define: args.define.clone(),
+    };
+    let schedule = ScheduleOptions {
+        tile: Some(args.tile.clone()),
+        tile2: None,
+        fuse: None,
+        parallel: true,
+        reorder_reductions: false,
+        define: Vec::new(),
+        given: None,
+        c: Default::default(),
+    };
+    let compilation = Compilation {
+        file,
+        kernel: None,
+        scheduler: &args.scheduler,
+        schedule: &schedule,
+        register: args.codegen.register(),
+        passes: &[],
+        codegen: args.codegen.options(false),
+    };
+    let rewritten = rewrite_file(file, &cpp, &compilation)?;
+    if rewritten.unchanged > 0 {
+        eprintln!(
+            "note: {file}: {} region(s) left unchanged in polyc's variant",
+            rewritten.unchanged
+        );
+    }
+    let rewrite = dir.join(format!("{stem}.polyc.c"));
+    std::fs::write(&rewrite, &rewritten.text).map_err(internal)?;
+    // The rewrite lives elsewhere: its `#include "..."` must still find the file's headers.
+    let home = Path::new(file)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut flags: Vec<String> = (args.include.iter())
+        .map(|d| format!("-I{d}"))
+        .chain(args.define.iter().map(|d| format!("-D{d}")))
+        .collect();
+    flags.push(format!("-I{}", home.display()));
+    let compiler = |program: &str, flags: &[&str]| {
+        CCompiler::new(program, flags).with_float(FloatMode::AsTyped)
+    };
+    let candidates = [
+        (
+            "original (gcc -O3)",
+            compiler("gcc", &["-O3", "-march=native"]),
+            PathBuf::from(file),
+        ),
+        // Missing clang-16, Polly or libomp: `scripts/setup.sh clang-16 libpolly-16-dev
+        // libomp-16-dev` installs them.
+        (
+            "original (clang-16 Polly)",
+            compiler(
+                "clang-16",
+                &[
+                    "-O3",
+                    "-march=native",
+                    "-mllvm",
+                    "-polly",
+                    "-mllvm",
+                    "-polly-parallel",
+                    "-fopenmp",
+                ],
+            ),
+            PathBuf::from(file),
+        ),
+        (
+            "polyc c (gcc -O3 -fopenmp)",
+            compiler("gcc", &["-O3", "-march=native", "-fopenmp"]),
+            rewrite,
+        ),
+    ];
+    let mut variants = Vec::new();
+    for (k, (name, compiler, source)) in candidates.into_iter().enumerate() {
+        let sources: Vec<&Path> = std::iter::once(source.as_path())
+            .chain(args.link.iter().map(Path::new))
+            .collect();
+        let build = |macro_: &str, tag: &str| {
+            let exe = dir.join(format!("{stem}-{k}-{tag}"));
+            let mut extra = flags.clone();
+            extra.push(format!("-D{macro_}"));
+            compiler.compile_files(&sources, &extra, &exe).map(|_| exe)
+        };
+        match (
+            build("POLYBENCH_DUMP_ARRAYS", "check"),
+            build("POLYBENCH_TIME", "timed"),
+        ) {
+            (Ok(check), Ok(timed)) => variants.push(Variant {
+                name,
+                compiler,
+                check,
+                timed,
+                times: Vec::new(),
+            }),
+            (Err(e), _) | (_, Err(e)) if k == 0 => return Err(CliError::User(e.to_string())),
+            (Err(e), _) | (_, Err(e)) => eprintln!("note: {file}: `{name}` is skipped: {e}"),
+        }
+    }
+    let agreements = checked(&variants)?;
+    for _ in 0..args.rounds.max(1) {
+        for v in &mut variants {
+            let start = Instant::now();
+            let out = run_once(&v.timed, &[]).map_err(CliError::User)?;
+            let wall = start.elapsed().as_secs_f64();
+            // PolyBench's timed build prints its time alone on standard output.
+            let printed = out.stdout.trim().parse().ok();
+            v.times.push(printed.unwrap_or(wall));
+        }
+    }
+    let shown: Vec<String> = (args.include.iter().map(|d| format!("-I {d}")))
+        .chain(args.define.iter().map(|d| format!("-D {d}")))
+        .collect();
+    match shown.is_empty() {
+        true => println!("{file}:"),
+        false => println!("{file} ({}):", shown.join(" ")),
+    }
+    let base = median(&variants[0].times);
+    let mut speedups = Vec::new();
+    for (v, agreement) in variants.iter().zip(agreements) {
+        let m = median(&v.times);
+        let dumps = match agreement {
+            None => "reference",
+            Some(Agreement::Identical) => "dumps identical",
+            Some(Agreement::WithinPrintedPrecision) => "dumps within the printed precision",
+        };
+        println!(
+            "  {:<28} median {:>10.6} s  speed-up {:>6.2}x  {dumps}  [{}]",
+            v.name,
+            m,
+            base / m,
+            v.compiler.describe()
+        );
+        speedups.push((v.name, base / m));
+    }
+    Ok(speedups)
+}
+
+/// Runs each variant's dump build once and compares what it prints with the first's: how
+/// each agrees (`None` for the first, the reference), or an error at the first that does not.
+fn checked(variants: &[Variant]) -> Result<Vec<Option<Agreement>>, CliError> {
+    let mut reference: Option<String> = None;
+    let mut out = Vec::new();
+    for v in variants {
+        let run = run_once(&v.check, &[]).map_err(CliError::User)?;
+        let printed = format!("{}{}", run.stdout, run.stderr);
+        match &reference {
+            None => {
+                reference = Some(printed);
+                out.push(None);
+            }
+            Some(expected) => match agreement(expected, &printed) {
+                Ok(a) => out.push(Some(a)),
+                Err(why) => {
+                    return Err(CliError::Internal(format!(
+                        "the dumps of `{}` disagree with the original's: {why}",
+                        v.name
+                    )))
+                }
+            },
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dumps_agree_up_to_their_last_printed_digit() {
+        assert_eq!(last_digit_unit("0.25"), 0.01);
+        assert_eq!(last_digit_unit("12"), 1.0);
+        assert_eq!(last_digit_unit("1.5e3"), 100.0);
+        assert_eq!(
+            agreement("a 1.00 2.50", "a 1.00 2.50"),
+            Ok(Agreement::Identical)
+        );
+        assert_eq!(
+            agreement("a 1.00 2.50", "a 1.01 2.50"),
+            Ok(Agreement::WithinPrintedPrecision)
+        );
+        assert!(agreement("a 1.00 2.50", "a 1.02 2.50").is_err());
+        assert!(agreement("a 1.00", "b 1.00").is_err());
+        assert!(agreement("a 1.00", "a 1.00 1.00").is_err());
+    }
+}

@@ -1,0 +1,247 @@
+//! `polyc c`: a C file with each `#pragma scop` region replaced by its optimised loop nest,
+//! everything else byte for byte.
+
+use super::compile::{optimize_lifted, CodegenArgs, Compilation};
+use super::input::Lifted;
+use super::schedule::{Fuse, ScheduleOptions};
+use crate::error::CliError;
+use codegen::c::{ScopBlock, RESERVED_PREFIX};
+use frontend::c::cpp::Cpp;
+use frontend::c::lexer::{lex, Tok};
+use frontend::c::Region;
+use frontend::diagnostics::Severity;
+use frontend::SourceFile;
+use poly::deps::Dependences;
+use poly::isl::Ctx;
+use poly::model::Program;
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+/// Arguments of `polyc c`.
+#[derive(clap::Args, Debug)]
+pub struct CFileArgs {
+    /// The C file.
+    pub file: String,
+    /// Where to write the result (`-`: standard output).
+    #[arg(short, long, default_value = "-")]
+    pub output: PathBuf,
+    /// The scheduling algorithm (`pluto` falls back to `isl`, and any to the original order,
+    /// when it fails).
+    #[arg(long, default_value = "pluto")]
+    pub scheduler: String,
+    /// Tile permutable bands; sizes per band member, comma-separated; members without a size
+    /// (all of them for `--tile` alone) get sizes chosen by a cache model of this machine.
+    #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "SIZES")]
+    pub tile: Option<String>,
+    /// Tile the tile loops again with these sizes (needs --tile).
+    #[arg(long, value_name = "SIZES", requires = "tile")]
+    pub tile2: Option<String>,
+    /// Re-decide loop fusion after scheduling.
+    #[arg(long, value_enum)]
+    pub fuse: Option<Fuse>,
+    /// Expose parallelism: wavefront when no outer loop is parallel, stride-1 parallel loop
+    /// innermost.
+    #[arg(long)]
+    pub parallel: bool,
+    /// Allow reduction updates to be reordered among themselves (results may then differ in
+    /// the last bits).
+    #[arg(long)]
+    pub reorder_reductions: bool,
+    /// An include directory of the preprocessor, as for the C compiler (repeatable).
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<String>,
+    /// A macro the preprocessor defines, `NAME` or `NAME=VALUE`, as for the C compiler
+    /// (repeatable).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    pub define: Vec<String>,
+    /// Exit 1 (writing nothing) when a region is left unchanged.
+    #[arg(long)]
+    pub strict: bool,
+    #[command(flatten)]
+    pub codegen: CodegenArgs,
+}
+
+/// What became of one region.
+enum Outcome {
+    /// Replaced by this block.
+    Optimised(ScopBlock),
+    /// Left as it was, for the reason given (already printed).
+    Unchanged,
+}
+
+/// A C file with its regions optimised.
+pub struct Rewritten {
+    /// The new text.
+    pub text: String,
+    /// How many regions were left unchanged.
+    pub unchanged: usize,
+    /// Whether some block has OpenMP loops.
+    pub openmp: bool,
+}
+
+/// The C file `path` with each region that `compilation` can optimise replaced by its
+/// block; per region, what became of it (and why, for a region left unchanged) is printed
+/// on standard error.
+pub fn rewrite_file(
+    path: &str,
+    cpp: &Cpp,
+    compilation: &Compilation,
+) -> Result<Rewritten, CliError> {
+    let bytes =
+        std::fs::read(path).map_err(|e| CliError::User(format!("cannot read `{path}`: {e}")))?;
+    let file = SourceFile::from_bytes(path, bytes).map_err(|message| {
+        eprint!("{message}");
+        CliError::User(format!("could not read `{path}`"))
+    })?;
+    let preprocessed = cpp.run(Path::new(path)).map_err(CliError::User)?;
+    let color = std::io::stderr().is_terminal();
+    let regions = frontend::c::translate(&file, &preprocessed).map_err(|d| {
+        eprint!("{}", d.render(&file, color));
+        CliError::User(format!("`{path}` has errors"))
+    })?;
+    if regions.is_empty() {
+        eprintln!("warning: `{path}` has no `#pragma scop` region");
+    }
+    let reserved = reserved_name(&file.text).or_else(|| reserved_name(&preprocessed));
+    let mut outcomes = Vec::new();
+    for region in &regions {
+        let where_ = format!("{path}:{}-{}", region.lines.0, region.lines.1);
+        let outcome = match (&region.kernel, &reserved) {
+            (Err(diags), _) => {
+                eprint!("{}", diags.render_as(&file, color, Severity::Warning));
+                Outcome::Unchanged
+            }
+            (Ok(_), Some(name)) => {
+                eprintln!(
+                    "warning: `{name}` begins with `{RESERVED_PREFIX}`, which polyc reserves for the names it declares"
+                );
+                Outcome::Unchanged
+            }
+            (Ok(kernel), None) => match optimise(kernel, compilation) {
+                Ok(block) => Outcome::Optimised(block),
+                Err(e) => {
+                    eprintln!("warning: {where_}: {e}");
+                    Outcome::Unchanged
+                }
+            },
+        };
+        match &outcome {
+            Outcome::Optimised(_) => eprintln!("{where_}: region optimised"),
+            Outcome::Unchanged => eprintln!("{where_}: region left unchanged"),
+        }
+        outcomes.push(outcome);
+    }
+    Ok(Rewritten {
+        text: rewrite(&file.text, &regions, &outcomes),
+        unchanged: (outcomes.iter())
+            .filter(|o| matches!(o, Outcome::Unchanged))
+            .count(),
+        openmp: (outcomes.iter()).any(|o| matches!(o, Outcome::Optimised(b) if b.openmp)),
+    })
+}
+
+/// Runs `polyc c`.
+pub fn run(args: &CFileArgs) -> Result<(), CliError> {
+    let cpp = Cpp {
+        include: args.include.clone(),
+        define: args.define.clone(),
+    };
+    let schedule = ScheduleOptions {
+        tile: args.tile.clone(),
+        tile2: args.tile2.clone(),
+        fuse: args.fuse,
+        parallel: args.parallel,
+        reorder_reductions: args.reorder_reductions,
+        define: Vec::new(),
+        given: None,
+        c: Default::default(),
+    };
+    let compilation = Compilation {
+        file: &args.file,
+        kernel: None,
+        scheduler: &args.scheduler,
+        schedule: &schedule,
+        register: args.codegen.register(),
+        passes: &[],
+        codegen: args.codegen.options(false),
+    };
+    let rewritten = rewrite_file(&args.file, &cpp, &compilation)?;
+    let unchanged = rewritten.unchanged;
+    if args.strict && unchanged > 0 {
+        return Err(CliError::User(format!(
+            "{unchanged} region{} of `{}` left unchanged (--strict)",
+            if unchanged == 1 { "" } else { "s" },
+            args.file
+        )));
+    }
+    if rewritten.openmp {
+        eprintln!(
+            "note: the output has OpenMP loops: compile it with -fopenmp to run them in parallel"
+        );
+    }
+    if args.output.as_os_str() == "-" {
+        print!("{}", rewritten.text);
+        Ok(())
+    } else {
+        std::fs::write(&args.output, rewritten.text)
+            .map_err(|e| CliError::User(format!("cannot write `{}`: {e}", args.output.display())))
+    }
+}
+
+/// The first identifier of `text` that begins with the reserved prefix.
+fn reserved_name(text: &str) -> Option<String> {
+    lex(text).into_iter().find_map(|t| match t.tok {
+        Tok::Ident(name) if name.starts_with(RESERVED_PREFIX) => Some(name),
+        _ => None,
+    })
+}
+
+/// The region's kernel lifted, optimised and printed as a block of the file.
+fn optimise(kernel: &frontend::ir::Kernel, c: &Compilation) -> Result<ScopBlock, CliError> {
+    let ctx = Ctx::default();
+    let program = Program::build(&ctx, kernel, &BTreeMap::new())?;
+    let deps = Dependences::compute(&program)?;
+    let lifted = Lifted { program, deps };
+    let optimized = optimize_lifted(&lifted, c)?;
+    Ok(codegen::generate_scop(
+        &lifted.program,
+        &optimized.schedule,
+        &c.codegen,
+    )?)
+}
+
+/// `text` with each optimised region replaced by its block, indented as its `#pragma scop`
+/// line was.
+fn rewrite(text: &str, regions: &[Region], outcomes: &[Outcome]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (region, outcome) in regions.iter().zip(outcomes) {
+        let Outcome::Optimised(block) = outcome else {
+            continue;
+        };
+        let (start, end) = (region.span.start, region.span.end);
+        out.push_str(&text[at..start]);
+        let line = &text[start..end];
+        let indent = &line[..line.len() - line.trim_start_matches([' ', '\t']).len()];
+        let comment = format!(
+            "/* polyc: the loops of the #pragma scop region of lines {}-{}, optimised */",
+            region.lines.0, region.lines.1
+        );
+        let body: Vec<String> = std::iter::once(comment.as_str())
+            .chain(block.text.lines())
+            .map(|l| {
+                if l.is_empty() {
+                    String::new()
+                } else {
+                    format!("{indent}{l}")
+                }
+            })
+            .collect();
+        let newline = if line.contains("\r\n") { "\r\n" } else { "\n" };
+        out.push_str(&body.join(newline));
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
