@@ -6,6 +6,7 @@
 //! double-buffered, multi-core programs in the strict synchronisation semantics
 //! (`matmul`). Everything else is refused with the reason. See `docs/npu-backend.md`.
 
+pub mod conv;
 pub mod matmul;
 pub mod recognise;
 
@@ -38,6 +39,15 @@ pub enum Plan {
         /// The proved mapping it follows, in the mapping text format.
         mapping: String,
     },
+    /// A 2-D convolution on the cube unit, its im2col built by `load3d`.
+    Conv {
+        /// What was recognised (sizes, stride, padding, layouts).
+        summary: String,
+        /// The tile sizes chosen.
+        tiles: conv::tiles::Tiles,
+        /// The proved mapping it follows, in the mapping text format.
+        mapping: String,
+    },
 }
 
 impl Plan {
@@ -56,6 +66,22 @@ impl Plan {
                         t.tm, t.tn, t.kc, t.tk
                     ),
                     "The matrix unit's mapping, proved:".to_string(),
+                ];
+                lines.extend(mapping.lines().map(|l| format!("  {l}")));
+                lines
+            }
+            Plan::Conv {
+                summary,
+                tiles: t,
+                mapping,
+            } => {
+                let mut lines = vec![
+                    summary.clone(),
+                    format!(
+                        "Slabs of {} output channels by {} pixels, one per core at a time; tiles of {} pixels; sub-steps of one 16-channel block by {} window positions.",
+                        t.ks, t.ps, t.mp, t.nrs
+                    ),
+                    "The matrix unit's mapping, proved (the program may run a call transposed and sums each call's reduction in load3d's order, channel blocks then window positions):".to_string(),
                 ];
                 lines.extend(mapping.lines().map(|l| format!("  {l}")));
                 lines
@@ -82,6 +108,12 @@ pub fn compile(
     reorder: bool,
 ) -> Result<Compiled, NpuError> {
     let target = Target::of_npu(machine);
+    if let Some(cv) = conv::recognise::convolution(kernel, params, &target)? {
+        if !reorder {
+            return Err(NpuError::ReorderNotAllowed);
+        }
+        return conv::compile(cv, machine);
+    }
     let mm = recognise::matmul(kernel, params, &target)?;
     if !reorder {
         return Err(NpuError::ReorderNotAllowed);

@@ -1,0 +1,416 @@
+//! A convolution as an NPU program.
+//!
+//! Each core runs its slabs one after the other. Per slab, the prologue
+//! (`super::prologue`) brings the slab's input band into L1 as C1HWC0 and its weights as
+//! fractals of 16 output by 16 input channels, one column of fractals per (channel block,
+//! window position); then, per tile of `mp` output pixels:
+//! - MTE1 stages each sub-step into one of two L0 slots: `load3d` cuts the tile's window
+//!   of the im2col matrix (one channel block, `nrs` window positions) out of the band, and
+//!   a DMA copies the matching weight fractals;
+//! - M multiplies into the tile's L0C slot (one of two; the first sub-step overwrites);
+//! - V converts the finished tile L0C (NZ) -> UB (ND), MTE3 stores it.
+//!
+//! The L0 slots, the L0C tiles and the UB tiles are rings of two with a "full" flag one way
+//! and a "free" flag back, the free flags set twice before the program and waited for at
+//! its end (strict semantics). Slabs are separated by `barrier ALL`, which also orders the
+//! prologue's reuse of the L0, L0C and UB space.
+
+use super::geometry::{c, Orientation, Shape, Slab, Tile};
+use super::prologue;
+use super::tiles::{Capacity, Footprint, Tiles};
+use super::{Activations, Conv};
+use crate::npu::NpuError;
+use npu_sim::builder::Builder;
+use npu_sim::program::{
+    BarrierScope, BufferId, CmpOp, DType, Direction, Dma, DmaMode, Expr, Load3dSizes, Pipe,
+    TensorId, Tier,
+};
+use npu_sim::Machine;
+
+/// Elements of a 16 x 16 fractal.
+const FRACTAL: i64 = 256;
+
+/// The program's tensors and main buffers.
+pub struct Names {
+    /// The input.
+    pub input: TensorId,
+    /// The weights.
+    pub weights: TensorId,
+    /// The output.
+    pub output: TensorId,
+    /// The slab's input band in L1 (C1HWC0).
+    pub band: BufferId,
+    /// The slab's weights in L1.
+    pub wts: BufferId,
+    /// L0A slots.
+    pub a_l0: BufferId,
+    /// L0B slots.
+    pub b_l0: BufferId,
+    /// L0C tiles.
+    pub c_l0: BufferId,
+    /// UB tiles.
+    pub c_ub: BufferId,
+    /// Zeros in L1 (an L0B slot's worth, for the transposed windows' padding).
+    pub zeros: BufferId,
+    /// Elements of the band.
+    pub band_len: i64,
+    /// Elements of the zeroed UB block the band is zeroed from.
+    pub zero_block: i64,
+    /// The prologue's scratch buffers.
+    pub scratch: prologue::Scratch,
+}
+
+/// The "free" flags of the rings, pre-set twice: L0 slots (M -> MTE1), L0C tiles (V -> M),
+/// UB tiles (MTE3 -> V).
+const FREE: [(Pipe, Pipe); 3] = [
+    (Pipe::M, Pipe::Mte1),
+    (Pipe::V, Pipe::M),
+    (Pipe::Mte3, Pipe::V),
+];
+
+fn shape_of(t: &super::Tensor) -> Vec<u64> {
+    t.shape.iter().map(|&e| e as u64).collect()
+}
+
+/// The NPU program of `cv` with tiles `t` on `cores` cores.
+pub fn program(cv: &Conv, t: &Tiles, machine: &Machine) -> Result<npu_sim::Program, NpuError> {
+    let sh = Shape::new(cv, t, machine.cores as i64);
+    let mut b = Builder::new();
+    let (a_slot, b_slot) = match sh.orient {
+        Orientation::PixelRows => (t.mp * t.nrs * 16, t.nrs * 16 * t.ks),
+        Orientation::ChannelRows => (t.ks * t.nrs * 16, t.nrs * 16 * t.mp),
+    };
+    let cap = Capacity::of(machine);
+    let fp = Footprint::of(cv, sh.orient, t);
+    let names = Names {
+        input: b.tensor(
+            &cv.input.name,
+            DType::F16,
+            &shape_of(&cv.input),
+            Direction::In,
+        ),
+        weights: b.tensor(
+            &cv.weights.name,
+            DType::F16,
+            &shape_of(&cv.weights),
+            Direction::In,
+        ),
+        output: b.tensor(
+            &cv.output.name,
+            DType::F32,
+            &shape_of(&cv.output),
+            Direction::Out,
+        ),
+        band: b.buffer("band", Tier::L1, DType::F16, &[fp.band as u64]),
+        wts: b.buffer("weights", Tier::L1, DType::F16, &[fp.weights as u64]),
+        a_l0: b.buffer("a_l0", Tier::L0a, DType::F16, &[2, a_slot as u64]),
+        b_l0: b.buffer("b_l0", Tier::L0b, DType::F16, &[2, b_slot as u64]),
+        c_l0: b.buffer("c_l0", Tier::L0c, DType::F32, &[2, (t.mp * t.ks) as u64]),
+        c_ub: b.buffer("c_ub", Tier::Ub, DType::F32, &[2, (t.mp * t.ks) as u64]),
+        zeros: b.buffer("zeros", Tier::L1, DType::F16, &[fp.zeros.max(16) as u64]),
+        band_len: fp.band,
+        zero_block: zero_block(cap),
+        scratch: prologue::Scratch::declare(&mut b, &fp, cap),
+    };
+    if sh.orient == Orientation::ChannelRows {
+        prologue::zeros(&mut b, &names, fp.zeros);
+    }
+    for (src, dst) in FREE {
+        b.set_flag(src, dst, 0);
+        b.set_flag(src, dst, 1);
+    }
+    b.repeat("slab", sh.per_core, |b, si| {
+        let index = Expr::Core * sh.per_core + si.clone();
+        b.when("mine", index.clone().cmp(CmpOp::Lt, sh.slabs), |b| {
+            let slab = Slab::at(cv, t, &sh, index);
+            b.barrier(BarrierScope::All);
+            prologue::band(b, cv, t, &sh, &names, &slab);
+            prologue::weights(b, cv, t, &sh, &names, &slab);
+            b.barrier(BarrierScope::All);
+            b.repeat("t", sh.tiles, |b, ti| {
+                let tile = Tile::at(cv, t, &slab, ti.clone());
+                b.when("tile", tile.valid.clone(), |b| {
+                    let count = si.clone() * sh.tiles + ti;
+                    let tslot = count.clone() % 2;
+                    b.repeat("c1", cv.c1(), |b, c1| {
+                        b.repeat("sub", sh.subs, |b, sub| {
+                            let step =
+                                (count.clone() * cv.c1() + c1.clone()) * sh.subs + sub.clone();
+                            let at = Step {
+                                c1: c1.clone(),
+                                rs0: sub.clone() * t.nrs,
+                                nrs: (c(cv.rs()) - sub.clone() * t.nrs).min(t.nrs),
+                                l0: step % 2,
+                                tslot: tslot.clone(),
+                                first: c1
+                                    .clone()
+                                    .cmp(CmpOp::Eq, 0)
+                                    .select(sub.cmp(CmpOp::Eq, 0), 0),
+                            };
+                            sub_step(b, cv, t, &sh, &names, &slab, &tile, &at);
+                        });
+                    });
+                    drain(b, cv, t, &sh, &names, &slab, &tile, &tslot);
+                });
+            });
+        });
+    });
+    for (src, dst) in FREE {
+        b.wait_flag(src, dst, 0);
+        b.wait_flag(src, dst, 1);
+    }
+    b.finish().map_err(|d| {
+        NpuError::Internal(format!(
+            "the generated program does not assemble: {}",
+            d.message
+        ))
+    })
+}
+
+/// Elements of the zeroed UB block bands are zeroed from: 4096, or less on a small UB.
+fn zero_block(cap: Capacity) -> i64 {
+    let mut z = 4096;
+    while z > 16 && z * 2 * 2 > cap.ub {
+        z /= 2;
+    }
+    z
+}
+
+/// One reduction sub-step's place.
+struct Step {
+    /// The input-channel block.
+    c1: Expr,
+    /// The first window position.
+    rs0: Expr,
+    /// Window positions (the last sub-step of a block may have fewer).
+    nrs: Expr,
+    /// The L0 slot.
+    l0: Expr,
+    /// The tile's L0C and UB slot.
+    tslot: Expr,
+    /// Whether it is the tile's first (it overwrites L0C).
+    first: Expr,
+}
+
+/// The `load3d` of the tile's im2col window: channel block `c1`, window positions
+/// `k_start / 16 ..` of it.
+fn window(cv: &Conv, tile: &Tile, k_start: Expr, k_ext: Expr) -> Load3dSizes<Expr> {
+    Load3dSizes {
+        h: tile.h.clone(),
+        w: c(cv.w),
+        c: c(16),
+        kh: c(cv.r),
+        kw: c(cv.s),
+        stride: c(cv.stride),
+        pad_top: tile.pad_top.clone(),
+        pad_bottom: tile.pad_bottom.clone(),
+        pad_left: c(cv.pad.left),
+        pad_right: c(cv.pad.right),
+        m_start: tile.m_start.clone(),
+        m_ext: tile.pixels16.clone(),
+        k_start,
+        k_ext,
+    }
+}
+
+/// MTE1 stages one sub-step into L0 slot `at.l0`; M multiplies it into the tile.
+#[allow(clippy::too_many_arguments)]
+fn sub_step(
+    b: &mut Builder,
+    cv: &Conv,
+    t: &Tiles,
+    sh: &Shape,
+    n: &Names,
+    slab: &Slab,
+    tile: &Tile,
+    at: &Step,
+) {
+    let ks1 = t.ks / 16;
+    let col0 = at.c1.clone() * cv.rs() + at.rs0.clone();
+    let band_at = at.c1.clone() * (sh.slice * 16) + tile.row.clone() * (cv.w * 16);
+    let ka1 = slab.ka16.clone() / 16;
+    b.wait_flag(Pipe::M, Pipe::Mte1, at.l0.clone());
+    let a = b.at(n.a_l0, [at.l0.clone(), c(0)]);
+    let bb = b.at(n.b_l0, [at.l0.clone(), c(0)]);
+    let src = b.at(n.band, [band_at]);
+    let kd = at.nrs.clone() * 16;
+    match sh.orient {
+        Orientation::PixelRows => {
+            b.origin(Some("im2col window of the tile, L1 C1HWC0 -> L0A zZ"));
+            b.load3d(
+                a.clone(),
+                src,
+                window(cv, tile, at.rs0.clone() * 16, kd.clone()),
+            );
+            // weight columns col0.. are contiguous, ks1 fractals each: nZ as it is
+            let w = b.at(n.wts, [col0 * (ks1 * FRACTAL)]);
+            b.origin(Some("weights, L1 -> L0B nZ"));
+            b.push(
+                Dma::new(bb.clone(), w, at.nrs.clone(), ka1.clone() * FRACTAL)
+                    .strides(ks1 * FRACTAL, ka1.clone() * FRACTAL),
+            );
+        }
+        Orientation::ChannelRows => {
+            // weights k1-major (zZ rows of fractals): one burst of nrs fractals per k1
+            let w = b.at(n.wts, [col0 * FRACTAL]);
+            b.origin(Some("weights, L1 -> L0A zZ"));
+            b.push(
+                Dma::new(a.clone(), w, ka1.clone(), at.nrs.clone() * FRACTAL)
+                    .strides(sh.j * FRACTAL, at.nrs.clone() * FRACTAL),
+            );
+            transposed_window(b, cv, t, sh, n, slab, tile, at);
+        }
+    }
+    b.origin(None);
+    b.set_flag(Pipe::Mte1, Pipe::M, at.l0.clone());
+    b.when("fresh", at.first.clone(), |b| {
+        b.wait_flag(Pipe::V, Pipe::M, at.tslot.clone())
+    });
+    b.wait_flag(Pipe::Mte1, Pipe::M, at.l0.clone());
+    let cc = b.at(n.c_l0, [at.tslot.clone(), c(0)]);
+    let (m, nn) = match sh.orient {
+        Orientation::PixelRows => (tile.pixels16.clone(), slab.ka16.clone()),
+        Orientation::ChannelRows => (slab.ka16.clone(), c(t.mp)),
+    };
+    b.origin(Some("O += im2col x weights"));
+    b.mmad(cc, a, bb, (m, kd, nn), at.first.clone());
+    b.origin(None);
+    b.set_flag(Pipe::M, Pipe::Mte1, at.l0.clone());
+}
+
+/// The tile's im2col window transposed into L0B (nZ: per window position, the tile's
+/// pixels' 16 channels each) by DMAs from the band, which holds the padded image: per window
+/// position and output row one strided run. (`load3d` writes L0A only.) A DMA must start on
+/// L0B's 512-byte alignment (16 pixels): each run starts at the 16-pixel boundary before
+/// it, its first pixels wrong until the run of the row before overwrites them, so the rows
+/// go last to first, each write ordered after the previous by `barrier MTE1`. The slot is
+/// zeroed first: the product reads the pixels past the tile too.
+#[allow(clippy::too_many_arguments)]
+fn transposed_window(
+    b: &mut Builder,
+    cv: &Conv,
+    t: &Tiles,
+    sh: &Shape,
+    n: &Names,
+    slab: &Slab,
+    tile: &Tile,
+    at: &Step,
+) {
+    let slot = t.nrs * 16 * t.mp;
+    let dst = b.at(n.b_l0, [at.l0.clone(), c(0)]);
+    let zeros = b.at(n.zeros, [c(0)]);
+    b.origin(Some("im2col window, transposed: zeros first"));
+    b.push(Dma::new(dst, zeros, 1, slot));
+    b.origin(None);
+    let st = cv.stride;
+    let oy_a = tile.p0.clone() / cv.ow;
+    let rows = (t.mp - 1) / cv.ow + 2;
+    b.repeat("jj", at.nrs.clone(), |b, jj| {
+        let rs = at.rs0.clone() + jj.clone();
+        let (r, s) = (rs.clone() / cv.s, rs % cv.s);
+        b.repeat("back", rows, |b, back| {
+            let oy = oy_a.clone() + (rows - 1) - back;
+            let first = tile.p0.clone().max(oy.clone() * cv.ow);
+            let last = (tile.p0.clone() + tile.pixels.clone()).min((oy.clone() + 1) * cv.ow);
+            b.when(
+                "run",
+                (last.clone() - first.clone()).cmp(CmpOp::Gt, 0),
+                |b| {
+                    // the run's place in the slot, from the 16-pixel boundary before it
+                    let pos = first.clone() - tile.p0.clone();
+                    let lead = pos.clone() % 16;
+                    let band_row = oy.clone() * st + r.clone() - cv.pad.top - slab.y_base.clone();
+                    let pixel = band_row * sh.pitch + (first.clone() - oy * cv.ow) * st + s.clone();
+                    let from = at.c1.clone() * (sh.slice * 16)
+                        + (pixel + sh.lead - lead.clone() * st) * 16;
+                    let to = jj.clone() * (t.mp * 16) + (pos - lead.clone()) * 16;
+                    b.barrier(BarrierScope::Pipe(Pipe::Mte1));
+                    let src = b.at(n.band, [from]);
+                    let dst = b.at(n.b_l0, [at.l0.clone(), to]);
+                    b.origin(Some(
+                        "im2col window, transposed: a run of one output row, L1 -> L0B nZ",
+                    ));
+                    b.push(Dma::new(dst, src, last - first + lead, 16).strides(16 * st, 16));
+                    b.origin(None);
+                },
+            );
+        });
+    });
+}
+
+/// V converts the finished tile (L0C NZ -> UB ND); MTE3 stores it.
+#[allow(clippy::too_many_arguments)]
+fn drain(
+    b: &mut Builder,
+    cv: &Conv,
+    t: &Tiles,
+    sh: &Shape,
+    n: &Names,
+    slab: &Slab,
+    tile: &Tile,
+    s: &Expr,
+) {
+    b.set_flag(Pipe::M, Pipe::V, s.clone());
+    b.wait_flag(Pipe::M, Pipe::V, s.clone());
+    b.wait_flag(Pipe::Mte3, Pipe::V, s.clone());
+    let ub = b.at(n.c_ub, [s.clone(), c(0)]);
+    let l0c = b.at(n.c_l0, [s.clone(), c(0)]);
+    // rows and columns of the tile as L0C holds it, and the UB row pitch
+    let (rows, cols, height, pitch) = match sh.orient {
+        Orientation::PixelRows => (
+            tile.pixels.clone(),
+            slab.ka.clone(),
+            tile.pixels16.clone(),
+            t.ks,
+        ),
+        Orientation::ChannelRows => (
+            slab.ka.clone(),
+            tile.pixels.clone(),
+            slab.ka16.clone(),
+            t.mp,
+        ),
+    };
+    b.origin(Some("output tile, L0C NZ -> UB ND"));
+    b.push(
+        Dma::new(ub.clone(), l0c, rows.clone(), cols.clone())
+            .strides(height, pitch)
+            .mode(DmaMode::Nz2nd),
+    );
+    b.origin(None);
+    b.set_flag(Pipe::V, Pipe::M, s.clone());
+    b.set_flag(Pipe::V, Pipe::Mte3, s.clone());
+    b.wait_flag(Pipe::V, Pipe::Mte3, s.clone());
+    b.origin(Some("output tile store"));
+    match cv.output_layout {
+        Activations::Nhwc => {
+            let dst = b.at(
+                n.output,
+                [
+                    slab.n.clone(),
+                    c(0),
+                    c(0),
+                    tile.p0.clone() * cv.k + slab.k0.clone(),
+                ],
+            );
+            if t.ks == cv.k {
+                // whole pixel rows, back to back in UB and GM: one burst
+                b.push(Dma::new(dst, ub, 1, rows * cv.k));
+            } else {
+                b.push(Dma::new(dst, ub, rows, cols).strides(pitch, cv.k));
+            }
+        }
+        Activations::Nchw => {
+            let dst = b.at(
+                n.output,
+                [slab.n.clone(), slab.k0.clone(), c(0), tile.p0.clone()],
+            );
+            if t.mp == cv.pixels() {
+                b.push(Dma::new(dst, ub, 1, rows * cv.pixels()));
+            } else {
+                b.push(Dma::new(dst, ub, rows, cols).strides(pitch, cv.pixels()));
+            }
+        }
+    }
+    b.origin(None);
+    b.set_flag(Pipe::Mte3, Pipe::V, s.clone());
+}

@@ -1,0 +1,388 @@
+//! The tile sizes of a convolution, chosen by an analytic model (no simulation).
+//!
+//! The work is cut into *slabs*: one image, a range of `ks` output channels and a range of
+//! `ps` output pixels. Slabs are dealt to the cores in contiguous ranges; a core keeps a
+//! slab's input rows (the *band*, C1HWC0) and its weights in L1 while it computes the
+//! slab's tiles of `mp` pixels by `ks` channels, one L0C tile each, the reduction in
+//! sub-steps of one input-channel block by `nrs` window positions (`16 * nrs` deep).
+//!
+//! The model keeps every candidate whose buffers fit (L1: band and weights; L0A, L0B, L0C
+//! and UB: two slots each) and costs it per core as the prologue (the band and weights
+//! loaded and converted, serially) plus the larger of the cube's cycles (start-ups
+//! included) and the GM cycles of the stores (bytes charged in whole segments at the core's
+//! bandwidth, a cycle per burst); the cheapest wins, the larger tile on a tie.
+
+use super::geometry::{align_rows, band_layout, Orientation};
+use super::{Activations, Conv, Weights};
+use npu_sim::machine::Mem;
+use npu_sim::Machine;
+
+/// Bytes of a block of the hardware's GM writes (stores must not share one).
+const BLOCK: i64 = npu_sim::hazards::BLOCK as i64;
+
+/// The decisions for one convolution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tiles {
+    /// Output pixels of a tile (a multiple of 16).
+    pub mp: i64,
+    /// Window positions of a reduction sub-step (its depth is `16 * nrs`).
+    pub nrs: i64,
+    /// Output channels of a slab and of its tiles (a multiple of 16).
+    pub ks: i64,
+    /// Output pixels of a slab (a multiple of `mp`).
+    pub ps: i64,
+    /// Input rows per chunk of the prologue's band conversion.
+    pub band_chunk: i64,
+    /// Output channels (weight rows) per chunk the prologue stages in UB (a multiple of 16;
+    /// 0: the weights go straight from GM to L1).
+    pub weight_chunk: i64,
+    /// Window positions per product with the permutation (`[k, c, r, s]` weights with a
+    /// window; 0 otherwise).
+    pub perm_group: i64,
+}
+
+fn up(v: i64, m: i64) -> i64 {
+    (v + m - 1) / m * m
+}
+
+fn cdiv(a: i64, b: i64) -> i64 {
+    (a + b - 1) / b
+}
+
+/// The tiers' capacities of a machine, in bytes (0 for a tier it lacks).
+#[derive(Clone, Copy, Debug)]
+pub struct Capacity {
+    /// L1.
+    pub l1: i64,
+    /// L0A.
+    pub l0a: i64,
+    /// L0B.
+    pub l0b: i64,
+    /// L0C.
+    pub l0c: i64,
+    /// UB.
+    pub ub: i64,
+}
+
+impl Capacity {
+    /// The capacities of `machine`.
+    pub fn of(machine: &Machine) -> Capacity {
+        let cap = |m: Mem| machine.tiers.get(&m).map_or(0, |t| t.capacity as i64);
+        Capacity {
+            l1: cap(Mem::L1),
+            l0a: cap(Mem::L0a),
+            l0b: cap(Mem::L0b),
+            l0c: cap(Mem::L0c),
+            ub: cap(Mem::Ub),
+        }
+    }
+}
+
+/// Rows a band of the slab of output pixels `[a, b)` holds: the input rows it reads, or
+/// for the channel-rows orientation (whose band holds the padding too) the padded rows.
+pub fn band_rows(cv: &Conv, orient: Orientation, a: i64, b: i64) -> i64 {
+    let (oy_a, oy_b) = (a / cv.ow, (b - 1) / cv.ow);
+    match orient {
+        Orientation::PixelRows => {
+            let lo = (oy_a * cv.stride - cv.pad.top).max(0);
+            let hi = (oy_b * cv.stride - cv.pad.top + cv.r).min(cv.h);
+            hi - lo
+        }
+        Orientation::ChannelRows => (oy_b - oy_a) * cv.stride + cv.r,
+    }
+}
+
+/// The most rows any slab of `ps` pixels needs.
+pub fn max_band_rows(cv: &Conv, orient: Orientation, ps: i64) -> i64 {
+    let parts = cdiv(cv.pixels(), ps);
+    (0..parts)
+        .map(|pp| band_rows(cv, orient, pp * ps, (pp * ps + ps).min(cv.pixels())))
+        .max()
+        .unwrap_or(0)
+}
+
+/// L1 bytes of a band of `rows` rows (C1HWC0, each channel block's slice a whole number
+/// of fractals, after the band's lead).
+pub fn band_bytes(cv: &Conv, orient: Orientation, rows: i64) -> i64 {
+    let (pitch, _, lead) = band_layout(cv, orient);
+    (lead + cv.c1() * up(rows * pitch, 16)) * 16 * 2
+}
+
+/// L1 bytes of a slab's weights.
+pub fn weight_bytes(cv: &Conv, ks: i64) -> i64 {
+    ks * cv.c1() * cv.rs() * 16 * 2
+}
+
+/// Whether the weights need the permutation through the cube (`[k, c, r, s]` with a window).
+pub fn permuted_weights(cv: &Conv) -> bool {
+    cv.weight_layout == Weights::Kcrs && cv.rs() > 1
+}
+
+/// The L1 buffers of a candidate, in f16 elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Footprint {
+    /// The band (with its lead).
+    pub band: i64,
+    /// The slab's weights.
+    pub weights: i64,
+    /// The staging of an NCHW band chunk before its transposition (NZ).
+    pub stage: i64,
+    /// The weights in their own order before the permutation.
+    pub natural: i64,
+    /// The permutation (or the transposition's identity), dense then NZ.
+    pub perm: i64,
+    /// Zeros for the channel-rows orientation's L0B slots.
+    pub zeros: i64,
+}
+
+impl Footprint {
+    /// The buffers of `t` (its chunks and sub-step already chosen).
+    pub fn of(cv: &Conv, orient: Orientation, t: &Tiles) -> Footprint {
+        let rows = max_band_rows(cv, orient, t.ps);
+        let stage = match cv.input_layout {
+            Activations::Nchw => cv.c1() * 16 * up(stage_rows(cv, t.band_chunk) * cv.w, 16),
+            Activations::Nhwc => 0,
+        };
+        let perm = if permuted_weights(cv) {
+            16 * perm_rows(cv) * 16 * t.perm_group
+        } else {
+            256
+        };
+        Footprint {
+            band: band_bytes(cv, orient, rows) / 2,
+            weights: weight_bytes(cv, t.ks) / 2,
+            stage,
+            natural: if permuted_weights(cv) {
+                t.ks * up(cv.c * cv.rs(), 16)
+            } else {
+                0
+            },
+            perm,
+            zeros: match orient {
+                Orientation::ChannelRows => t.nrs * 16 * t.mp,
+                Orientation::PixelRows => 0,
+            },
+        }
+    }
+
+    /// Bytes of L1 it takes (each buffer on L1's 32-byte alignment).
+    pub fn l1_bytes(&self) -> i64 {
+        [
+            self.band,
+            self.weights,
+            self.stage,
+            self.natural,
+            self.perm,
+            self.zeros,
+        ]
+        .iter()
+        .map(|&e| up(e * 2, 32))
+        .sum()
+    }
+}
+
+/// Input rows a band chunk's GM read spans: its rows, started up to `align_rows - 1` rows
+/// earlier so that the read starts on GM's alignment.
+pub fn stage_rows(cv: &Conv, chunk: i64) -> i64 {
+    chunk + align_rows(cv) - 1
+}
+
+/// The largest band chunk (input rows) the prologue's scratch holds, if any.
+fn band_chunk(cv: &Conv, cap: Capacity, rows: i64) -> Option<i64> {
+    let fits = |br: i64| {
+        let px = stage_rows(cv, br) * cv.w;
+        let px16 = up(px, 16);
+        match cv.input_layout {
+            Activations::Nhwc if cv.c % 16 == 0 => px * cv.c * 2 <= cap.ub,
+            Activations::Nhwc => (up(px * cv.c, 128) + up(px * cv.c1() * 16, 128)) * 2 <= cap.ub,
+            Activations::Nchw => {
+                cv.c1() * px16 * 32 <= cap.l0a
+                    && cv.c1() * px16 * 64 <= cap.l0c
+                    && cv.c1() * px * 32 <= cap.ub
+                    && 512 <= cap.l0b
+            }
+        }
+    };
+    (1..=rows.max(1)).rev().find(|&br| fits(br))
+}
+
+/// The largest weight chunk (output channels, a multiple of 16) UB stages, if any; 0:
+/// none, the weights go straight from GM (channels a multiple of 16).
+fn weight_chunk(cv: &Conv, cap: Capacity, ks: i64) -> Option<i64> {
+    let fits = |kr: i64| {
+        if cv.c % 16 == 0 {
+            kr * cv.rs() * cv.c * 2 <= cap.ub
+        } else {
+            (up(kr * cv.rs() * cv.c, 128) + up(kr * cv.rs() * cv.c1() * 16, 128)) * 2 <= cap.ub
+        }
+    };
+    let staged = (1..=ks / 16).rev().map(|k| k * 16).find(|&kr| fits(kr));
+    staged.or((cv.c % 16 == 0).then_some(0))
+}
+
+/// Fractal rows of the permutation: a block of 16 input channels by the window, or the
+/// fewer rows of the input's only block.
+pub fn perm_rows(cv: &Conv) -> i64 {
+    if cv.c >= 16 {
+        cv.rs()
+    } else {
+        (cv.c * cv.rs() + 15) / 16
+    }
+}
+
+/// The most window positions one product with the permutation covers (0: no permutation;
+/// `None`: not even one fits).
+fn perm_group(cv: &Conv, cap: Capacity, ks: i64) -> Option<i64> {
+    if !permuted_weights(cv) {
+        return Some(0);
+    }
+    let rows = 16 * perm_rows(cv);
+    let fits = |g: i64| {
+        let cols = 16 * g;
+        rows * cols * 2 <= cap.ub.min(cap.l0b)
+            && ks * cols * 4 <= cap.l0c
+            && ks * cols * 2 <= cap.ub
+            && ks * rows * 2 <= cap.l0a
+    };
+    (1..=cv.rs()).rev().find(|&g| fits(g))
+}
+
+impl Tiles {
+    /// The cheapest tiles for `cv` on `machine` by the model, or `None` if nothing fits.
+    pub fn choose(cv: &Conv, machine: &Machine) -> Option<Tiles> {
+        let cap = Capacity::of(machine);
+        let orient = Orientation::of(cv);
+        let mut best: Option<(f64, i64, Tiles)> = None;
+        let k1 = cdiv(cv.k, 16);
+        let pixels = cv.pixels();
+        for mp in (1..=16).map(|v| v * 16).filter(|&v| v <= up(pixels, 16)) {
+            let mut seen_ks = vec![];
+            for pk in 1..=k1 {
+                let ks = up(cdiv(cv.k, pk), 16);
+                if seen_ks.contains(&ks) {
+                    continue;
+                }
+                seen_ks.push(ks);
+                for pp in 1..=cdiv(pixels, mp).min(64) {
+                    let ps = up(cdiv(pixels, pp), mp);
+                    let cand = Tiles::consider(cv, machine, cap, orient, mp, ks, ps);
+                    if let Some((cost, t)) = cand {
+                        let better = best.as_ref().is_none_or(|(c, area, _)| {
+                            cost < *c || (cost == *c && mp * ks > *area)
+                        });
+                        if better {
+                            best = Some((cost, mp * ks, t));
+                        }
+                    }
+                }
+            }
+        }
+        best.map(|(_, _, t)| t)
+    }
+
+    /// The cost of one candidate, if its buffers fit and its stores keep to their own GM
+    /// blocks.
+    fn consider(
+        cv: &Conv,
+        machine: &Machine,
+        cap: Capacity,
+        orient: Orientation,
+        mp: i64,
+        ks: i64,
+        ps: i64,
+    ) -> Option<(f64, Tiles)> {
+        if !stores_apart(cv, orient, mp, ks, ps) {
+            return None;
+        }
+        let rows = max_band_rows(cv, orient, ps);
+        let band_chunk = band_chunk(cv, cap, rows)?;
+        let weight_chunk = weight_chunk(cv, cap, ks)?;
+        let perm_group = perm_group(cv, cap, ks)?;
+        if 2 * mp * ks * 4 > cap.l0c || 2 * mp * ks * 4 > cap.ub {
+            return None;
+        }
+        // the deepest sub-step that fits both L0 slots
+        let (a_rows, b_cols) = match orient {
+            Orientation::PixelRows => (mp, ks),
+            Orientation::ChannelRows => (ks, mp),
+        };
+        let nrs = (1..=cv.rs())
+            .rev()
+            .find(|&n| 2 * a_rows * n * 32 <= cap.l0a && 2 * b_cols * n * 32 <= cap.l0b)?;
+        let tiles = Tiles {
+            mp,
+            nrs,
+            ks,
+            ps,
+            band_chunk,
+            weight_chunk,
+            perm_group,
+        };
+        if Footprint::of(cv, orient, &tiles).l1_bytes() > cap.l1 {
+            return None;
+        }
+        Some((tiles.cost(cv, machine, orient, rows), tiles))
+    }
+
+    /// The model's cycles for the busiest core.
+    fn cost(&self, cv: &Conv, machine: &Machine, orient: Orientation, rows: i64) -> f64 {
+        let gm = &machine.gm;
+        let seg = gm.segment.max(1) as i64;
+        let bw = gm.bytes_per_cycle_per_core;
+        let cores = machine.cores.max(1) as i64;
+        let pk = cdiv(cv.k, self.ks);
+        let pp = cdiv(cv.pixels(), self.ps);
+        let slabs = cv.batch * pk * pp;
+        let per_core = cdiv(slabs, cores) as f64;
+        let tiles = cdiv(self.ps, self.mp);
+        let startup = machine.cube.startup;
+        let (m1, n1) = match orient {
+            Orientation::PixelRows => (self.mp / 16, self.ks / 16),
+            Orientation::ChannelRows => (self.ks / 16, self.mp / 16),
+        };
+        let subs = cdiv(cv.rs(), self.nrs);
+        let cube_tile = cv.c1() as f64 * ((m1 * n1 * cv.rs()) as f64 + subs as f64 * startup);
+        let cube = tiles as f64 * cube_tile;
+        // stores: one burst per pixel row (NHWC) or channel row (NCHW) unless contiguous
+        let (bursts, len) = match orient {
+            Orientation::PixelRows if self.ks >= cv.k => (1, self.mp * cv.k * 4),
+            Orientation::PixelRows => (self.mp, self.ks * 4),
+            Orientation::ChannelRows => (self.ks, self.mp * 4),
+        };
+        let charged = |len: i64| (cdiv(len, seg) + i64::from(len % seg != 0)) * seg;
+        let store = tiles as f64 * bursts as f64 * (charged(len) as f64 / bw + gm.burst_cycles);
+        let input = (rows * cv.w * cv.c * 2) as f64 / bw + gm_latency(machine);
+        let weights = (self.ks * cv.rs() * cv.c * 2) as f64 / bw + gm_latency(machine);
+        let conversion = match cv.input_layout {
+            Activations::Nchw => (rows * cv.w * cv.c1() * 16 * 6) as f64 / 256.0,
+            Activations::Nhwc => (rows * cv.w * cv.c1() * 16 * 2) as f64 / 256.0,
+        };
+        let prologue = input + weights + conversion;
+        let main = cube.max(store) + cube_tile + 400.0;
+        per_core * (prologue + main)
+    }
+}
+
+/// Whether every tile's stores start and end on GM blocks of their own (two stores into
+/// one 32-byte block race unless ordered).
+fn stores_apart(cv: &Conv, orient: Orientation, mp: i64, ks: i64, ps: i64) -> bool {
+    let per_block = BLOCK / 4; // f32 outputs
+    let image = cv.pixels() * cv.k;
+    let batch_ok = cv.batch == 1 || image % per_block == 0;
+    match orient {
+        // rows of K values per pixel: a partial row needs K on block boundaries
+        Orientation::PixelRows => batch_ok && (ks >= cv.k || cv.k % per_block == 0),
+        // rows of OH*OW values per channel: a partial row needs the rows on block boundaries
+        Orientation::ChannelRows => {
+            batch_ok && (cv.pixels() % per_block == 0 || (mp >= cv.pixels() && ps >= cv.pixels()))
+        }
+    }
+}
+
+/// The latency of the machine's GM paths (the longest).
+fn gm_latency(machine: &Machine) -> f64 {
+    (machine.paths.iter())
+        .filter(|p| p.touches_gm())
+        .map(|p| p.latency)
+        .fold(0.0, f64::max)
+}
