@@ -19,6 +19,8 @@ pub mod emit;
 pub mod geometry;
 pub mod prologue;
 pub mod recognise;
+pub mod ring;
+pub mod stream;
 pub mod tiles;
 
 use super::{Compiled, NpuError, Plan};
@@ -133,6 +135,11 @@ impl Conv {
     /// Output pixels per image.
     pub fn pixels(&self) -> i64 {
         self.oh * self.ow
+    }
+
+    /// Input pixels per image.
+    pub fn pixels_in(&self) -> i64 {
+        self.h * self.w
     }
 
     /// Blocks of 16 input channels.

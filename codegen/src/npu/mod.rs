@@ -78,9 +78,14 @@ impl Plan {
                 let mut lines = vec![
                     summary.clone(),
                     format!(
-                        "Slabs of {} output channels by {} pixels, one per core at a time; tiles of {} pixels; sub-steps of one 16-channel block by {} window positions.",
-                        t.ks, t.ps, t.mp, t.nrs
+                        "Slabs of {} output channels by {} pixels, one at a time per core; tiles of {} pixels; sub-steps of {} window position(s) by {} block(s) of 16 input channels.",
+                        t.ks, t.ps, t.mp, t.nrs, t.kc1
                     ),
+                    if t.streamed {
+                        "A slab's input rows and weights stream into L1 while the cube works.".to_string()
+                    } else {
+                        "A prologue brings a slab's input rows and weights into L1 (converted through the cube where their layout needs it).".to_string()
+                    },
                     "The matrix unit's mapping, proved (the program may run a call transposed and sums each call's reduction in load3d's order, channel blocks then window positions):".to_string(),
                 ];
                 lines.extend(mapping.lines().map(|l| format!("  {l}")));

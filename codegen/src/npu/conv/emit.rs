@@ -1,29 +1,32 @@
 //! A convolution as an NPU program.
 //!
-//! Each core runs its slabs one after the other. Per slab, the prologue
-//! (`super::prologue`) brings the slab's input band into L1 as C1HWC0 and its weights as
-//! fractals of 16 output by 16 input channels, one column of fractals per (channel block,
-//! window position); then, per tile of `mp` output pixels:
-//! - MTE1 stages each sub-step into one of two L0 slots: `load3d` cuts the tile's window
-//!   of the im2col matrix (one channel block, `nrs` window positions) out of the band, and
-//!   a DMA copies the matching weight fractals;
+//! Each core runs its slabs one after the other. A slab's input band (C1HWC0) and weights
+//! (fractals of 16 output by 16 input channels, one column of fractals per channel block
+//! and window position) come into L1 either streamed while the cube works
+//! (`super::stream`: NHWC input, weights with channels innermost, NHWC output) or, where
+//! they need converting through the cube or the output is NCHW, by a prologue before the
+//! slab's tiles (`super::prologue`). Then, per tile of `mp` output pixels:
+//! - MTE1 stages each sub-step into one of two L0 slots: the tile's window of the im2col
+//!   matrix for one channel block and `nrs` window positions, or for a pointwise
+//!   convolution `kc1` channel blocks (`load3d`, or for NCHW outputs
+//!   DMA runs into L0B) and the matching weight fractals;
 //! - M multiplies into the tile's L0C slot (one of two; the first sub-step overwrites);
 //! - V converts the finished tile L0C (NZ) -> UB (ND), MTE3 stores it.
 //!
-//! The L0 slots, the L0C tiles and the UB tiles are rings of two with a "full" flag one way
-//! and a "free" flag back, the free flags set twice before the program and waited for at
-//! its end (strict semantics). Slabs are separated by `barrier ALL`, which also orders the
-//! prologue's reuse of the L0, L0C and UB space.
+//! The L0 slots, the L0C tiles and the UB tiles are rings of two (`super::ring`). Slabs are
+//! separated by `barrier ALL`, which also orders the prologue's reuse of the L0, L0C and
+//! UB space.
 
 use super::geometry::{c, Orientation, Shape, Slab, Tile};
 use super::prologue;
+use super::ring::Ring;
+use super::stream::{StreamBuffers, Streams};
 use super::tiles::{Capacity, Footprint, Tiles};
 use super::{Activations, Conv};
 use crate::npu::NpuError;
 use npu_sim::builder::Builder;
 use npu_sim::program::{
-    BarrierScope, BufferId, CmpOp, DType, Direction, Dma, DmaMode, Expr, Load3dSizes, Pipe,
-    TensorId, Tier,
+    BarrierScope, BufferId, CmpOp, DType, Direction, Dma, DmaMode, Expr, Pipe, TensorId, Tier,
 };
 use npu_sim::Machine;
 
@@ -52,6 +55,8 @@ pub struct Names {
     pub c_ub: BufferId,
     /// Zeros in L1 (an L0B slot's worth, for the transposed windows' padding).
     pub zeros: BufferId,
+    /// Dimensions of the weights tensor.
+    pub weight_rank: usize,
     /// Elements of the band.
     pub band_len: i64,
     /// Elements of the zeroed UB block the band is zeroed from.
@@ -60,13 +65,45 @@ pub struct Names {
     pub scratch: prologue::Scratch,
 }
 
-/// The "free" flags of the rings, pre-set twice: L0 slots (M -> MTE1), L0C tiles (V -> M),
-/// UB tiles (MTE3 -> V).
-const FREE: [(Pipe, Pipe); 3] = [
-    (Pipe::M, Pipe::Mte1),
-    (Pipe::V, Pipe::M),
-    (Pipe::Mte3, Pipe::V),
-];
+/// What the emitting functions read: the convolution, its tiles, its shape and the
+/// program's names.
+#[derive(Clone, Copy)]
+pub struct Ctx<'a> {
+    /// The convolution.
+    pub cv: &'a Conv,
+    /// Its tiles.
+    pub t: &'a Tiles,
+    /// Its shape.
+    pub sh: &'a Shape,
+    /// The program's tensors and buffers.
+    pub n: &'a Names,
+}
+
+impl Names {
+    /// The index of the weights' element `flat` (row-major), for any rank.
+    pub fn weight_index(&self, flat: Expr) -> Vec<Expr> {
+        let mut index = vec![c(0); self.weight_rank - 1];
+        index.push(flat);
+        index
+    }
+}
+
+/// The main loop's rings: L0 slots (MTE1 -> M), L0C tiles (M -> V), UB tiles (V -> MTE3).
+const L0: Ring = Ring {
+    from: Pipe::Mte1,
+    to: Pipe::M,
+    base: 0,
+};
+const L0C: Ring = Ring {
+    from: Pipe::M,
+    to: Pipe::V,
+    base: 0,
+};
+const UB: Ring = Ring {
+    from: Pipe::V,
+    to: Pipe::Mte3,
+    base: 0,
+};
 
 fn shape_of(t: &super::Tensor) -> Vec<u64> {
     t.shape.iter().map(|&e| e as u64).collect()
@@ -77,11 +114,15 @@ pub fn program(cv: &Conv, t: &Tiles, machine: &Machine) -> Result<npu_sim::Progr
     let sh = Shape::new(cv, t, machine.cores as i64);
     let mut b = Builder::new();
     let (a_slot, b_slot) = match sh.orient {
-        Orientation::PixelRows => (t.mp * t.nrs * 16, t.nrs * 16 * t.ks),
-        Orientation::ChannelRows => (t.ks * t.nrs * 16, t.nrs * 16 * t.mp),
+        Orientation::PixelRows => (t.mp * t.depth() * 16, t.depth() * 16 * t.ks),
+        Orientation::ChannelRows => (t.ks * t.depth() * 16, t.depth() * 16 * t.mp),
     };
     let cap = Capacity::of(machine);
     let fp = Footprint::of(cv, sh.orient, t);
+    // the streams' buffers before the scratch, which spans all of L0A, L0B, L0C and UB
+    let streams = t
+        .streamed
+        .then(|| Streams::new(cv, t, &sh, StreamBuffers::declare(&mut b, &fp)));
     let names = Names {
         input: b.tensor(
             &cv.input.name,
@@ -108,56 +149,94 @@ pub fn program(cv: &Conv, t: &Tiles, machine: &Machine) -> Result<npu_sim::Progr
         c_l0: b.buffer("c_l0", Tier::L0c, DType::F32, &[2, (t.mp * t.ks) as u64]),
         c_ub: b.buffer("c_ub", Tier::Ub, DType::F32, &[2, (t.mp * t.ks) as u64]),
         zeros: b.buffer("zeros", Tier::L1, DType::F16, &[fp.zeros.max(16) as u64]),
+        weight_rank: cv.weights.shape.len(),
         band_len: fp.band,
         zero_block: zero_block(cap),
         scratch: prologue::Scratch::declare(&mut b, &fp, cap),
     };
+
     if sh.orient == Orientation::ChannelRows {
         prologue::zeros(&mut b, &names, fp.zeros);
     }
-    for (src, dst) in FREE {
-        b.set_flag(src, dst, 0);
-        b.set_flag(src, dst, 1);
+    let cx = &Ctx {
+        cv,
+        t,
+        sh: &sh,
+        n: &names,
+    };
+    for ring in [L0, L0C, UB] {
+        ring.open(&mut b);
+    }
+    if let Some(st) = &streams {
+        st.open(&mut b);
     }
     b.repeat("slab", sh.per_core, |b, si| {
         let index = Expr::Core * sh.per_core + si.clone();
         b.when("mine", index.clone().cmp(CmpOp::Lt, sh.slabs), |b| {
             let slab = Slab::at(cv, t, &sh, index);
             b.barrier(BarrierScope::All);
-            prologue::band(b, cv, t, &sh, &names, &slab);
-            prologue::weights(b, cv, t, &sh, &names, &slab);
-            b.barrier(BarrierScope::All);
+            match &streams {
+                Some(st) => {
+                    st.prepare(b, cx, &slab);
+                    st.band_chunk(b, cx, &slab, c(0));
+                    st.weights(b, cv, t, &names, &slab);
+                }
+                None => {
+                    prologue::band(b, cx, &slab);
+                    prologue::weights(b, cx, &slab);
+                    b.barrier(BarrierScope::All);
+                }
+            }
             b.repeat("t", sh.tiles, |b, ti| {
                 let tile = Tile::at(cv, t, &slab, ti.clone());
+                if let Some(st) = &streams {
+                    let next = ti.clone() + 1;
+                    b.when("ahead", next.clone().cmp(CmpOp::Lt, sh.tiles), |b| {
+                        st.band_chunk(b, cx, &slab, next);
+                    });
+                    st.band_arrived(b, &ti);
+                }
                 b.when("tile", tile.valid.clone(), |b| {
-                    let count = si.clone() * sh.tiles + ti;
-                    let tslot = count.clone() % 2;
-                    b.repeat("c1", cv.c1(), |b, c1| {
-                        b.repeat("sub", sh.subs, |b, sub| {
+                    let count = si.clone() * sh.tiles + ti.clone();
+                    // window positions in groups (the weights' chunks), channel blocks within
+                    b.repeat("sub", sh.subs, |b, sub| {
+                        if let Some(st) = &streams {
+                            st.weights_arrived(b, &ti, &sub);
+                        }
+                        b.repeat("cg", sh.csubs, |b, cg| {
                             let step =
-                                (count.clone() * cv.c1() + c1.clone()) * sh.subs + sub.clone();
-                            let at = Step {
-                                c1: c1.clone(),
-                                rs0: sub.clone() * t.nrs,
-                                nrs: (c(cv.rs()) - sub.clone() * t.nrs).min(t.nrs),
-                                l0: step % 2,
-                                tslot: tslot.clone(),
-                                first: c1
-                                    .clone()
-                                    .cmp(CmpOp::Eq, 0)
-                                    .select(sub.cmp(CmpOp::Eq, 0), 0),
+                                (count.clone() * sh.subs + sub.clone()) * sh.csubs + cg.clone();
+                            let rs0 = sub.clone() * t.nrs;
+                            let c1 = cg.clone() * t.kc1;
+                            // one of the two counts is 1: the columns are contiguous
+                            let n = if t.kc1 == 1 {
+                                (c(cv.rs()) - rs0.clone()).min(t.nrs)
+                            } else {
+                                (c(cv.c1()) - c1.clone()).min(t.kc1)
                             };
-                            sub_step(b, cv, t, &sh, &names, &slab, &tile, &at);
+                            let at = Step {
+                                first: cg
+                                    .cmp(CmpOp::Eq, 0)
+                                    .select(sub.clone().cmp(CmpOp::Eq, 0), 0),
+                                c1,
+                                rs0,
+                                n,
+                                l0: step,
+                                tile: count.clone(),
+                            };
+                            sub_step(b, cx, &slab, &tile, &at);
                         });
                     });
-                    drain(b, cv, t, &sh, &names, &slab, &tile, &tslot);
+                    drain(b, cx, &slab, &tile, &count);
                 });
             });
         });
     });
-    for (src, dst) in FREE {
-        b.wait_flag(src, dst, 0);
-        b.wait_flag(src, dst, 1);
+    for ring in [L0, L0C, UB] {
+        ring.close(&mut b);
+    }
+    if let Some(st) = &streams {
+        st.close(&mut b);
     }
     b.finish().map_err(|d| {
         NpuError::Internal(format!(
@@ -178,75 +257,52 @@ fn zero_block(cap: Capacity) -> i64 {
 
 /// One reduction sub-step's place.
 struct Step {
-    /// The input-channel block.
+    /// The first input-channel block.
     c1: Expr,
     /// The first window position.
     rs0: Expr,
-    /// Window positions (the last sub-step of a block may have fewer).
-    nrs: Expr,
-    /// The L0 slot.
+    /// Its fractal columns: window positions of one block, or (pointwise) blocks.
+    n: Expr,
+    /// The L0 ring's counter.
     l0: Expr,
-    /// The tile's L0C and UB slot.
-    tslot: Expr,
+    /// The L0C ring's counter (the tile's, on this core).
+    tile: Expr,
     /// Whether it is the tile's first (it overwrites L0C).
     first: Expr,
 }
 
-/// The `load3d` of the tile's im2col window: channel block `c1`, window positions
-/// `k_start / 16 ..` of it.
-fn window(cv: &Conv, tile: &Tile, k_start: Expr, k_ext: Expr) -> Load3dSizes<Expr> {
-    Load3dSizes {
-        h: tile.h.clone(),
-        w: c(cv.w),
-        c: c(16),
-        kh: c(cv.r),
-        kw: c(cv.s),
-        stride: c(cv.stride),
-        pad_top: tile.pad_top.clone(),
-        pad_bottom: tile.pad_bottom.clone(),
-        pad_left: c(cv.pad.left),
-        pad_right: c(cv.pad.right),
-        m_start: tile.m_start.clone(),
-        m_ext: tile.pixels16.clone(),
-        k_start,
-        k_ext,
-    }
-}
-
-/// MTE1 stages one sub-step into L0 slot `at.l0`; M multiplies it into the tile.
+/// MTE1 stages one sub-step into an L0 slot; M multiplies it into the tile.
 #[allow(clippy::too_many_arguments)]
-fn sub_step(
-    b: &mut Builder,
-    cv: &Conv,
-    t: &Tiles,
-    sh: &Shape,
-    n: &Names,
-    slab: &Slab,
-    tile: &Tile,
-    at: &Step,
-) {
+fn sub_step(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, at: &Step) {
+    let Ctx { cv, t, sh, n } = *cx;
     let ks1 = t.ks / 16;
     let col0 = at.c1.clone() * cv.rs() + at.rs0.clone();
-    let band_at = at.c1.clone() * (sh.slice * 16) + tile.row.clone() * (cv.w * 16);
     let ka1 = slab.ka16.clone() / 16;
-    b.wait_flag(Pipe::M, Pipe::Mte1, at.l0.clone());
-    let a = b.at(n.a_l0, [at.l0.clone(), c(0)]);
-    let bb = b.at(n.b_l0, [at.l0.clone(), c(0)]);
-    let src = b.at(n.band, [band_at]);
-    let kd = at.nrs.clone() * 16;
+    let slot = at.l0.clone() % 2;
+    L0.acquire(b, &at.l0);
+    let a = b.at(n.a_l0, [slot.clone(), c(0)]);
+    let bb = b.at(n.b_l0, [slot.clone(), c(0)]);
+    let kd = at.n.clone() * 16;
     match sh.orient {
         Orientation::PixelRows => {
+            let src = b.at(n.band, [tile.window_at(cv, sh, at.c1.clone())]);
+            // the first column within the window's channels
+            let k_start = if t.kc1 == 1 {
+                at.rs0.clone() * 16
+            } else {
+                at.c1.clone() * 16
+            };
             b.origin(Some("im2col window of the tile, L1 C1HWC0 -> L0A zZ"));
             b.load3d(
                 a.clone(),
                 src,
-                window(cv, tile, at.rs0.clone() * 16, kd.clone()),
+                tile.window(cv, sh, t.mp, k_start, kd.clone()),
             );
             // weight columns col0.. are contiguous, ks1 fractals each: nZ as it is
             let w = b.at(n.wts, [col0 * (ks1 * FRACTAL)]);
             b.origin(Some("weights, L1 -> L0B nZ"));
             b.push(
-                Dma::new(bb.clone(), w, at.nrs.clone(), ka1.clone() * FRACTAL)
+                Dma::new(bb.clone(), w, at.n.clone(), ka1.clone() * FRACTAL)
                     .strides(ks1 * FRACTAL, ka1.clone() * FRACTAL),
             );
         }
@@ -255,19 +311,17 @@ fn sub_step(
             let w = b.at(n.wts, [col0 * FRACTAL]);
             b.origin(Some("weights, L1 -> L0A zZ"));
             b.push(
-                Dma::new(a.clone(), w, ka1.clone(), at.nrs.clone() * FRACTAL)
-                    .strides(sh.j * FRACTAL, at.nrs.clone() * FRACTAL),
+                Dma::new(a.clone(), w, ka1.clone(), at.n.clone() * FRACTAL)
+                    .strides(sh.j * FRACTAL, at.n.clone() * FRACTAL),
             );
-            transposed_window(b, cv, t, sh, n, slab, tile, at);
+            transposed_window(b, cx, slab, tile, at);
         }
     }
     b.origin(None);
-    b.set_flag(Pipe::Mte1, Pipe::M, at.l0.clone());
-    b.when("fresh", at.first.clone(), |b| {
-        b.wait_flag(Pipe::V, Pipe::M, at.tslot.clone())
-    });
-    b.wait_flag(Pipe::Mte1, Pipe::M, at.l0.clone());
-    let cc = b.at(n.c_l0, [at.tslot.clone(), c(0)]);
+    L0.publish(b, &at.l0);
+    b.when("fresh", at.first.clone(), |b| L0C.acquire(b, &at.tile));
+    L0.take(b, &at.l0);
+    let cc = b.at(n.c_l0, [at.tile.clone() % 2, c(0)]);
     let (m, nn) = match sh.orient {
         Orientation::PixelRows => (tile.pixels16.clone(), slab.ka16.clone()),
         Orientation::ChannelRows => (slab.ka16.clone(), c(t.mp)),
@@ -275,7 +329,7 @@ fn sub_step(
     b.origin(Some("O += im2col x weights"));
     b.mmad(cc, a, bb, (m, kd, nn), at.first.clone());
     b.origin(None);
-    b.set_flag(Pipe::M, Pipe::Mte1, at.l0.clone());
+    L0.release(b, &at.l0);
 }
 
 /// The tile's im2col window transposed into L0B (nZ: per window position, the tile's
@@ -286,18 +340,10 @@ fn sub_step(
 /// go last to first, each write ordered after the previous by `barrier MTE1`. The slot is
 /// zeroed first: the product reads the pixels past the tile too.
 #[allow(clippy::too_many_arguments)]
-fn transposed_window(
-    b: &mut Builder,
-    cv: &Conv,
-    t: &Tiles,
-    sh: &Shape,
-    n: &Names,
-    slab: &Slab,
-    tile: &Tile,
-    at: &Step,
-) {
-    let slot = t.nrs * 16 * t.mp;
-    let dst = b.at(n.b_l0, [at.l0.clone(), c(0)]);
+fn transposed_window(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, at: &Step) {
+    let Ctx { cv, t, sh, n } = *cx;
+    let slot = t.depth() * 16 * t.mp;
+    let dst = b.at(n.b_l0, [at.l0.clone() % 2, c(0)]);
     let zeros = b.at(n.zeros, [c(0)]);
     b.origin(Some("im2col window, transposed: zeros first"));
     b.push(Dma::new(dst, zeros, 1, slot));
@@ -305,7 +351,7 @@ fn transposed_window(
     let st = cv.stride;
     let oy_a = tile.p0.clone() / cv.ow;
     let rows = (t.mp - 1) / cv.ow + 2;
-    b.repeat("jj", at.nrs.clone(), |b, jj| {
+    b.repeat("jj", at.n.clone(), |b, jj| {
         let rs = at.rs0.clone() + jj.clone();
         let (r, s) = (rs.clone() / cv.s, rs % cv.s);
         b.repeat("back", rows, |b, back| {
@@ -326,7 +372,7 @@ fn transposed_window(
                     let to = jj.clone() * (t.mp * 16) + (pos - lead.clone()) * 16;
                     b.barrier(BarrierScope::Pipe(Pipe::Mte1));
                     let src = b.at(n.band, [from]);
-                    let dst = b.at(n.b_l0, [at.l0.clone(), to]);
+                    let dst = b.at(n.b_l0, [at.l0.clone() % 2, to]);
                     b.origin(Some(
                         "im2col window, transposed: a run of one output row, L1 -> L0B nZ",
                     ));
@@ -340,19 +386,12 @@ fn transposed_window(
 
 /// V converts the finished tile (L0C NZ -> UB ND); MTE3 stores it.
 #[allow(clippy::too_many_arguments)]
-fn drain(
-    b: &mut Builder,
-    cv: &Conv,
-    t: &Tiles,
-    sh: &Shape,
-    n: &Names,
-    slab: &Slab,
-    tile: &Tile,
-    s: &Expr,
-) {
-    b.set_flag(Pipe::M, Pipe::V, s.clone());
-    b.wait_flag(Pipe::M, Pipe::V, s.clone());
-    b.wait_flag(Pipe::Mte3, Pipe::V, s.clone());
+fn drain(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, count: &Expr) {
+    let Ctx { cv, t, sh, n } = *cx;
+    let s = &(count.clone() % 2);
+    L0C.publish(b, count);
+    L0C.take(b, count);
+    UB.acquire(b, count);
     let ub = b.at(n.c_ub, [s.clone(), c(0)]);
     let l0c = b.at(n.c_l0, [s.clone(), c(0)]);
     // rows and columns of the tile as L0C holds it, and the UB row pitch
@@ -377,9 +416,9 @@ fn drain(
             .mode(DmaMode::Nz2nd),
     );
     b.origin(None);
-    b.set_flag(Pipe::V, Pipe::M, s.clone());
-    b.set_flag(Pipe::V, Pipe::Mte3, s.clone());
-    b.wait_flag(Pipe::V, Pipe::Mte3, s.clone());
+    L0C.release(b, count);
+    UB.publish(b, count);
+    UB.take(b, count);
     b.origin(Some("output tile store"));
     match cv.output_layout {
         Activations::Nhwc => {
@@ -412,5 +451,5 @@ fn drain(
         }
     }
     b.origin(None);
-    b.set_flag(Pipe::Mte3, Pipe::V, s.clone());
+    UB.release(b, count);
 }

@@ -22,7 +22,7 @@
 //!   by the vector unit) that moves column `c0 * RS + rs` to `rs * 16 + c0`, through L0C,
 //!   UB and back to L1.
 
-use super::emit::Names;
+use super::emit::{Ctx, Names};
 use super::geometry::{c, Orientation, Shape, Slab};
 use super::tiles::{permuted_weights, stage_rows, Capacity, Footprint, Tiles};
 use super::{Activations, Conv};
@@ -204,7 +204,8 @@ fn place(
 /// The slab's input rows into the band (C1HWC0). Each chunk's GM read starts up to
 /// `align_rows - 1` rows early, on GM's alignment; those rows are skipped when the chunk,
 /// by then C1HWC0 (32 bytes a pixel), is placed.
-pub fn band(b: &mut Builder, cv: &Conv, t: &Tiles, sh: &Shape, n: &Names, slab: &Slab) {
+pub fn band(b: &mut Builder, cx: &Ctx, slab: &Slab) {
+    let Ctx { cv, t, sh, n } = *cx;
     let s = &n.scratch;
     if cv.input_layout == Activations::Nchw {
         permutation(b, s, 1, 1, (c(0), 1));
@@ -400,16 +401,17 @@ fn permutation(b: &mut Builder, s: &Scratch, rs: i64, kf: i64, (g0, gg): (Expr, 
 }
 
 /// The slab's weights into L1.
-pub fn weights(b: &mut Builder, cv: &Conv, t: &Tiles, sh: &Shape, n: &Names, slab: &Slab) {
+pub fn weights(b: &mut Builder, cx: &Ctx, slab: &Slab) {
+    let Ctx { cv, t, sh, n } = *cx;
     if permuted_weights(cv) {
-        permuted(b, cv, t, sh, n, slab);
+        permuted(b, cx, slab);
         return;
     }
     let s = &n.scratch;
     let wc = t.weight_chunk;
     let rs = cv.rs();
     if wc == 0 {
-        direct_weights(b, cv, t, sh, n, slab);
+        direct_weights(b, cx, slab);
         return;
     }
     b.repeat("wc", (t.ks + wc - 1) / wc, |b, w| {
@@ -418,12 +420,7 @@ pub fn weights(b: &mut Builder, cv: &Conv, t: &Tiles, sh: &Shape, n: &Names, sla
             let kra = (slab.ka.clone() - kr0.clone()).min(wc);
             let src = b.at(
                 n.weights,
-                [
-                    c(0),
-                    c(0),
-                    c(0),
-                    (slab.k0.clone() + kr0.clone()) * (rs * cv.c),
-                ],
+                n.weight_index((slab.k0.clone() + kr0.clone()) * (rs * cv.c)),
             );
             let ub = b.at(s.ub, [c(0)]);
             b.origin(Some("weights, GM -> UB"));
@@ -490,17 +487,15 @@ pub fn weights(b: &mut Builder, cv: &Conv, t: &Tiles, sh: &Shape, n: &Names, sla
 
 /// Weights with channels a multiple of 16 straight from GM (UB too small to stage 16 rows):
 /// per window position an `nd2nz` of its channels, as from UB.
-fn direct_weights(b: &mut Builder, cv: &Conv, t: &Tiles, sh: &Shape, n: &Names, slab: &Slab) {
+fn direct_weights(b: &mut Builder, cx: &Ctx, slab: &Slab) {
+    let Ctx { cv, t, sh, n } = *cx;
     let rs = cv.rs();
     let row = rs * cv.c;
     b.origin(Some("weights, GM -> L1 fractals"));
     b.repeat("rs", rs, |b, r| match sh.orient {
         Orientation::PixelRows => {
             let dst = b.at(n.wts, [r.clone() * (t.ks * 16)]);
-            let src = b.at(
-                n.weights,
-                [c(0), c(0), c(0), slab.k0.clone() * row + r * cv.c],
-            );
+            let src = b.at(n.weights, n.weight_index(slab.k0.clone() * row + r * cv.c));
             b.push(
                 Dma::new(dst, src, slab.ka.clone(), cv.c)
                     .strides(row, rs * t.ks)
@@ -510,7 +505,7 @@ fn direct_weights(b: &mut Builder, cv: &Conv, t: &Tiles, sh: &Shape, n: &Names, 
         Orientation::ChannelRows => b.repeat("k1", slab.ka16.clone() / 16, |b, k1| {
             let dst = b.at(n.wts, [(k1.clone() * sh.j + r.clone()) * FRACTAL]);
             let src = (slab.k0.clone() + k1.clone() * 16) * row + r.clone() * cv.c;
-            let src = b.at(n.weights, [c(0), c(0), c(0), src]);
+            let src = b.at(n.weights, n.weight_index(src));
             b.push(
                 Dma::new(dst, src, (slab.ka.clone() - k1 * 16).min(16), cv.c)
                     .strides(row, rs * 16)
@@ -524,11 +519,12 @@ fn direct_weights(b: &mut Builder, cv: &Conv, t: &Tiles, sh: &Shape, n: &Names, 
 
 /// `[k, c, r, s]` weights with a window: natural order into L1, then per block of 16 input
 /// channels a product with the permutation, through L0C and UB back to L1.
-fn permuted(b: &mut Builder, cv: &Conv, t: &Tiles, sh: &Shape, n: &Names, slab: &Slab) {
+fn permuted(b: &mut Builder, cx: &Ctx, slab: &Slab) {
+    let Ctx { cv, t, n, .. } = *cx;
     let s = &n.scratch;
     let rs = cv.rs();
     let crs = cv.c * rs;
-    let src = b.at(n.weights, [c(0), c(0), c(0), slab.k0.clone() * crs]);
+    let src = b.at(n.weights, n.weight_index(slab.k0.clone() * crs));
     let nat = b.at(s.natural, [c(0)]);
     b.origin(Some("weights, GM -> L1 NZ in their own order"));
     b.push(
@@ -546,10 +542,10 @@ fn permuted(b: &mut Builder, cv: &Conv, t: &Tiles, sh: &Shape, n: &Names, slab: 
     let group = |b: &mut Builder, g0: Expr, gg: i64| {
         permutation(b, s, rs, kf_max, (g0.clone(), gg));
         b.repeat("c1", full, |b, c1| {
-            permute_block(b, cv, t, sh, n, slab, c1, rs, (g0.clone(), gg))
+            permute_block(b, cx, slab, c1, rs, (g0.clone(), gg))
         });
         if kf_last > 0 {
-            permute_block(b, cv, t, sh, n, slab, c(full), kf_last, (g0.clone(), gg));
+            permute_block(b, cx, slab, c(full), kf_last, (g0.clone(), gg));
         }
     };
     b.repeat("g", rs / gsize, |b, g| group(b, g * gsize, gsize));
@@ -561,17 +557,8 @@ fn permuted(b: &mut Builder, cv: &Conv, t: &Tiles, sh: &Shape, n: &Names, slab: 
 /// One block of 16 input channels (`kf` fractal columns of the natural order) times the
 /// permutation's window positions `g0 .. g0 + gg`, into the weights' fractals.
 #[allow(clippy::too_many_arguments)]
-fn permute_block(
-    b: &mut Builder,
-    cv: &Conv,
-    t: &Tiles,
-    sh: &Shape,
-    n: &Names,
-    slab: &Slab,
-    c1: Expr,
-    kf: i64,
-    (g0, gg): (Expr, i64),
-) {
+fn permute_block(b: &mut Builder, cx: &Ctx, slab: &Slab, c1: Expr, kf: i64, (g0, gg): (Expr, i64)) {
+    let Ctx { cv, t, sh, n } = *cx;
     let s = &n.scratch;
     let rs = cv.rs();
     let ks1 = t.ks / 16;

@@ -12,7 +12,7 @@
 //! included) and the GM cycles of the stores (bytes charged in whole segments at the core's
 //! bandwidth, a cycle per burst); the cheapest wins, the larger tile on a tie.
 
-use super::geometry::{align_rows, band_layout, Orientation};
+use super::geometry::{align_pixels, align_rows, band_layout, need, BandMode, Orientation};
 use super::{Activations, Conv, Weights};
 use npu_sim::machine::Mem;
 use npu_sim::Machine;
@@ -25,8 +25,11 @@ const BLOCK: i64 = npu_sim::hazards::BLOCK as i64;
 pub struct Tiles {
     /// Output pixels of a tile (a multiple of 16).
     pub mp: i64,
-    /// Window positions of a reduction sub-step (its depth is `16 * nrs`).
+    /// Window positions of a reduction sub-step (its depth is `16 * nrs * kc1`).
     pub nrs: i64,
+    /// Input-channel blocks of a reduction sub-step (1 unless the convolution is
+    /// pointwise, when `nrs` is 1).
+    pub kc1: i64,
     /// Output channels of a slab and of its tiles (a multiple of 16).
     pub ks: i64,
     /// Output pixels of a slab (a multiple of `mp`).
@@ -39,6 +42,21 @@ pub struct Tiles {
     /// Window positions per product with the permutation (`[k, c, r, s]` weights with a
     /// window; 0 otherwise).
     pub perm_group: i64,
+    /// Whether the band and weights stream into L1 while the cube works (else a prologue
+    /// brings them).
+    pub streamed: bool,
+    /// Band pixels per piece of the band's stream through UB (0: GM -> L1 directly).
+    pub band_piece: i64,
+    /// Weight rows (output channels, a multiple of 16) per piece of the weights' stream
+    /// through UB (0: GM -> L1 directly).
+    pub weight_piece: i64,
+}
+
+impl Tiles {
+    /// Fractal columns (16-deep slices of the reduction) of a sub-step.
+    pub fn depth(&self) -> i64 {
+        self.nrs * self.kc1
+    }
 }
 
 fn up(v: i64, m: i64) -> i64 {
@@ -133,6 +151,14 @@ pub struct Footprint {
     pub perm: i64,
     /// Zeros for the channel-rows orientation's L0B slots.
     pub zeros: i64,
+    /// UB, per slot: a band piece as GM has it.
+    pub band_stage: i64,
+    /// UB, per slot: a band piece spread over blocks of 16 channels.
+    pub band_spread: i64,
+    /// UB, per slot: a weight piece as GM has it.
+    pub w_stage: i64,
+    /// UB, per slot: a weight piece spread.
+    pub w_spread: i64,
 }
 
 impl Footprint {
@@ -149,7 +175,10 @@ impl Footprint {
             256
         };
         Footprint {
-            band: band_bytes(cv, orient, rows) / 2,
+            band: match BandMode::of(cv, orient) {
+                BandMode::Rows => band_bytes(cv, orient, rows) / 2,
+                BandMode::Pixels => cdiv(t.ps, t.mp) * cv.c1() * t.mp * 16,
+            },
             weights: weight_bytes(cv, t.ks) / 2,
             stage,
             natural: if permuted_weights(cv) {
@@ -159,9 +188,16 @@ impl Footprint {
             },
             perm,
             zeros: match orient {
-                Orientation::ChannelRows => t.nrs * 16 * t.mp,
+                Orientation::ChannelRows => t.depth() * 16 * t.mp,
                 Orientation::PixelRows => 0,
             },
+            band_stage: up((t.band_piece + align_pixels(cv) - 1) * cv.c, 16),
+            band_spread: spread_len(cv, t.band_piece + align_pixels(cv) - 1),
+            w_stage: up(
+                t.weight_piece * weight_chunk_positions(cv, t.nrs) * cv.c,
+                16,
+            ),
+            w_spread: spread_len(cv, t.weight_piece * weight_chunk_positions(cv, t.nrs)),
         }
     }
 
@@ -178,6 +214,74 @@ impl Footprint {
         .iter()
         .map(|&e| up(e * 2, 32))
         .sum()
+    }
+}
+
+/// Elements of a UB slot holding `rows` rows spread over blocks of 16 channels (whole
+/// vector repeats; none when the channels need no spreading).
+fn spread_len(cv: &Conv, rows: i64) -> i64 {
+    if cv.c % 16 == 0 {
+        0
+    } else {
+        up(rows * cv.c1() * 16, 128)
+    }
+}
+
+/// Whether `cv`'s band and weights can stream into L1 while the cube works: the pixel-rows
+/// orientation, NHWC input and weights needing no permutation (else a prologue brings
+/// them; it also does when the streams' UB slots do not fit).
+pub fn streamable(cv: &Conv, orient: Orientation) -> bool {
+    orient == Orientation::PixelRows
+        && cv.input_layout == Activations::Nhwc
+        && !permuted_weights(cv)
+}
+
+/// Window positions per weight chunk: one sub-step group's; all of them when the channels
+/// need spreading (a chunk's rows must then be contiguous in GM and UB).
+pub fn weight_chunk_positions(cv: &Conv, nrs: i64) -> i64 {
+    if cv.c % 16 == 0 {
+        nrs
+    } else {
+        cv.rs()
+    }
+}
+
+/// The streams' pieces: (band pixels, weight rows) whose two UB slots each fit beside the
+/// output tiles, whole chunks if they can; 0 for a stream that goes straight from GM to L1
+/// (`nd2nz`): channels a multiple of 256 (each pixel's or row's burst a whole number of
+/// 512-byte segments), or a multiple of 16 and UB too small.
+fn pieces(cv: &Conv, cap: Capacity, t: &Tiles, max_chunk: i64) -> Option<(i64, i64)> {
+    let aligned = cv.c % 16 == 0;
+    let direct = cv.c % 256 == 0;
+    // the output tiles, and room for the unused streams' buffers (16 elements a slot)
+    let free = cap.ub - 2 * t.mp * t.ks * 4 - 5 * 64;
+    let skip = align_pixels(cv) - 1;
+    let spread = |rows: i64| 2 * 2 * spread_len(cv, rows);
+    let band = |px: i64| 2 * 2 * up((px + skip) * cv.c, 16) + spread(px + skip);
+    let positions = weight_chunk_positions(cv, t.nrs);
+    let weights = |rows: i64| 2 * 2 * up(rows * positions * cv.c, 16) + spread(rows * positions);
+    let staged = (!direct)
+        .then(|| {
+            (1..=up(t.ks, 16) / 16)
+                .rev()
+                .map(|k| k * 16)
+                .find(|&wp| weights(wp) <= free / 2)
+        })
+        .flatten();
+    let rows = match staged {
+        Some(rows) => rows,
+        None if aligned => 0,
+        None => return None,
+    };
+    let left = free - weights(rows);
+    let most = max_chunk.max(16);
+    let pixels = (!direct)
+        .then(|| (16..=most).rev().find(|&px| band(px) <= left))
+        .flatten();
+    match pixels {
+        Some(px) => Some((px, rows)),
+        None if aligned => Some((0, rows)),
+        None => None,
     }
 }
 
@@ -295,54 +399,93 @@ impl Tiles {
             return None;
         }
         let rows = max_band_rows(cv, orient, ps);
-        let band_chunk = band_chunk(cv, cap, rows)?;
-        let weight_chunk = weight_chunk(cv, cap, ks)?;
-        let perm_group = perm_group(cv, cap, ks)?;
         if 2 * mp * ks * 4 > cap.l0c || 2 * mp * ks * 4 > cap.ub {
             return None;
         }
-        // the deepest sub-step that fits both L0 slots
+        // the deepest sub-step that fits both L0 slots: window positions of one channel
+        // block, or (pointwise) channel blocks
         let (a_rows, b_cols) = match orient {
             Orientation::PixelRows => (mp, ks),
             Orientation::ChannelRows => (ks, mp),
         };
-        let nrs = (1..=cv.rs())
+        let fits = |n: i64| 2 * a_rows * n * 32 <= cap.l0a && 2 * b_cols * n * 32 <= cap.l0b;
+        let pointwise = BandMode::of(cv, orient) == BandMode::Pixels;
+        let depth = (1..=if pointwise { cv.c1() } else { cv.rs() })
             .rev()
-            .find(|&n| 2 * a_rows * n * 32 <= cap.l0a && 2 * b_cols * n * 32 <= cap.l0b)?;
-        let tiles = Tiles {
+            .find(|&n| fits(n))?;
+        let (nrs, kc1) = if pointwise { (1, depth) } else { (depth, 1) };
+        let mut tiles = Tiles {
             mp,
             nrs,
+            kc1,
             ks,
             ps,
-            band_chunk,
-            weight_chunk,
-            perm_group,
+            band_chunk: 0,
+            weight_chunk: 0,
+            perm_group: 0,
+            streamed: false,
+            band_piece: 0,
+            weight_piece: 0,
+        };
+        let streams = streamable(cv, orient)
+            .then(|| max_chunk(cv, orient, &tiles))
+            .and_then(|chunk| Some((chunk, pieces(cv, cap, &tiles, chunk)?)));
+        let first_chunk = match streams {
+            Some((chunk, (band, weights))) => {
+                (tiles.band_piece, tiles.weight_piece) = (band, weights);
+                tiles.streamed = true;
+                chunk
+            }
+            None => {
+                tiles.band_chunk = band_chunk(cv, cap, rows)?;
+                tiles.weight_chunk = weight_chunk(cv, cap, ks)?;
+                tiles.perm_group = perm_group(cv, cap, ks)?;
+                0
+            }
         };
         if Footprint::of(cv, orient, &tiles).l1_bytes() > cap.l1 {
             return None;
         }
-        Some((tiles.cost(cv, machine, orient, rows), tiles))
+        Some((tiles.cost(cv, machine, orient, (rows, first_chunk)), tiles))
     }
 
-    /// The model's cycles for the busiest core.
-    fn cost(&self, cv: &Conv, machine: &Machine, orient: Orientation, rows: i64) -> f64 {
+    /// The model's cycles for the busiest core. A sub-step takes the larger of its cube
+    /// cycles (start-up included) and MTE1's (its operands' bytes at the path's bandwidth
+    /// and one latency); a tile, its sub-steps. Per slab, a streamed one takes the first
+    /// band chunk and weight chunk's arrival, then the larger of the tiles' cycles and all
+    /// its GM traffic at the core's bandwidth, then the last tile's drain and store; one with
+    /// a prologue takes the prologue (its GM traffic and conversions, serially), then the
+    /// larger of the tiles' and the stores' cycles, then the last drain and store.
+    fn cost(
+        &self,
+        cv: &Conv,
+        machine: &Machine,
+        orient: Orientation,
+        (rows, first): (i64, i64),
+    ) -> f64 {
         let gm = &machine.gm;
         let seg = gm.segment.max(1) as i64;
         let bw = gm.bytes_per_cycle_per_core;
+        let latency = gm_latency(machine);
+        let (l1_bw, l1_latency) = path(machine, Mem::L1, Mem::L0a);
         let cores = machine.cores.max(1) as i64;
-        let pk = cdiv(cv.k, self.ks);
-        let pp = cdiv(cv.pixels(), self.ps);
-        let slabs = cv.batch * pk * pp;
+        let slabs = cv.batch * cdiv(cv.k, self.ks) * cdiv(cv.pixels(), self.ps);
         let per_core = cdiv(slabs, cores) as f64;
-        let tiles = cdiv(self.ps, self.mp);
-        let startup = machine.cube.startup;
-        let (m1, n1) = match orient {
-            Orientation::PixelRows => (self.mp / 16, self.ks / 16),
-            Orientation::ChannelRows => (self.ks / 16, self.mp / 16),
+        let tiles = cdiv(self.ps, self.mp) as f64;
+        let steps = (cdiv(cv.rs(), self.nrs) * cdiv(cv.c1(), self.kc1)) as f64;
+        let kd = (cv.c1() * cv.rs() * 16) as f64 / steps;
+        let (mp, ks) = (self.mp as f64, self.ks as f64);
+        let cube_step = mp / 16.0 * kd / 16.0 * ks / 16.0 + machine.cube.startup;
+        let mte1_step = match orient {
+            Orientation::PixelRows => (mp + ks) * kd * 2.0 / l1_bw + l1_latency,
+            // the transposed window in runs, each a transfer
+            Orientation::ChannelRows => {
+                let runs = ((self.mp - 1) / cv.ow + 2) as f64 * kd / 16.0;
+                ks * kd * 2.0 / l1_bw + runs * l1_latency
+            }
         };
-        let subs = cdiv(cv.rs(), self.nrs);
-        let cube_tile = cv.c1() as f64 * ((m1 * n1 * cv.rs()) as f64 + subs as f64 * startup);
-        let cube = tiles as f64 * cube_tile;
+        let tile = steps * cube_step.max(mte1_step);
+        let compute = tiles * tile;
         // stores: one burst per pixel row (NHWC) or channel row (NCHW) unless contiguous
         let (bursts, len) = match orient {
             Orientation::PixelRows if self.ks >= cv.k => (1, self.mp * cv.k * 4),
@@ -350,17 +493,38 @@ impl Tiles {
             Orientation::ChannelRows => (self.ks, self.mp * 4),
         };
         let charged = |len: i64| (cdiv(len, seg) + i64::from(len % seg != 0)) * seg;
-        let store = tiles as f64 * bursts as f64 * (charged(len) as f64 / bw + gm.burst_cycles);
-        let input = (rows * cv.w * cv.c * 2) as f64 / bw + gm_latency(machine);
-        let weights = (self.ks * cv.rs() * cv.c * 2) as f64 / bw + gm_latency(machine);
-        let conversion = match cv.input_layout {
-            Activations::Nchw => (rows * cv.w * cv.c1() * 16 * 6) as f64 / 256.0,
-            Activations::Nhwc => (rows * cv.w * cv.c1() * 16 * 2) as f64 / 256.0,
+        let store_tile = bursts as f64 * (charged(len) as f64 / bw + gm.burst_cycles);
+        let store = tiles * store_tile;
+        let input = (rows * cv.w * cv.c * 2) as f64 / bw;
+        let weights = (self.ks * cv.rs() * cv.c * 2) as f64 / bw;
+        let drain = mp * ks * 4.0 / 256.0 + l1_latency;
+        let tail = drain + store_tile + latency + tile / steps;
+        let slab = if self.streamed {
+            let chunk = cv.rs().min(self.nrs * self.kc1);
+            let start = ((first * cv.c + self.ks * chunk * cv.c) * 2) as f64 / bw + 2.0 * latency;
+            (start + compute).max(input + weights + store + latency) + tail
+        } else {
+            let conversion = match cv.input_layout {
+                Activations::Nchw => (rows * cv.w * cv.c1() * 16 * 6) as f64 / 256.0,
+                Activations::Nhwc => (rows * cv.w * cv.c1() * 16 * 2) as f64 / 256.0,
+            };
+            input + weights + 2.0 * latency + conversion + compute.max(store) + tail
         };
-        let prologue = input + weights + conversion;
-        let main = cube.max(store) + cube_tile + 400.0;
-        per_core * (prologue + main)
+        per_core * slab
     }
+}
+
+/// The most band pixels one tile adds to what earlier tiles of its slab needed.
+pub fn max_chunk(cv: &Conv, orient: Orientation, t: &Tiles) -> i64 {
+    let mode = BandMode::of(cv, orient);
+    let tiles = cdiv(t.ps, t.mp);
+    (0..cdiv(cv.pixels(), t.ps))
+        .flat_map(|q| {
+            let range = (q * t.ps, (q * t.ps + t.ps).min(cv.pixels()));
+            (0..tiles).map(move |g| need(cv, mode, t, range, g) - need(cv, mode, t, range, g - 1))
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// Whether every tile's stores start and end on GM blocks of their own (two stores into
@@ -377,6 +541,13 @@ fn stores_apart(cv: &Conv, orient: Orientation, mp: i64, ks: i64, ps: i64) -> bo
             batch_ok && (cv.pixels() % per_block == 0 || (mp >= cv.pixels() && ps >= cv.pixels()))
         }
     }
+}
+
+/// The bandwidth and latency of the path `from -> to` (a slow default if absent).
+fn path(machine: &Machine, from: Mem, to: Mem) -> (f64, f64) {
+    (machine.paths.iter())
+        .find(|p| p.from == from && p.to == to)
+        .map_or((1.0, 1000.0), |p| (p.bytes_per_cycle, p.latency))
 }
 
 /// The latency of the machine's GM paths (the longest).

@@ -1,0 +1,537 @@
+//! Streaming a slab's band and weights into L1 while the cube works (the pixel-rows
+//! orientation with NHWC input and `[k, r, s, c]` or `[k, c]` weights).
+//!
+//! Each stream moves *pieces*: GM -> UB in one burst per piece (the band's pixels are
+//! contiguous in NHWC; a piece of weights is a block of output channels' rows), then, if the
+//! channels are not a multiple of 16, the vector unit spreads them over zeroed blocks of 16,
+//! then UB -> L1 (16 channels of a pixel per burst into the band's C1HWC0; per window
+//! position an `nd2nz` into the weights' fractals). Pieces make *chunks*: the band's chunk
+//! `t` is the input tile `t` needs beyond what earlier tiles needed (loaded while tile
+//! `t - 1` computes), the weights' chunk `j` the window positions of sub-step group `j`
+//! (all loaded before the first tile, which waits for each before using it). Every hop is a
+//! ring of two UB slots; a chunk's arrival in L1 is a ring of its own whose consumer (MTE1)
+//! hands the id back as soon as it has seen it (the data stays: L1 holds the whole band and
+//! all weights of a slab).
+
+use super::emit::{Ctx, Names};
+use super::geometry::{c, up16, BandMode, Shape, Slab};
+use super::ring::Ring;
+use super::tiles::{weight_chunk_positions, Footprint, Tiles};
+use super::Conv;
+use npu_sim::builder::Builder;
+use npu_sim::program::{
+    BarrierScope, BufferId, CmpOp, DType, Dma, DmaMode, Expr, Pipe, Tier, UnaryOp, VecOp, Vector,
+};
+
+/// f16 lanes of one vector repeat.
+const LANES: i64 = 128;
+/// Rows per vector instruction when spreading channels: at most 255 repeats, and a
+/// multiple of 16 so that every instruction's source starts on a 32-byte block.
+const SPREAD_ROWS: i64 = 240;
+
+/// The vector unit's spread output to MTE3, shared by both streams in program order.
+const SPREAD: Ring = Ring {
+    from: Pipe::V,
+    to: Pipe::Mte3,
+    base: 2,
+};
+
+/// One stream's rings.
+#[derive(Clone, Copy, Debug)]
+pub struct Feed {
+    /// GM -> UB, to the vector unit (spread) or MTE3; `None`: GM -> L1 directly (`nd2nz`,
+    /// long enough bursts, or UB too small).
+    stage: Option<Ring>,
+    /// A chunk in L1, to MTE1.
+    ready: Ring,
+    /// Whether the vector unit spreads the channels (not a multiple of 16).
+    spread: bool,
+}
+
+/// UB buffers of the streams (two slots each).
+#[derive(Clone, Copy, Debug)]
+pub struct StreamBuffers {
+    /// The band's pieces as GM has them.
+    pub band_stage: BufferId,
+    /// The band's pieces spread over blocks of 16 channels.
+    pub band_spread: BufferId,
+    /// The weights' pieces as GM has them.
+    pub w_stage: BufferId,
+    /// The weights' pieces spread.
+    pub w_spread: BufferId,
+    /// 16 zeros.
+    pub zero: BufferId,
+}
+
+impl StreamBuffers {
+    /// Declares them, sized by `fp` (in UB, before the scratch that spans all of it).
+    pub fn declare(b: &mut Builder, fp: &Footprint) -> StreamBuffers {
+        let mut ub =
+            |name: &str, len: i64| b.buffer(name, Tier::Ub, DType::F16, &[2, len.max(16) as u64]);
+        StreamBuffers {
+            band_stage: ub("band_stage", fp.band_stage),
+            band_spread: ub("band_spread", fp.band_spread),
+            w_stage: ub("w_stage", fp.w_stage),
+            w_spread: ub("w_spread", fp.w_spread),
+            zero: b.buffer("zero", Tier::Ub, DType::F16, &[16]),
+        }
+    }
+
+    /// The zeros written (at the program's start, before any stream).
+    pub fn zero(&self, b: &mut Builder) {
+        let dst = b.at(self.zero, [c(0)]);
+        b.push(Vector::new(VecOp::Dup { value: 0.0 }, dst, 1).mask(16));
+        b.barrier(BarrierScope::All);
+    }
+}
+
+/// The streams of a program.
+#[derive(Clone, Copy, Debug)]
+pub struct Streams {
+    /// The band's.
+    pub band: Feed,
+    /// The weights'.
+    pub weights: Feed,
+    /// Band pieces per chunk.
+    pub band_pieces: i64,
+    /// Weight pieces per chunk.
+    pub weight_pieces: i64,
+    /// Weight chunks.
+    pub weight_chunks: i64,
+    /// Sub-step groups per weight chunk.
+    groups_per_chunk: i64,
+    /// Window positions per weight chunk.
+    chunk_positions: i64,
+    /// The UB buffers.
+    buffers: StreamBuffers,
+}
+
+impl Streams {
+    /// The streams of `cv` with tiles `t`.
+    pub fn new(cv: &Conv, t: &Tiles, sh: &Shape, buffers: StreamBuffers) -> Streams {
+        let spread = cv.c % 16 != 0;
+        // a whole number of sub-step groups (all window positions when spreading)
+        let positions = weight_chunk_positions(cv, t.nrs);
+        let to = if spread { Pipe::V } else { Pipe::Mte3 };
+        let feed = |base, hop: bool| Feed {
+            stage: hop.then_some(Ring {
+                from: Pipe::Mte2,
+                to,
+                base,
+            }),
+            ready: Ring {
+                from: if hop { Pipe::Mte3 } else { Pipe::Mte2 },
+                to: Pipe::Mte1,
+                base,
+            },
+            spread,
+        };
+        Streams {
+            band: feed(0, t.band_piece > 0),
+            weights: feed(2, t.weight_piece > 0),
+            band_pieces: (sh.max_chunk + t.band_piece.max(1) - 1) / t.band_piece.max(1),
+            weight_pieces: (t.ks + t.weight_piece.max(1) - 1) / t.weight_piece.max(1),
+            weight_chunks: (cv.rs() + positions - 1) / positions,
+            groups_per_chunk: (positions + t.nrs - 1) / t.nrs,
+            chunk_positions: positions,
+            buffers,
+        }
+    }
+
+    fn rings(&self) -> Vec<Ring> {
+        let mut rings = vec![self.band.ready, self.weights.ready];
+        rings.extend(self.band.stage);
+        rings.extend(self.weights.stage);
+        if self.band.spread {
+            rings.push(SPREAD);
+        }
+        rings
+    }
+
+    /// Every ring open and the zeros written, before the program.
+    pub fn open(&self, b: &mut Builder) {
+        self.buffers.zero(b);
+        self.rings().iter().for_each(|r| r.open(b));
+    }
+
+    /// Every ring closed, at the program's end.
+    pub fn close(&self, b: &mut Builder) {
+        self.rings().iter().for_each(|r| r.close(b));
+    }
+
+    /// The spread counter of band chunk `g`'s piece `i`: chunk 0's pieces come first, then
+    /// every weight piece, then the other chunks'.
+    fn band_spread(&self, g: &Expr, i: &Expr) -> Expr {
+        let after = g
+            .clone()
+            .cmp(CmpOp::Gt, 0)
+            .select(self.weight_chunks * self.weight_pieces, 0);
+        g.clone() * self.band_pieces + i.clone() + after
+    }
+
+    /// Before a slab's chunks (pointwise): zeros after the pixels of the slab's last tile,
+    /// if it has fewer than `mp` (its window reads them all), then `barrier ALL`.
+    pub fn prepare(&self, b: &mut Builder, cx: &Ctx, slab: &Slab) {
+        let Ctx { cv, t, sh, n } = *cx;
+        if sh.mode != BandMode::Pixels {
+            return;
+        }
+        let last = (slab.p_end.clone() - slab.p0.clone() - 1) / t.mp;
+        let pixels = slab.p_end.clone() - slab.p0.clone() - last.clone() * t.mp;
+        b.when("tail", pixels.clone().cmp(CmpOp::Lt, t.mp), |b| {
+            b.repeat("c1", cv.c1(), |b, c1| {
+                let dst = b.at(n.band, [sh.slice_at(&last, c1) + pixels.clone() * 16]);
+                let src = b.at(self.buffers.zero, [c(0)]);
+                b.origin(Some("zeros after the last tile's pixels"));
+                b.push(Dma::new(dst, src, c(t.mp) - pixels.clone(), 16).strides(0, 16));
+                b.origin(None);
+            });
+        });
+        b.barrier(BarrierScope::All);
+    }
+
+    /// Band chunk `g` of `slab` into L1, and its arrival announced to MTE1.
+    pub fn band_chunk(&self, b: &mut Builder, cx: &Ctx, slab: &Slab, g: Expr) {
+        let Ctx { cv, t, sh, n } = *cx;
+        // pointwise, chunk g is tile g's pixels, into the tile's slot
+        let base = match sh.mode {
+            BandMode::Rows => c(0),
+            BandMode::Pixels => g.clone() * t.mp,
+        };
+        let feed = self.band;
+        match feed.stage {
+            Some(stage) => {
+                let lo = slab.need(cv, t, sh, g.clone() - 1);
+                let hi = slab.need(cv, t, sh, g.clone());
+                b.repeat("piece", self.band_pieces, |b, i| {
+                    let from = lo.clone() + i.clone() * t.band_piece;
+                    let len = (hi.clone() - from.clone()).min(t.band_piece);
+                    let piece = Piece {
+                        k: g.clone() * self.band_pieces + i.clone(),
+                        v: self.band_spread(&g, &i),
+                        len,
+                        from,
+                    };
+                    self.band_piece(b, cx, slab, stage, &piece, (&g, &base));
+                });
+            }
+            None => {
+                // whole chunks of 16 pixels but the last: `nd2nz` fills the last fractal's rows
+                let total = slab.need(cv, t, sh, c(sh.tiles - 1));
+                let lo = up16(slab.need(cv, t, sh, g.clone() - 1)).min(total.clone());
+                let hi = up16(slab.need(cv, t, sh, g.clone())).min(total);
+                b.when("load", (hi.clone() - lo.clone()).cmp(CmpOp::Gt, 0), |b| {
+                    let pixel = slab.n.clone() * cv.pixels_in() + slab.origin(cv, sh) + lo.clone();
+                    let src = b.at(n.input, [c(0), c(0), c(0), pixel * cv.c]);
+                    let dst = b.at(
+                        n.band,
+                        [sh.slice_at(&g, c(0)) + (lo.clone() - base.clone()) * 16],
+                    );
+                    b.origin(Some("input pixels, GM -> L1 C1HWC0"));
+                    b.push(
+                        Dma::new(dst, src, hi - lo, cv.c)
+                            .strides(cv.c, sh.slice)
+                            .mode(DmaMode::Nd2nz),
+                    );
+                    b.origin(None);
+                });
+            }
+        }
+        feed.ready.acquire(b, &g);
+        feed.ready.publish(b, &g);
+    }
+
+    /// One piece of a band chunk through UB: GM -> UB from 16 elements on (`skip` pixels
+    /// early, dropped when placed), spread if need be, UB -> L1 16 channels of a pixel a
+    /// burst.
+    #[allow(clippy::too_many_arguments)]
+    fn band_piece(
+        &self,
+        b: &mut Builder,
+        cx: &Ctx,
+        slab: &Slab,
+        stage: Ring,
+        p: &Piece,
+        (g, base): (&Expr, &Expr),
+    ) {
+        let Ctx { cv, t, sh, n } = *cx;
+        let some = p.len.clone().cmp(CmpOp::Gt, 0);
+        let pixel = slab.n.clone() * cv.pixels_in() + slab.origin(cv, sh) + p.from.clone();
+        let skip = pixel.clone() % sh.align_pixels;
+        let read = p.len.clone() + skip.clone();
+        stage.acquire(b, &p.k);
+        b.when("load", some.clone(), |b| {
+            let src = b.at(n.input, [c(0), c(0), c(0), (pixel - skip.clone()) * cv.c]);
+            let dst = b.at(self.buffers.band_stage, [p.k.clone() % 2, c(0)]);
+            b.origin(Some("input pixels, GM -> UB"));
+            b.push(Dma::new(dst, src, 1, read.clone() * cv.c));
+            b.origin(None);
+        });
+        stage.publish(b, &p.k);
+        let spread = self.band.spread;
+        let (buffer, slot, pitch) = if spread {
+            let buffers = (self.buffers.band_stage, self.buffers.band_spread);
+            let most = t.band_piece + sh.align_pixels - 1;
+            spread_piece(
+                b,
+                stage,
+                &p.k,
+                buffers,
+                &p.v,
+                (read, some.clone()),
+                (cv.c, cv.c1()),
+                most,
+            );
+            SPREAD.take(b, &p.v);
+            (self.buffers.band_spread, p.v.clone() % 2, cv.c1() * 16)
+        } else {
+            stage.take(b, &p.k);
+            (self.buffers.band_stage, p.k.clone() % 2, cv.c)
+        };
+        b.when("place", some, |b| {
+            b.repeat("c1", cv.c1(), |b, c1| {
+                let dst = b.at(
+                    n.band,
+                    [sh.slice_at(g, c1.clone()) + (p.from.clone() - base.clone()) * 16],
+                );
+                let src = b.at(buffer, [slot.clone(), skip.clone() * pitch + c1 * 16]);
+                b.origin(Some("input pixels, UB -> L1 C1HWC0"));
+                b.push(Dma::new(dst, src, p.len.clone(), 16).strides(pitch, 16));
+                b.origin(None);
+            });
+        });
+        if spread {
+            SPREAD.release(b, &p.v);
+        } else {
+            stage.release(b, &p.k);
+        }
+    }
+
+    /// MTE1 sees band chunk `g` arrive (every tile, whether it computes or not).
+    pub fn band_arrived(&self, b: &mut Builder, g: &Expr) {
+        self.band.ready.take(b, g);
+        self.band.ready.release(b, g);
+    }
+
+    /// MTE1, before tile `t`'s sub-step group `group`, sees the weight chunk starting there
+    /// arrive (in the first tile only: the weights stay for the slab's other tiles).
+    pub fn weights_arrived(&self, b: &mut Builder, t: &Expr, group: &Expr) {
+        let g = self.groups_per_chunk;
+        let starts = t
+            .clone()
+            .cmp(CmpOp::Eq, 0)
+            .select(group.clone().cmp(CmpOp::Eq, group.clone() / g * g), 0);
+        b.when("arrived", starts, |b| {
+            let j = group.clone() / g;
+            self.weights.ready.take(b, &j);
+            self.weights.ready.release(b, &j);
+        });
+    }
+
+    /// Every weight chunk of `slab` into L1 (fractals column after column, the slab's
+    /// output channels down each column), each announced to MTE1: the chunks of `nrs`
+    /// window positions, then a last one of fewer.
+    pub fn weights(&self, b: &mut Builder, cv: &Conv, t: &Tiles, n: &Names, slab: &Slab) {
+        let per = self.chunk_positions;
+        let full = cv.rs() / per;
+        b.repeat("wchunk", full, |b, j| {
+            self.weight_chunk(b, cv, t, n, slab, j, per)
+        });
+        if cv.rs() % per != 0 {
+            self.weight_chunk(b, cv, t, n, slab, c(full), cv.rs() % per);
+        }
+    }
+
+    /// Weight chunk `j`: window positions `j * chunk_positions ..` (`nrs` of them).
+    #[allow(clippy::too_many_arguments)]
+    fn weight_chunk(
+        &self,
+        b: &mut Builder,
+        cv: &Conv,
+        t: &Tiles,
+        n: &Names,
+        slab: &Slab,
+        j: Expr,
+        nrs: i64,
+    ) {
+        let feed = self.weights;
+        let rs = cv.rs();
+        let rs0 = j.clone() * self.chunk_positions;
+        match feed.stage {
+            Some(stage) => b.repeat("wpiece", self.weight_pieces, |b, i| {
+                let k0 = i.clone() * t.weight_piece;
+                let piece = Piece {
+                    k: j.clone() * self.weight_pieces + i.clone(),
+                    v: j.clone() * self.weight_pieces + i + self.band_pieces,
+                    len: (slab.ka.clone() - k0.clone()).min(t.weight_piece),
+                    from: k0,
+                };
+                self.weight_piece(b, cv, t, n, slab, stage, &piece, (&rs0, nrs));
+            }),
+            None => b.repeat("r", nrs, |b, r| {
+                let first = slab.k0.clone() * (rs * cv.c) + (rs0.clone() + r.clone()) * cv.c;
+                let src = b.at(n.weights, n.weight_index(first));
+                let dst = b.at(n.wts, [(rs0.clone() + r) * (t.ks * 16)]);
+                b.origin(Some("weights, GM -> L1 fractals"));
+                b.push(
+                    Dma::new(dst, src, slab.ka.clone(), cv.c)
+                        .strides(rs * cv.c, rs * t.ks)
+                        .mode(DmaMode::Nd2nz),
+                );
+                b.origin(None);
+            }),
+        }
+        feed.ready.acquire(b, &j);
+        feed.ready.publish(b, &j);
+    }
+
+    /// One piece of a weight chunk through UB: rows `p.from ..` of window positions
+    /// `rs0 .. rs0 + nrs`, GM -> UB, spread if need be, per position an `nd2nz` into L1.
+    #[allow(clippy::too_many_arguments)]
+    fn weight_piece(
+        &self,
+        b: &mut Builder,
+        cv: &Conv,
+        t: &Tiles,
+        n: &Names,
+        slab: &Slab,
+        stage: Ring,
+        p: &Piece,
+        (rs0, nrs): (&Expr, i64),
+    ) {
+        let rs = cv.rs();
+        let some = p.len.clone().cmp(CmpOp::Gt, 0);
+        stage.acquire(b, &p.k);
+        b.when("load", some.clone(), |b| {
+            let first = (slab.k0.clone() + p.from.clone()) * (rs * cv.c) + rs0.clone() * cv.c;
+            let src = b.at(n.weights, n.weight_index(first));
+            let dst = b.at(self.buffers.w_stage, [p.k.clone() % 2, c(0)]);
+            b.origin(Some("weights, GM -> UB"));
+            if nrs == rs {
+                // whole rows: back to back in GM, one burst
+                b.push(Dma::new(dst, src, 1, p.len.clone() * (rs * cv.c)));
+            } else {
+                b.push(
+                    Dma::new(dst, src, p.len.clone(), nrs * cv.c).strides(rs * cv.c, nrs * cv.c),
+                );
+            }
+            b.origin(None);
+        });
+        stage.publish(b, &p.k);
+        let spread = self.weights.spread;
+        let (buffer, slot, width) = if spread {
+            let buffers = (self.buffers.w_stage, self.buffers.w_spread);
+            let most = t.weight_piece * self.chunk_positions;
+            spread_piece(
+                b,
+                stage,
+                &p.k,
+                buffers,
+                &p.v,
+                (p.len.clone() * nrs, some.clone()),
+                (cv.c, cv.c1()),
+                most,
+            );
+            SPREAD.take(b, &p.v);
+            (self.buffers.w_spread, p.v.clone() % 2, cv.c1() * 16)
+        } else {
+            stage.take(b, &p.k);
+            (self.buffers.w_stage, p.k.clone() % 2, cv.c)
+        };
+        b.when("place", some, |b| {
+            b.repeat("r", nrs, |b, r| {
+                let dst = b.at(
+                    n.wts,
+                    [((rs0.clone() + r.clone()) * t.ks + p.from.clone()) * 16],
+                );
+                let src = b.at(buffer, [slot.clone(), r * width]);
+                b.origin(Some("weights, UB -> L1 fractals"));
+                b.push(
+                    Dma::new(dst, src, p.len.clone(), width)
+                        .strides(nrs * width, rs * t.ks)
+                        .mode(DmaMode::Nd2nz),
+                );
+                b.origin(None);
+            });
+        });
+        if spread {
+            SPREAD.release(b, &p.v);
+        } else {
+            stage.release(b, &p.k);
+        }
+    }
+}
+
+/// One piece of a stream: its staging counter `k`, its spread counter `v`, where it
+/// starts (a band pixel or a weight row) and how many it has.
+struct Piece {
+    k: Expr,
+    v: Expr,
+    from: Expr,
+    len: Expr,
+}
+
+/// The vector unit takes staged piece `k`, spreads its `rows` rows of `c` channels over
+/// `c1` zeroed blocks of 16 into spread slot `v % 2`, and hands both slots on. `most`:
+/// the most rows a piece has.
+#[allow(clippy::too_many_arguments)]
+fn spread_piece(
+    b: &mut Builder,
+    stage: Ring,
+    k: &Expr,
+    (from, to): (BufferId, BufferId),
+    v: &Expr,
+    (rows, some): (Expr, Expr),
+    (cc, c1): (i64, i64),
+    most: i64,
+) {
+    stage.take(b, k);
+    SPREAD.acquire(b, v);
+    b.when("spread", some, |b| {
+        let width = c1 * 16;
+        // zeros first, whole repeats
+        let total = rows.clone() * width;
+        let per = LANES * 255;
+        b.repeat("z", (most * width + per - 1) / per, |b, z| {
+            let left = total.clone() - z.clone() * per;
+            b.when("zl", left.clone().cmp(CmpOp::Gt, 0), |b| {
+                let dst = b.at(to, [v.clone() % 2, z * per]);
+                let reps = ((left + (LANES - 1)) / LANES).min(255);
+                b.push(Vector::new(VecOp::Dup { value: 0.0 }, dst, reps));
+            });
+        });
+        b.barrier(BarrierScope::Pipe(Pipe::V));
+        b.repeat("cb", c1, |b, cb| {
+            b.repeat("blk", (most + SPREAD_ROWS - 1) / SPREAD_ROWS, |b, blk| {
+                let left = rows.clone() - blk.clone() * SPREAD_ROWS;
+                b.when("bl", left.clone().cmp(CmpOp::Gt, 0), |b| {
+                    let dst = b.at(
+                        to,
+                        [
+                            v.clone() % 2,
+                            blk.clone() * (SPREAD_ROWS * width) + cb.clone() * 16,
+                        ],
+                    );
+                    let src = b.at(
+                        from,
+                        [k.clone() % 2, blk * (SPREAD_ROWS * cc) + cb.clone() * 16],
+                    );
+                    let op = VecOp::Unary {
+                        op: UnaryOp::Mov,
+                        a: src,
+                    };
+                    b.origin(Some("channels spread over blocks of 16"));
+                    b.push(
+                        Vector::new(op, dst, left.min(SPREAD_ROWS))
+                            .mask((c(cc) - cb * 16).min(16))
+                            .src_stride(0, cc)
+                            .dst_stride(width),
+                    );
+                    b.origin(None);
+                });
+            });
+        });
+    });
+    stage.release(b, k);
+    SPREAD.publish(b, v);
+}
