@@ -25,7 +25,12 @@ enum Layout {
     Nchw,
     /// NHWC activations, `[k, r, s, c]` weights.
     Nhwc,
+    /// NHWC activations, `[r, s, c, k]` weights (TensorFlow's HWIO).
+    Hwio,
 }
+
+/// Every layout.
+const LAYOUTS: [Layout; 3] = [Layout::Nhwc, Layout::Hwio, Layout::Nchw];
 
 /// A convolution kernel: `layout`, stride `st`, zero padding `p` on every side (written as
 /// a padded copy of the input when `p > 0`).
@@ -39,26 +44,34 @@ fn conv(layout: Layout, st: i64, p: i64) -> String {
             format!("X[n, c, {st} * p + r, {st} * q + s]"),
             "Wt[k, c, r, s]",
         ),
-        Layout::Nhwc => (
+        Layout::Nhwc | Layout::Hwio => (
             "I: f16[N, H, W, C]",
-            "Wt: f16[K, R, S, C]",
+            if matches!(layout, Layout::Hwio) {
+                "Wt: f16[R, S, C, K]"
+            } else {
+                "Wt: f16[K, R, S, C]"
+            },
             "O: f32[N, OH, OW, K]",
             "X: f16[N, H + 2 * P, W + 2 * P, C]",
             format!("X[n, {st} * p + r, {st} * q + s, c]"),
-            "Wt[k, r, s, c]",
+            if matches!(layout, Layout::Hwio) {
+                "Wt[r, s, c, k]"
+            } else {
+                "Wt[k, r, s, c]"
+            },
         ),
     };
     let out = match layout {
         Layout::Nchw => "O[n, k, p, q]",
-        Layout::Nhwc => "O[n, p, q, k]",
+        Layout::Nhwc | Layout::Hwio => "O[n, p, q, k]",
     };
     let (copy_to, copy_from) = match layout {
         Layout::Nchw => ("X[n, c, h + P, w + P]", "I[n, c, h, w]"),
-        Layout::Nhwc => ("X[n, h + P, w + P, c]", "I[n, h, w, c]"),
+        Layout::Nhwc | Layout::Hwio => ("X[n, h + P, w + P, c]", "I[n, h, w, c]"),
     };
     let zero_idx = match layout {
         Layout::Nchw => "X[n, c, h, w]",
-        Layout::Nhwc => "X[n, h, w, c]",
+        Layout::Nhwc | Layout::Hwio => "X[n, h, w, c]",
     };
     let body = if p > 0 {
         format!(
@@ -165,7 +178,7 @@ fn check(layout: Layout, st: i64, p: i64, sz: &[(&'static str, i64)], machine: &
 
 #[test]
 fn three_by_three_convolutions_match_the_interpreter() {
-    for layout in [Layout::Nhwc, Layout::Nchw] {
+    for layout in LAYOUTS {
         check(
             layout,
             1,
@@ -185,7 +198,7 @@ fn three_by_three_convolutions_match_the_interpreter() {
 
 #[test]
 fn strided_and_padded_convolutions_match_the_interpreter() {
-    for layout in [Layout::Nhwc, Layout::Nchw] {
+    for layout in LAYOUTS {
         check(
             layout,
             2,
@@ -205,7 +218,7 @@ fn strided_and_padded_convolutions_match_the_interpreter() {
 
 #[test]
 fn channels_and_pixels_off_the_fractal_grid_match() {
-    for layout in [Layout::Nhwc, Layout::Nchw] {
+    for layout in LAYOUTS {
         check(
             layout,
             1,
@@ -225,7 +238,7 @@ fn channels_and_pixels_off_the_fractal_grid_match() {
 
 #[test]
 fn batches_and_one_by_one_convolutions_match() {
-    for layout in [Layout::Nhwc, Layout::Nchw] {
+    for layout in LAYOUTS {
         check(
             layout,
             1,
@@ -252,7 +265,7 @@ fn batches_and_one_by_one_convolutions_match() {
 
 #[test]
 fn the_half_bandwidth_preset_and_the_mini_machine_give_the_same_values() {
-    for layout in [Layout::Nhwc, Layout::Nchw] {
+    for layout in LAYOUTS {
         check(
             layout,
             1,

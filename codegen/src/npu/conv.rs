@@ -55,13 +55,15 @@ pub enum Activations {
     Nhwc,
 }
 
-/// How the weights order theirs (a 1x1 convolution's `[k, c]` is either).
+/// How the weights order theirs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Weights {
     /// `[k, c, r, s]` (PyTorch's OIHW).
     Kcrs,
-    /// `[k, r, s, c]`: input channels innermost.
+    /// `[k, r, s, c]`: input channels innermost (and `[k, c]`).
     Krsc,
+    /// `[r, s, c, k]` (TensorFlow's HWIO; and `[c, k]`): output channels innermost.
+    Rsck,
 }
 
 /// Zero rows and columns around the input image.

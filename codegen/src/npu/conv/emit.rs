@@ -21,7 +21,7 @@ use super::geometry::{c, Orientation, Shape, Slab, Tile};
 use super::prologue;
 use super::ring::Ring;
 use super::stream::{StreamBuffers, Streams};
-use super::tiles::{Capacity, Footprint, Tiles};
+use super::tiles::{transposed_weights, Capacity, Footprint, Tiles};
 use super::{Activations, Conv};
 use crate::npu::NpuError;
 use npu_sim::builder::Builder;
@@ -190,42 +190,39 @@ pub fn program(cv: &Conv, t: &Tiles, machine: &Machine) -> Result<npu_sim::Progr
             b.repeat("t", sh.tiles, |b, ti| {
                 let tile = Tile::at(cv, t, &slab, ti.clone());
                 if let Some(st) = &streams {
-                    let next = ti.clone() + 1;
-                    b.when("ahead", next.clone().cmp(CmpOp::Lt, sh.tiles), |b| {
+                    // at a chunk's first tile, the next chunk's loads
+                    let g = t.band_group;
+                    let next = ti.clone() / g + 1;
+                    let ahead = ti.clone().cmp(CmpOp::Eq, ti.clone() / g * g);
+                    let ahead =
+                        ahead.select(next.clone().cmp(CmpOp::Lt, st.band_chunks(t, &sh)), 0);
+                    b.when("ahead", ahead, |b| {
                         st.band_chunk(b, cx, &slab, next);
                     });
-                    st.band_arrived(b, &ti);
+                    st.band_arrived(b, t, &ti);
                 }
                 b.when("tile", tile.valid.clone(), |b| {
                     let count = si.clone() * sh.tiles + ti.clone();
-                    // window positions in groups (the weights' chunks), channel blocks within
-                    b.repeat("sub", sh.subs, |b, sub| {
-                        if let Some(st) = &streams {
-                            st.weights_arrived(b, &ti, &sub);
-                        }
-                        b.repeat("cg", sh.csubs, |b, cg| {
-                            let step =
-                                (count.clone() * sh.subs + sub.clone()) * sh.csubs + cg.clone();
-                            let rs0 = sub.clone() * t.nrs;
-                            let c1 = cg.clone() * t.kc1;
-                            // one of the two counts is 1: the columns are contiguous
-                            let n = if t.kc1 == 1 {
-                                (c(cv.rs()) - rs0.clone()).min(t.nrs)
-                            } else {
-                                (c(cv.c1()) - c1.clone()).min(t.kc1)
-                            };
-                            let at = Step {
-                                first: cg
-                                    .cmp(CmpOp::Eq, 0)
-                                    .select(sub.clone().cmp(CmpOp::Eq, 0), 0),
-                                c1,
-                                rs0,
-                                n,
-                                l0: step,
-                                tile: count.clone(),
-                            };
-                            sub_step(b, cx, &slab, &tile, &at);
-                        });
+                    // the slab's first tile waits for the weights, a block of output
+                    // channels at a time (or a group of window positions), the others not
+                    let first = ti.clone().cmp(CmpOp::Eq, 0);
+                    b.when("first", first.clone(), |b| {
+                        // through blocks of output channels: columns of L0C fractals mp high
+                        let rows = if t.kblocks > 1 {
+                            c(t.mp)
+                        } else {
+                            tile.rows.clone()
+                        };
+                        tile_steps(
+                            b,
+                            cx,
+                            (&slab, &tile, &count, rows),
+                            t.kblocks,
+                            streams.as_ref(),
+                        );
+                    });
+                    b.when("later", first.cmp(CmpOp::Eq, 0), |b| {
+                        tile_steps(b, cx, (&slab, &tile, &count, tile.rows.clone()), 1, None);
                     });
                     drain(b, cx, &slab, &tile, &count);
                 });
@@ -255,6 +252,58 @@ fn zero_block(cap: Capacity) -> i64 {
     z
 }
 
+/// A tile's sub-steps: per block of `ks / kblocks` output channels, window positions in
+/// groups, channel blocks within. `streams`: the weights' chunks to wait for (the slab's
+/// first tile).
+fn tile_steps(
+    b: &mut Builder,
+    cx: &Ctx,
+    (slab, tile, count, rows): (&Slab, &Tile, &Expr, Expr),
+    kblocks: i64,
+    streams: Option<&Streams>,
+) {
+    let Ctx { cv, t, sh, .. } = *cx;
+    let kt = t.ks / kblocks;
+    let steps = sh.subs * sh.csubs;
+    b.repeat("kb", kblocks, |b, kb| {
+        if let Some(st) = streams {
+            st.rows_arrived(b, &kb);
+        }
+        b.repeat("sub", sh.subs, |b, sub| {
+            if let Some(st) = streams {
+                st.positions_arrived(b, &sub);
+            }
+            b.repeat("cg", sh.csubs, |b, cg| {
+                let local = (kb.clone() * sh.subs + sub.clone()) * sh.csubs + cg.clone();
+                let rs0 = sub.clone() * t.nrs;
+                let c1 = cg.clone() * t.kc1;
+                // one of the two counts is 1: the columns are contiguous
+                let n = if t.kc1 == 1 {
+                    (c(cv.rs()) - rs0.clone()).min(t.nrs)
+                } else {
+                    (c(cv.c1()) - c1.clone()).min(t.kc1)
+                };
+                let k0 = kb.clone() * kt;
+                let at = Step {
+                    first: cg
+                        .cmp(CmpOp::Eq, 0)
+                        .select(sub.clone().cmp(CmpOp::Eq, 0), 0),
+                    fresh: kb.clone().cmp(CmpOp::Eq, 0),
+                    c1,
+                    rs0,
+                    n,
+                    kn: (slab.ka.clone() - k0.clone()).min(kt),
+                    k0,
+                    l0: count.clone() * (steps * kblocks) + local,
+                    rows: rows.clone(),
+                    tile: count.clone(),
+                };
+                sub_step(b, cx, slab, tile, &at);
+            });
+        });
+    });
+}
+
 /// One reduction sub-step's place.
 struct Step {
     /// The first input-channel block.
@@ -267,8 +316,16 @@ struct Step {
     l0: Expr,
     /// The L0C ring's counter (the tile's, on this core).
     tile: Expr,
-    /// Whether it is the tile's first (it overwrites L0C).
+    /// Whether it is its block of output channels' first (it overwrites them in L0C).
     first: Expr,
+    /// Whether it is in the tile's first block (whose first sub-step waits for L0C).
+    fresh: Expr,
+    /// The block's first output channel (of the slab's).
+    k0: Expr,
+    /// The block's output channels.
+    kn: Expr,
+    /// Rows of the tile's im2col window and L0C tile.
+    rows: Expr,
 }
 
 /// MTE1 stages one sub-step into an L0 slot; M multiplies it into the tile.
@@ -277,7 +334,12 @@ fn sub_step(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, at: &Step) {
     let Ctx { cv, t, sh, n } = *cx;
     let ks1 = t.ks / 16;
     let col0 = at.c1.clone() * cv.rs() + at.rs0.clone();
+    // [r, s, c, k] weights: fractal rows in (window position, channel block) order, the
+    // sub-step's `n` of them `red_step` apart
+    let red0 = at.rs0.clone() * cv.c1() + at.c1.clone();
+    let red_step = if t.kc1 == 1 { cv.c1() } else { 1 };
     let ka1 = slab.ka16.clone() / 16;
+    let kn1 = (at.kn.clone() + 15) / 16;
     let slot = at.l0.clone() % 2;
     L0.acquire(b, &at.l0);
     let a = b.at(n.a_l0, [slot.clone(), c(0)]);
@@ -296,36 +358,67 @@ fn sub_step(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, at: &Step) {
             b.load3d(
                 a.clone(),
                 src,
-                tile.window(cv, sh, t.mp, k_start, kd.clone()),
+                tile.window(cv, sh, (t.mp, at.rows.clone()), k_start, kd.clone()),
             );
-            // weight columns col0.. are contiguous, ks1 fractals each: nZ as it is
-            let w = b.at(n.wts, [col0 * (ks1 * FRACTAL)]);
-            b.origin(Some("weights, L1 -> L0B nZ"));
-            b.push(
-                Dma::new(bb.clone(), w, at.n.clone(), ka1.clone() * FRACTAL)
-                    .strides(ks1 * FRACTAL, ka1.clone() * FRACTAL),
-            );
+            if transposed_weights(cv) {
+                // fractals (input by output channels) transposed into nZ, per k1
+                b.repeat("k1", ka1.clone(), |b, k1| {
+                    let w = b.at(n.wts, [(k1.clone() * sh.j + red0.clone()) * FRACTAL]);
+                    let dst = b.at(n.b_l0, [slot.clone(), k1 * FRACTAL]);
+                    b.origin(Some("weights, L1 -> L0B nZ (transposing)"));
+                    b.push(
+                        Dma::new(dst, w, at.n.clone(), FRACTAL)
+                            .strides(red_step * FRACTAL, ka1.clone() * FRACTAL)
+                            .mode(DmaMode::Transpose),
+                    );
+                });
+            } else {
+                // weight columns col0.. are ks1 fractals apart, the block's kn1 of each:
+                // nZ as they are
+                let w = b.at(n.wts, [(col0 * ks1 + at.k0.clone() / 16) * FRACTAL]);
+                b.origin(Some("weights, L1 -> L0B nZ"));
+                b.push(
+                    Dma::new(bb.clone(), w, at.n.clone(), kn1.clone() * FRACTAL)
+                        .strides(ks1 * FRACTAL, kn1.clone() * FRACTAL),
+                );
+            }
         }
         Orientation::ChannelRows => {
-            // weights k1-major (zZ rows of fractals): one burst of nrs fractals per k1
-            let w = b.at(n.wts, [col0 * FRACTAL]);
-            b.origin(Some("weights, L1 -> L0A zZ"));
-            b.push(
-                Dma::new(a.clone(), w, ka1.clone(), at.n.clone() * FRACTAL)
-                    .strides(sh.j * FRACTAL, at.n.clone() * FRACTAL),
-            );
+            if transposed_weights(cv) {
+                // per reduction fractal, the tile's output channels' fractals transposed
+                b.repeat("jj", at.n.clone(), |b, jj| {
+                    let w = b.at(n.wts, [(red0.clone() + jj.clone() * red_step) * FRACTAL]);
+                    let dst = b.at(n.a_l0, [slot.clone(), jj * FRACTAL]);
+                    b.origin(Some("weights, L1 -> L0A zZ (transposing)"));
+                    b.push(
+                        Dma::new(dst, w, ka1.clone(), FRACTAL)
+                            .strides(sh.j * FRACTAL, at.n.clone() * FRACTAL)
+                            .mode(DmaMode::Transpose),
+                    );
+                });
+            } else {
+                // weights k1-major (zZ rows of fractals): one burst of nrs fractals per k1
+                let w = b.at(n.wts, [col0 * FRACTAL]);
+                b.origin(Some("weights, L1 -> L0A zZ"));
+                b.push(
+                    Dma::new(a.clone(), w, ka1.clone(), at.n.clone() * FRACTAL)
+                        .strides(sh.j * FRACTAL, at.n.clone() * FRACTAL),
+                );
+            }
             transposed_window(b, cx, slab, tile, at);
         }
     }
     b.origin(None);
     L0.publish(b, &at.l0);
-    b.when("fresh", at.first.clone(), |b| L0C.acquire(b, &at.tile));
+    let fresh = at.first.clone().select(at.fresh.clone(), 0);
+    b.when("fresh", fresh, |b| L0C.acquire(b, &at.tile));
     L0.take(b, &at.l0);
-    let cc = b.at(n.c_l0, [at.tile.clone() % 2, c(0)]);
-    let (m, nn) = match sh.orient {
-        Orientation::PixelRows => (tile.pixels16.clone(), slab.ka16.clone()),
-        Orientation::ChannelRows => (slab.ka16.clone(), c(t.mp)),
+    // the tile in L0C: NZ with mp rows per fractal column, the block's columns from k0
+    let (m, nn, at_c) = match sh.orient {
+        Orientation::PixelRows => (at.rows.clone(), kn1 * 16, at.k0.clone() / 16 * (t.mp * 16)),
+        Orientation::ChannelRows => (slab.ka16.clone(), c(t.mp), c(0)),
     };
+    let cc = b.at(n.c_l0, [at.tile.clone() % 2, at_c]);
     b.origin(Some("O += im2col x weights"));
     b.mmad(cc, a, bb, (m, kd, nn), at.first.clone());
     b.origin(None);
@@ -399,7 +492,7 @@ fn drain(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, count: &Expr) {
         Orientation::PixelRows => (
             tile.pixels.clone(),
             slab.ka.clone(),
-            tile.pixels16.clone(),
+            tile.rows.clone(),
             t.ks,
         ),
         Orientation::ChannelRows => (

@@ -299,14 +299,16 @@ impl Slab {
 pub struct Tile {
     /// Its index in the slab.
     pub index: Expr,
+    /// The rows its im2col window and L0C tile have: its pixels rounded up to 16, or `mp`
+    /// for the slab's first tile when it goes through blocks of output channels (each a
+    /// column of L0C fractals `mp` rows high).
+    pub rows: Expr,
     /// Whether the tile exists (the slab's last tiles may be past its pixels).
     pub valid: Expr,
     /// Its first output pixel in the image.
     pub p0: Expr,
     /// Its pixels.
     pub pixels: Expr,
-    /// Its pixels rounded up to 16 (the im2col window's rows).
-    pub pixels16: Expr,
     /// The first band row its `load3d` window reads (the pixel-rows orientation).
     pub row: Expr,
     /// Rows its window reads.
@@ -332,12 +334,19 @@ impl Tile {
         let h = y_hi - y_lo.clone();
         let pad_top = y_lo.clone() + cv.pad.top - oy_a.clone() * st;
         let pad_bottom = ((oy_b - oy_a.clone()) * st + cv.r - h.clone() - pad_top.clone()).max(0);
+        let rows = if tiles.kblocks > 1 {
+            t.clone()
+                .cmp(npu_sim::program::CmpOp::Eq, 0)
+                .select(tiles.mp, up16(pixels.clone()))
+        } else {
+            up16(pixels.clone())
+        };
         Tile {
+            rows,
             index: t,
             valid: p0
                 .clone()
                 .cmp(npu_sim::program::CmpOp::Lt, slab.p_end.clone()),
-            pixels16: up16(pixels.clone()),
             row: y_lo - slab.y_base.clone(),
             m_start: p0.clone() - oy_a * cv.ow,
             p0,
@@ -357,15 +366,15 @@ impl Tile {
         }
     }
 
-    /// The `load3d` of the tile's im2col window, columns `k_start .. + k_ext` of it: in
-    /// one channel block's slice, whole rows with their padding; or (pointwise) the tile's
-    /// slot, its `mp` pixels as one row of every channel block (pixels past the tile are
-    /// zeros).
+    /// The `load3d` of the tile's im2col window, `rows` rows by columns `k_start .. +
+    /// k_ext`: in one channel block's slice, whole rows with their padding; or (pointwise)
+    /// the tile's slot, its `mp` pixels as one row of every channel block (pixels past the
+    /// tile are zeros).
     pub fn window(
         &self,
         cv: &Conv,
         sh: &Shape,
-        mp: i64,
+        (mp, rows): (i64, Expr),
         k_start: Expr,
         k_ext: Expr,
     ) -> Load3dSizes<Expr> {
@@ -394,7 +403,8 @@ impl Tile {
             pad_left,
             pad_right,
             m_start,
-            m_ext: self.pixels16.clone(),
+            // `rows` of the im2col matrix (past the window: zeros)
+            m_ext: rows,
             k_start,
             k_ext,
         }

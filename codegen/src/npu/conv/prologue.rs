@@ -24,7 +24,7 @@
 
 use super::emit::{Ctx, Names};
 use super::geometry::{c, Orientation, Shape, Slab};
-use super::tiles::{permuted_weights, stage_rows, Capacity, Footprint, Tiles};
+use super::tiles::{permuted_weights, stage_rows, transposed_weights, Capacity, Footprint, Tiles};
 use super::{Activations, Conv};
 use npu_sim::builder::Builder;
 use npu_sim::program::{
@@ -407,6 +407,10 @@ pub fn weights(b: &mut Builder, cx: &Ctx, slab: &Slab) {
         permuted(b, cx, slab);
         return;
     }
+    if transposed_weights(cv) {
+        positions(b, cx, slab);
+        return;
+    }
     let s = &n.scratch;
     let wc = t.weight_chunk;
     let rs = cv.rs();
@@ -482,6 +486,42 @@ pub fn weights(b: &mut Builder, cx: &Ctx, slab: &Slab) {
             b.origin(None);
             all(b);
         });
+    });
+}
+
+/// `[r, s, c, k]` weights: window positions in chunks GM -> UB, then per position an
+/// `nd2nz` into L1 (fractals of 16 input by 16 output channels, rows padded to blocks of 16
+/// by the fill).
+fn positions(b: &mut Builder, cx: &Ctx, slab: &Slab) {
+    let Ctx { cv, t, n, .. } = *cx;
+    let s = &n.scratch;
+    let pc = t.weight_chunk;
+    b.repeat("wc", (cv.rs() + pc - 1) / pc, |b, w| {
+        let first = w * pc;
+        let np = (c(cv.rs()) - first.clone()).min(pc);
+        let src = b.at(
+            n.weights,
+            n.weight_index(first.clone() * (cv.c * cv.k) + slab.k0.clone()),
+        );
+        let ub = b.at(s.ub, [c(0)]);
+        b.origin(Some("weights, GM -> UB"));
+        b.push(Dma::new(ub, src, np.clone() * cv.c, slab.ka.clone()).strides(cv.k, t.ks));
+        b.origin(None);
+        all(b);
+        b.repeat("r", np, |b, r| {
+            let dst = b.at(n.wts, [(first.clone() + r.clone()) * (cv.c1() * 256)]);
+            let src = b.at(s.ub, [r * (cv.c * t.ks)]);
+            b.origin(Some(
+                "weights, UB -> L1 fractals (input by output channels)",
+            ));
+            b.push(
+                Dma::new(dst, src, cv.c, slab.ka.clone())
+                    .strides(t.ks, cv.c1() * cv.rs() * 16)
+                    .mode(DmaMode::Nd2nz),
+            );
+            b.origin(None);
+        });
+        all(b);
     });
 }
 

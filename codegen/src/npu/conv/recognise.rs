@@ -121,8 +121,9 @@ impl Reader<'_> {
     }
 }
 
-/// The loops of the convolution statement, by role.
+/// The loops of the convolution statement, by role, and how the weights order theirs.
 struct Loops {
+    weights: Weights,
     n: String,
     k: String,
     p: String,
@@ -169,7 +170,7 @@ pub fn convolution(
             "statement {stmt} is a depthwise (grouped) convolution: loop `{l}` indexes the output, the input and the weights, so there is no reduction over channels for the matrix unit's 16-deep reduction (each 16 x 16 block of weights would be diagonal); the NPU back end does not compile it"
         ));
     }
-    let loops = roles(&rd, stmt, &names, &xi, &wi, &oi)?;
+    let loops = roles(stmt, &names, &xi, &wi, &oi)?;
     let extents = rd.extents(update)?;
     let ext = |l: &str| extents.get(l).copied().unwrap_or(1);
     let output = rd.tensor(oa.array)?;
@@ -178,10 +179,7 @@ pub fn convolution(
         Some(1) => Activations::Nchw,
         _ => Activations::Nhwc,
     };
-    let weight_layout = match wi.len() {
-        4 if wi[1].bare() == Some(&loops.c) => Weights::Kcrs,
-        _ => Weights::Krsc,
-    };
+    let weight_layout = loops.weights;
     let (batch, c, k, oh, ow) = (
         ext(&loops.n),
         ext(&loops.c),
@@ -209,9 +207,11 @@ pub fn convolution(
         ));
     }
     let x_shape = rd.shape(xa.array)?;
-    let want_w = match weight_layout {
-        Weights::Kcrs if wi.len() == 4 => vec![k, c, r, s],
-        Weights::Krsc if wi.len() == 4 => vec![k, r, s, c],
+    let want_w = match (weight_layout, wi.len()) {
+        (Weights::Kcrs, _) => vec![k, c, r, s],
+        (Weights::Krsc, 4) => vec![k, r, s, c],
+        (Weights::Rsck, 4) => vec![r, s, c, k],
+        (Weights::Rsck, _) => vec![c, k],
         _ => vec![k, c],
     };
     let want_o = match output_layout {
@@ -285,7 +285,6 @@ pub fn convolution(
 
 /// The loops of the statement by role, read from the accesses.
 fn roles(
-    rd: &Reader,
     stmt: &str,
     names: &[String],
     xi: &[Linear],
@@ -294,19 +293,18 @@ fn roles(
 ) -> Result<Loops, NpuError> {
     let shape_error = || {
         refuse(format!(
-            "statement {stmt} is not a 2-D convolution the NPU back end reads: the output must be [n, k, p, q] or [n, p, q, k], the input [n, c, sh*p + r, sw*q + s] or [n, sh*p + r, sw*q + s, c], the weights [k, c, r, s], [k, r, s, c] or [k, c]"
+            "statement {stmt} is not a 2-D convolution the NPU back end reads: the output must be [n, k, p, q] or [n, p, q, k], the input [n, c, sh*p + r, sw*q + s] or [n, sh*p + r, sw*q + s, c], the weights [k, c, r, s], [k, r, s, c], [r, s, c, k], [k, c] or [c, k]"
         ))
     };
-    let _ = rd;
     if oi.len() != 4 || xi.len() != 4 || !(wi.len() == 4 || wi.len() == 2) {
         return shape_error();
     }
     let bare: Option<Vec<&str>> = oi.iter().map(|e| e.bare()).collect();
     let Some(o) = bare else { return shape_error() };
-    let w0 = wi[0].bare();
-    let (n, k, p, q) = match (o.as_slice(), w0) {
-        ([n, k, p, q], Some(w)) if w == *k => (*n, *k, *p, *q),
-        ([n, p, q, k], Some(w)) if w == *k => (*n, *k, *p, *q),
+    let in_weights = |l: &str| wi.iter().any(|e| e.bare() == Some(l));
+    let (n, k, p, q) = match o.as_slice() {
+        [n, k, p, q] if in_weights(k) => (*n, *k, *p, *q),
+        [n, p, q, k] if in_weights(k) => (*n, *k, *p, *q),
         _ => return shape_error(),
     };
     let nchw = oi[1].bare() == Some(k);
@@ -330,23 +328,35 @@ fn roles(
     let (Some(r), Some(s)) = (window(&xi[hdim], p), window(&xi[wdim], q)) else {
         return shape_error();
     };
-    let weights_ok = match (wi.len(), &r, &s) {
-        (2, None, None) => wi[1].bare() == Some(c),
-        (4, Some(r), Some(s)) => {
-            let w: Vec<Option<&str>> = wi.iter().map(|e| e.bare()).collect();
-            w == [Some(k), Some(c), Some(r.as_str()), Some(s.as_str())]
-                || w == [Some(k), Some(r.as_str()), Some(s.as_str()), Some(c)]
+    let w: Vec<Option<&str>> = wi.iter().map(|e| e.bare()).collect();
+    let layout = match (w.as_slice(), &r, &s) {
+        ([a, b], None, None) if *a == Some(k) && *b == Some(c) => Some(Weights::Krsc),
+        ([a, b], None, None) if *a == Some(c) && *b == Some(k) => Some(Weights::Rsck),
+        (_, Some(r), Some(s)) => {
+            let (k, c, r, s) = (Some(k), Some(c), Some(r.as_str()), Some(s.as_str()));
+            [
+                ([k, c, r, s], Weights::Kcrs),
+                ([k, r, s, c], Weights::Krsc),
+                ([r, s, c, k], Weights::Rsck),
+            ]
+            .into_iter()
+            .find(|(order, _)| w.as_slice() == order)
+            .map(|(_, layout)| layout)
         }
-        _ => false,
+        _ => None,
+    };
+    let Some(weights) = layout else {
+        return shape_error();
     };
     let mut used = vec![n, k, p, q, c];
     used.extend(r.iter().map(|x| x.as_str()));
     used.extend(s.iter().map(|x| x.as_str()));
     let distinct = (0..used.len()).all(|i| !used[..i].contains(&used[i]));
-    if !weights_ok || !distinct || names.len() != used.len() {
+    if !distinct || names.len() != used.len() {
         return shape_error();
     }
     Ok(Loops {
+        weights,
         n: n.into(),
         k: k.into(),
         p: p.into(),
@@ -481,7 +491,7 @@ fn prove_im2col(
     let window: Vec<&String> = loops.r.iter().chain(&loops.s).collect();
     let reduction: Vec<&String> = match weights {
         Weights::Kcrs => std::iter::once(&loops.c).chain(window).collect(),
-        Weights::Krsc => window
+        Weights::Krsc | Weights::Rsck => window
             .into_iter()
             .chain(std::iter::once(&loops.c))
             .collect(),

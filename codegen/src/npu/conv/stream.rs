@@ -16,7 +16,7 @@
 use super::emit::{Ctx, Names};
 use super::geometry::{c, up16, BandMode, Shape, Slab};
 use super::ring::Ring;
-use super::tiles::{weight_chunk_positions, Footprint, Tiles};
+use super::tiles::{transposed_weights, weight_chunk_positions, Footprint, Tiles};
 use super::Conv;
 use npu_sim::builder::Builder;
 use npu_sim::program::{
@@ -100,8 +100,11 @@ pub struct Streams {
     pub weight_chunks: i64,
     /// Sub-step groups per weight chunk.
     groups_per_chunk: i64,
-    /// Window positions per weight chunk.
+    /// Window positions per weight chunk (`[r, s, c, k]` weights).
     chunk_positions: i64,
+    /// Whether the weights come in chunks of window positions (`[r, s, c, k]`) rather than
+    /// of output channels.
+    by_positions: bool,
     /// The UB buffers.
     buffers: StreamBuffers,
 }
@@ -112,11 +115,10 @@ impl Streams {
         let spread = cv.c % 16 != 0;
         // a whole number of sub-step groups (all window positions when spreading)
         let positions = weight_chunk_positions(cv, t.nrs);
-        let to = if spread { Pipe::V } else { Pipe::Mte3 };
-        let feed = |base, hop: bool| Feed {
+        let feed = |base, hop: bool, spread: bool| Feed {
             stage: hop.then_some(Ring {
                 from: Pipe::Mte2,
-                to,
+                to: if spread { Pipe::V } else { Pipe::Mte3 },
                 base,
             }),
             ready: Ring {
@@ -127,11 +129,26 @@ impl Streams {
             spread,
         };
         Streams {
-            band: feed(0, t.band_piece > 0),
-            weights: feed(2, t.weight_piece > 0),
-            band_pieces: (sh.max_chunk + t.band_piece.max(1) - 1) / t.band_piece.max(1),
-            weight_pieces: (t.ks + t.weight_piece.max(1) - 1) / t.weight_piece.max(1),
-            weight_chunks: (cv.rs() + positions - 1) / positions,
+            band: feed(0, t.band_piece > 0, spread),
+            // [r, s, c, k] weights pad their channels when placed, never spread
+            weights: feed(2, t.weight_piece > 0, spread && !transposed_weights(cv)),
+            band_pieces: match sh.mode {
+                BandMode::Rows => (sh.max_chunk + t.band_piece.max(1) - 1) / t.band_piece.max(1),
+                BandMode::Pixels => {
+                    t.band_group * ((t.mp + t.band_piece.max(1) - 1) / t.band_piece.max(1))
+                }
+            },
+            weight_pieces: if transposed_weights(cv) {
+                (positions + t.weight_piece.max(1) - 1) / t.weight_piece.max(1)
+            } else {
+                (t.ks / t.kblocks + t.weight_piece.max(1) - 1) / t.weight_piece.max(1)
+            },
+            weight_chunks: if transposed_weights(cv) {
+                (cv.rs() + positions - 1) / positions
+            } else {
+                t.kblocks
+            },
+            by_positions: transposed_weights(cv),
             groups_per_chunk: (positions + t.nrs - 1) / t.nrs,
             chunk_positions: positions,
             buffers,
@@ -142,7 +159,7 @@ impl Streams {
         let mut rings = vec![self.band.ready, self.weights.ready];
         rings.extend(self.band.stage);
         rings.extend(self.weights.stage);
-        if self.band.spread {
+        if self.band.spread || self.weights.spread {
             rings.push(SPREAD);
         }
         rings
@@ -159,14 +176,18 @@ impl Streams {
         self.rings().iter().for_each(|r| r.close(b));
     }
 
-    /// The spread counter of band chunk `g`'s piece `i`: chunk 0's pieces come first, then
-    /// every weight piece, then the other chunks'.
-    fn band_spread(&self, g: &Expr, i: &Expr) -> Expr {
-        let after = g
-            .clone()
-            .cmp(CmpOp::Gt, 0)
-            .select(self.weight_chunks * self.weight_pieces, 0);
-        g.clone() * self.band_pieces + i.clone() + after
+    /// The spread counter of the band's staged piece `k` (its stage counter): the first
+    /// chunk's pieces come first, then every spread weight piece, then the other chunks'.
+    fn band_spread(&self, k: &Expr) -> Expr {
+        let weights = if self.weights.spread {
+            self.weight_chunks * self.weight_pieces
+        } else {
+            0
+        };
+        k.clone()
+            + k.clone()
+                .cmp(CmpOp::Ge, self.band_pieces)
+                .select(weights, 0)
     }
 
     /// Before a slab's chunks (pointwise): zeros after the pixels of the slab's last tile,
@@ -190,42 +211,72 @@ impl Streams {
         b.barrier(BarrierScope::All);
     }
 
-    /// Band chunk `g` of `slab` into L1, and its arrival announced to MTE1.
+    /// Band chunk `g` of `slab` (what its tiles `g * band_group ..` need beyond what the
+    /// earlier ones did) into L1, and its arrival announced to MTE1.
     pub fn band_chunk(&self, b: &mut Builder, cx: &Ctx, slab: &Slab, g: Expr) {
-        let Ctx { cv, t, sh, n } = *cx;
-        // pointwise, chunk g is tile g's pixels, into the tile's slot
-        let base = match sh.mode {
-            BandMode::Rows => c(0),
-            BandMode::Pixels => g.clone() * t.mp,
-        };
-        let feed = self.band;
-        match feed.stage {
-            Some(stage) => {
-                let lo = slab.need(cv, t, sh, g.clone() - 1);
-                let hi = slab.need(cv, t, sh, g.clone());
-                b.repeat("piece", self.band_pieces, |b, i| {
-                    let from = lo.clone() + i.clone() * t.band_piece;
-                    let len = (hi.clone() - from.clone()).min(t.band_piece);
-                    let piece = Piece {
-                        k: g.clone() * self.band_pieces + i.clone(),
-                        v: self.band_spread(&g, &i),
-                        len,
-                        from,
-                    };
-                    self.band_piece(b, cx, slab, stage, &piece, (&g, &base));
+        let Ctx { cv, t, sh, .. } = *cx;
+        let group = t.band_group;
+        let first = g.clone() * group;
+        match sh.mode {
+            BandMode::Rows => {
+                let lo = slab.need(cv, t, sh, first.clone() - 1);
+                let hi = slab.need(cv, t, sh, first + (group - 1));
+                let k0 = g.clone() * self.band_pieces;
+                self.band_range(b, cx, slab, (k0, self.band_pieces), (lo, hi), (c(0), c(0)));
+            }
+            // pointwise, each tile's pixels into its own slot
+            BandMode::Pixels => {
+                let per = self.band_pieces / group;
+                b.repeat("u", group, |b, u| {
+                    let tile = first.clone() + u.clone();
+                    let lo = slab.need(cv, t, sh, tile.clone() - 1);
+                    let hi = slab.need(cv, t, sh, tile.clone());
+                    let k0 = g.clone() * self.band_pieces + u * per;
+                    let base = tile.clone() * t.mp;
+                    self.band_range(b, cx, slab, (k0, per), (lo, hi), (tile, base));
                 });
             }
+        }
+        self.band.ready.acquire(b, &g);
+        self.band.ready.publish(b, &g);
+    }
+
+    /// Band pixels `lo .. hi` into L1 (tile `tile`'s slot, whose first pixel is `base`, when
+    /// pointwise): `pieces` pieces through UB from stage counter `k0`, or straight from GM.
+    #[allow(clippy::too_many_arguments)]
+    fn band_range(
+        &self,
+        b: &mut Builder,
+        cx: &Ctx,
+        slab: &Slab,
+        (k0, pieces): (Expr, i64),
+        (lo, hi): (Expr, Expr),
+        (tile, base): (Expr, Expr),
+    ) {
+        let Ctx { cv, t, sh, n } = *cx;
+        match self.band.stage {
+            Some(stage) => b.repeat("piece", pieces, |b, i| {
+                let from = lo.clone() + i.clone() * t.band_piece;
+                let k = k0.clone() + i;
+                let piece = Piece {
+                    v: self.band_spread(&k),
+                    k,
+                    len: (hi.clone() - from.clone()).min(t.band_piece),
+                    from,
+                };
+                self.band_piece(b, cx, slab, stage, &piece, (&tile, &base));
+            }),
             None => {
-                // whole chunks of 16 pixels but the last: `nd2nz` fills the last fractal's rows
+                // whole fractals of 16 pixels but the band's last: `nd2nz` fills the rest
                 let total = slab.need(cv, t, sh, c(sh.tiles - 1));
-                let lo = up16(slab.need(cv, t, sh, g.clone() - 1)).min(total.clone());
-                let hi = up16(slab.need(cv, t, sh, g.clone())).min(total);
+                let lo = up16(lo).min(total.clone());
+                let hi = up16(hi).min(total);
                 b.when("load", (hi.clone() - lo.clone()).cmp(CmpOp::Gt, 0), |b| {
                     let pixel = slab.n.clone() * cv.pixels_in() + slab.origin(cv, sh) + lo.clone();
                     let src = b.at(n.input, [c(0), c(0), c(0), pixel * cv.c]);
                     let dst = b.at(
                         n.band,
-                        [sh.slice_at(&g, c(0)) + (lo.clone() - base.clone()) * 16],
+                        [sh.slice_at(&tile, c(0)) + (lo.clone() - base) * 16],
                     );
                     b.origin(Some("input pixels, GM -> L1 C1HWC0"));
                     b.push(
@@ -237,8 +288,6 @@ impl Streams {
                 });
             }
         }
-        feed.ready.acquire(b, &g);
-        feed.ready.publish(b, &g);
     }
 
     /// One piece of a band chunk through UB: GM -> UB from 16 elements on (`skip` pixels
@@ -307,44 +356,114 @@ impl Streams {
         }
     }
 
-    /// MTE1 sees band chunk `g` arrive (every tile, whether it computes or not).
-    pub fn band_arrived(&self, b: &mut Builder, g: &Expr) {
-        self.band.ready.take(b, g);
-        self.band.ready.release(b, g);
+    /// MTE1, at tile `tile` (whether it computes or not), sees the band chunk starting
+    /// there arrive.
+    pub fn band_arrived(&self, b: &mut Builder, t: &Tiles, tile: &Expr) {
+        let g = t.band_group;
+        b.when(
+            "arrived",
+            tile.clone().cmp(CmpOp::Eq, tile.clone() / g * g),
+            |b| {
+                let chunk = tile.clone() / g;
+                self.band.ready.take(b, &chunk);
+                self.band.ready.release(b, &chunk);
+            },
+        );
     }
 
-    /// MTE1, before tile `t`'s sub-step group `group`, sees the weight chunk starting there
-    /// arrive (in the first tile only: the weights stay for the slab's other tiles).
-    pub fn weights_arrived(&self, b: &mut Builder, t: &Expr, group: &Expr) {
-        let g = self.groups_per_chunk;
-        let starts = t
-            .clone()
-            .cmp(CmpOp::Eq, 0)
-            .select(group.clone().cmp(CmpOp::Eq, group.clone() / g * g), 0);
-        b.when("arrived", starts, |b| {
-            let j = group.clone() / g;
-            self.weights.ready.take(b, &j);
-            self.weights.ready.release(b, &j);
-        });
+    /// Band chunks in a slab.
+    pub fn band_chunks(&self, t: &Tiles, sh: &Shape) -> i64 {
+        (sh.tiles + t.band_group - 1) / t.band_group
     }
 
-    /// Every weight chunk of `slab` into L1 (fractals column after column, the slab's
-    /// output channels down each column), each announced to MTE1: the chunks of `nrs`
-    /// window positions, then a last one of fewer.
-    pub fn weights(&self, b: &mut Builder, cv: &Conv, t: &Tiles, n: &Names, slab: &Slab) {
-        let per = self.chunk_positions;
-        let full = cv.rs() / per;
-        b.repeat("wchunk", full, |b, j| {
-            self.weight_chunk(b, cv, t, n, slab, j, per)
-        });
-        if cv.rs() % per != 0 {
-            self.weight_chunk(b, cv, t, n, slab, c(full), cv.rs() % per);
+    /// MTE1, before the first tile's block `kb` of output channels, sees that block's
+    /// weights arrive (`[k, r, s, c]` and `[k, c]` weights, chunked by output channels).
+    pub fn rows_arrived(&self, b: &mut Builder, kb: &Expr) {
+        if !self.by_positions {
+            self.weights.ready.take(b, kb);
+            self.weights.ready.release(b, kb);
         }
     }
 
-    /// Weight chunk `j`: window positions `j * chunk_positions ..` (`nrs` of them).
+    /// MTE1, before the first tile's sub-step group `group`, sees the weight chunk starting
+    /// there arrive (`[r, s, c, k]` weights, chunked by window positions).
+    pub fn positions_arrived(&self, b: &mut Builder, group: &Expr) {
+        if !self.by_positions {
+            return;
+        }
+        let g = self.groups_per_chunk;
+        b.when(
+            "arrived",
+            group.clone().cmp(CmpOp::Eq, group.clone() / g * g),
+            |b| {
+                let j = group.clone() / g;
+                self.weights.ready.take(b, &j);
+                self.weights.ready.release(b, &j);
+            },
+        );
+    }
+
+    /// Every weight chunk of `slab` into L1, each announced to MTE1: blocks of `ks /
+    /// kblocks` output channels (every window position), or for `[r, s, c, k]` weights
+    /// groups of window positions (every output channel).
+    pub fn weights(&self, b: &mut Builder, cv: &Conv, t: &Tiles, n: &Names, slab: &Slab) {
+        if self.by_positions {
+            let per = self.chunk_positions;
+            let full = cv.rs() / per;
+            b.repeat("wchunk", full, |b, j| {
+                self.position_chunk(b, cv, t, n, slab, j, per)
+            });
+            if cv.rs() % per != 0 {
+                self.position_chunk(b, cv, t, n, slab, c(full), cv.rs() % per);
+            }
+        } else {
+            b.repeat("wchunk", t.kblocks, |b, j| {
+                self.row_chunk(b, cv, t, n, slab, j)
+            });
+        }
+    }
+
+    /// Weight chunk `j` of output channels `j * kt ..`, every window position.
+    fn row_chunk(&self, b: &mut Builder, cv: &Conv, t: &Tiles, n: &Names, slab: &Slab, j: Expr) {
+        let feed = self.weights;
+        let rs = cv.rs();
+        let kt = t.ks / t.kblocks;
+        let k0 = j.clone() * kt;
+        let rows = (slab.ka.clone() - k0.clone()).min(kt);
+        match feed.stage {
+            Some(stage) => b.repeat("wpiece", self.weight_pieces, |b, i| {
+                let from = k0.clone() + i.clone() * t.weight_piece;
+                let piece = Piece {
+                    k: j.clone() * self.weight_pieces + i.clone(),
+                    v: j.clone() * self.weight_pieces + i.clone() + self.band_pieces,
+                    len: (rows.clone() - i * t.weight_piece).min(t.weight_piece),
+                    from,
+                };
+                self.weight_piece(b, cv, t, n, slab, stage, &piece);
+            }),
+            None => b.when("rows", rows.clone().cmp(CmpOp::Gt, 0), |b| {
+                b.repeat("r", rs, |b, r| {
+                    let first = (slab.k0.clone() + k0.clone()) * (rs * cv.c) + r.clone() * cv.c;
+                    let src = b.at(n.weights, n.weight_index(first));
+                    let dst = b.at(n.wts, [(r * t.ks + k0.clone()) * 16]);
+                    b.origin(Some("weights, GM -> L1 fractals"));
+                    b.push(
+                        Dma::new(dst, src, rows.clone(), cv.c)
+                            .strides(rs * cv.c, rs * t.ks)
+                            .mode(DmaMode::Nd2nz),
+                    );
+                    b.origin(None);
+                });
+            }),
+        }
+        feed.ready.acquire(b, &j);
+        feed.ready.publish(b, &j);
+    }
+
+    /// `[r, s, c, k]` weight chunk `j`: window positions `j * chunk_positions ..` (`nrs` of
+    /// them), every output channel.
     #[allow(clippy::too_many_arguments)]
-    fn weight_chunk(
+    fn position_chunk(
         &self,
         b: &mut Builder,
         cv: &Conv,
@@ -355,27 +474,28 @@ impl Streams {
         nrs: i64,
     ) {
         let feed = self.weights;
-        let rs = cv.rs();
         let rs0 = j.clone() * self.chunk_positions;
         match feed.stage {
             Some(stage) => b.repeat("wpiece", self.weight_pieces, |b, i| {
-                let k0 = i.clone() * t.weight_piece;
                 let piece = Piece {
                     k: j.clone() * self.weight_pieces + i.clone(),
-                    v: j.clone() * self.weight_pieces + i + self.band_pieces,
-                    len: (slab.ka.clone() - k0.clone()).min(t.weight_piece),
-                    from: k0,
+                    v: c(0),
+                    len: (c(nrs) - i.clone() * t.weight_piece).min(t.weight_piece),
+                    from: rs0.clone() + i * t.weight_piece,
                 };
-                self.weight_piece(b, cv, t, n, slab, stage, &piece, (&rs0, nrs));
+                self.position_piece(b, cv, t, n, slab, stage, &piece);
             }),
             None => b.repeat("r", nrs, |b, r| {
-                let first = slab.k0.clone() * (rs * cv.c) + (rs0.clone() + r.clone()) * cv.c;
+                let position = rs0.clone() + r;
+                let first = position.clone() * (cv.c * cv.k) + slab.k0.clone();
                 let src = b.at(n.weights, n.weight_index(first));
-                let dst = b.at(n.wts, [(rs0.clone() + r) * (t.ks * 16)]);
-                b.origin(Some("weights, GM -> L1 fractals"));
+                let dst = b.at(n.wts, [position * (cv.c1() * 256)]);
+                b.origin(Some(
+                    "weights, GM -> L1 fractals (input by output channels)",
+                ));
                 b.push(
-                    Dma::new(dst, src, slab.ka.clone(), cv.c)
-                        .strides(rs * cv.c, rs * t.ks)
+                    Dma::new(dst, src, cv.c, slab.ka.clone())
+                        .strides(cv.k, sh_j(cv) * 16)
                         .mode(DmaMode::Nd2nz),
                 );
                 b.origin(None);
@@ -385,8 +505,60 @@ impl Streams {
         feed.ready.publish(b, &j);
     }
 
-    /// One piece of a weight chunk through UB: rows `p.from ..` of window positions
-    /// `rs0 .. rs0 + nrs`, GM -> UB, spread if need be, per position an `nd2nz` into L1.
+    /// One piece of `[r, s, c, k]` weights through UB: window positions `p.from ..` (`p.len`
+    /// of them), each `C` rows of the slab's output channels, GM -> UB in one read, then per
+    /// position an `nd2nz` into L1 (its channel rows padded to blocks of 16 by the fill).
+    #[allow(clippy::too_many_arguments)]
+    fn position_piece(
+        &self,
+        b: &mut Builder,
+        cv: &Conv,
+        t: &Tiles,
+        n: &Names,
+        slab: &Slab,
+        stage: Ring,
+        p: &Piece,
+    ) {
+        let some = p.len.clone().cmp(CmpOp::Gt, 0);
+        stage.acquire(b, &p.k);
+        b.when("load", some.clone(), |b| {
+            let first = p.from.clone() * (cv.c * cv.k) + slab.k0.clone();
+            let src = b.at(n.weights, n.weight_index(first));
+            let dst = b.at(self.buffers.w_stage, [p.k.clone() % 2, c(0)]);
+            b.origin(Some("weights, GM -> UB"));
+            if t.ks == cv.k {
+                // whole rows of every output channel: back to back in GM, one burst
+                b.push(Dma::new(dst, src, 1, p.len.clone() * (cv.c * cv.k)));
+            } else {
+                b.push(
+                    Dma::new(dst, src, p.len.clone() * cv.c, slab.ka.clone()).strides(cv.k, t.ks),
+                );
+            }
+            b.origin(None);
+        });
+        stage.publish(b, &p.k);
+        stage.take(b, &p.k);
+        b.when("place", some, |b| {
+            b.repeat("r", p.len.clone(), |b, r| {
+                let dst = b.at(n.wts, [(p.from.clone() + r.clone()) * (cv.c1() * 256)]);
+                let src = b.at(self.buffers.w_stage, [p.k.clone() % 2, r * (cv.c * t.ks)]);
+                b.origin(Some(
+                    "weights, UB -> L1 fractals (input by output channels)",
+                ));
+                b.push(
+                    Dma::new(dst, src, cv.c, slab.ka.clone())
+                        .strides(t.ks, sh_j(cv) * 16)
+                        .mode(DmaMode::Nd2nz),
+                );
+                b.origin(None);
+            });
+        });
+        stage.release(b, &p.k);
+    }
+
+    /// One piece of a weight chunk through UB: output channels `p.from ..` (`p.len` of them),
+    /// whole rows (every window position) GM -> UB in one burst, spread if need be, then per
+    /// window position an `nd2nz` into L1.
     #[allow(clippy::too_many_arguments)]
     fn weight_piece(
         &self,
@@ -397,38 +569,30 @@ impl Streams {
         slab: &Slab,
         stage: Ring,
         p: &Piece,
-        (rs0, nrs): (&Expr, i64),
     ) {
         let rs = cv.rs();
         let some = p.len.clone().cmp(CmpOp::Gt, 0);
         stage.acquire(b, &p.k);
         b.when("load", some.clone(), |b| {
-            let first = (slab.k0.clone() + p.from.clone()) * (rs * cv.c) + rs0.clone() * cv.c;
+            let first = (slab.k0.clone() + p.from.clone()) * (rs * cv.c);
             let src = b.at(n.weights, n.weight_index(first));
             let dst = b.at(self.buffers.w_stage, [p.k.clone() % 2, c(0)]);
             b.origin(Some("weights, GM -> UB"));
-            if nrs == rs {
-                // whole rows: back to back in GM, one burst
-                b.push(Dma::new(dst, src, 1, p.len.clone() * (rs * cv.c)));
-            } else {
-                b.push(
-                    Dma::new(dst, src, p.len.clone(), nrs * cv.c).strides(rs * cv.c, nrs * cv.c),
-                );
-            }
+            b.push(Dma::new(dst, src, 1, p.len.clone() * (rs * cv.c)));
             b.origin(None);
         });
         stage.publish(b, &p.k);
         let spread = self.weights.spread;
         let (buffer, slot, width) = if spread {
             let buffers = (self.buffers.w_stage, self.buffers.w_spread);
-            let most = t.weight_piece * self.chunk_positions;
+            let most = t.weight_piece * rs;
             spread_piece(
                 b,
                 stage,
                 &p.k,
                 buffers,
                 &p.v,
-                (p.len.clone() * nrs, some.clone()),
+                (p.len.clone() * rs, some.clone()),
                 (cv.c, cv.c1()),
                 most,
             );
@@ -439,16 +603,13 @@ impl Streams {
             (self.buffers.w_stage, p.k.clone() % 2, cv.c)
         };
         b.when("place", some, |b| {
-            b.repeat("r", nrs, |b, r| {
-                let dst = b.at(
-                    n.wts,
-                    [((rs0.clone() + r.clone()) * t.ks + p.from.clone()) * 16],
-                );
+            b.repeat("r", rs, |b, r| {
+                let dst = b.at(n.wts, [(r.clone() * t.ks + p.from.clone()) * 16]);
                 let src = b.at(buffer, [slot.clone(), r * width]);
                 b.origin(Some("weights, UB -> L1 fractals"));
                 b.push(
                     Dma::new(dst, src, p.len.clone(), width)
-                        .strides(nrs * width, rs * t.ks)
+                        .strides(rs * width, rs * t.ks)
                         .mode(DmaMode::Nd2nz),
                 );
                 b.origin(None);
@@ -463,12 +624,17 @@ impl Streams {
 }
 
 /// One piece of a stream: its staging counter `k`, its spread counter `v`, where it
-/// starts (a band pixel or a weight row) and how many it has.
+/// starts (a band pixel, a weight row or a window position) and how many it has.
 struct Piece {
     k: Expr,
     v: Expr,
     from: Expr,
     len: Expr,
+}
+
+/// Fractal rows of the weights' reduction (channel blocks by window positions).
+fn sh_j(cv: &Conv) -> i64 {
+    cv.c1() * cv.rs()
 }
 
 /// The vector unit takes staged piece `k`, spreads its `rows` rows of `c` channels over

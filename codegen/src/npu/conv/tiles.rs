@@ -30,6 +30,10 @@ pub struct Tiles {
     /// Input-channel blocks of a reduction sub-step (1 unless the convolution is
     /// pointwise, when `nrs` is 1).
     pub kc1: i64,
+    /// Blocks of output channels the slab's first tile goes through one after the other,
+    /// each as soon as its weights are in L1 (streamed `[k, r, s, c]` or `[k, c]` weights,
+    /// which come in such blocks; else 1).
+    pub kblocks: i64,
     /// Output channels of a slab and of its tiles (a multiple of 16).
     pub ks: i64,
     /// Output pixels of a slab (a multiple of `mp`).
@@ -37,7 +41,8 @@ pub struct Tiles {
     /// Input rows per chunk of the prologue's band conversion.
     pub band_chunk: i64,
     /// Output channels (weight rows) per chunk the prologue stages in UB (a multiple of 16;
-    /// 0: the weights go straight from GM to L1).
+    /// 0: the weights go straight from GM to L1), or for `[r, s, c, k]` weights window
+    /// positions.
     pub weight_chunk: i64,
     /// Window positions per product with the permutation (`[k, c, r, s]` weights with a
     /// window; 0 otherwise).
@@ -45,10 +50,12 @@ pub struct Tiles {
     /// Whether the band and weights stream into L1 while the cube works (else a prologue
     /// brings them).
     pub streamed: bool,
+    /// Tiles whose band rows stream as one chunk.
+    pub band_group: i64,
     /// Band pixels per piece of the band's stream through UB (0: GM -> L1 directly).
     pub band_piece: i64,
     /// Weight rows (output channels, a multiple of 16) per piece of the weights' stream
-    /// through UB (0: GM -> L1 directly).
+    /// through UB, or for `[r, s, c, k]` weights window positions (0: GM -> L1 directly).
     pub weight_piece: i64,
 }
 
@@ -193,11 +200,16 @@ impl Footprint {
             },
             band_stage: up((t.band_piece + align_pixels(cv) - 1) * cv.c, 16),
             band_spread: spread_len(cv, t.band_piece + align_pixels(cv) - 1),
-            w_stage: up(
-                t.weight_piece * weight_chunk_positions(cv, t.nrs) * cv.c,
-                16,
-            ),
-            w_spread: spread_len(cv, t.weight_piece * weight_chunk_positions(cv, t.nrs)),
+            w_stage: if transposed_weights(cv) {
+                t.weight_piece * cv.c * t.ks
+            } else {
+                up(t.weight_piece * cv.rs() * cv.c, 16)
+            },
+            w_spread: if transposed_weights(cv) {
+                0
+            } else {
+                spread_len(cv, t.weight_piece * cv.rs())
+            },
         }
     }
 
@@ -236,13 +248,38 @@ pub fn streamable(cv: &Conv, orient: Orientation) -> bool {
         && !permuted_weights(cv)
 }
 
-/// Window positions per weight chunk: one sub-step group's; all of them when the channels
-/// need spreading (a chunk's rows must then be contiguous in GM and UB).
+/// Window positions per weight chunk: one sub-step group's; all of them when a chunk's
+/// first row could not start a GM read (the channels need spreading, or `[r, s, c, k]`
+/// rows that do not make whole 16-element blocks).
 pub fn weight_chunk_positions(cv: &Conv, nrs: i64) -> i64 {
-    if cv.c % 16 == 0 {
+    let aligned = match cv.weight_layout {
+        Weights::Rsck => (cv.c * cv.k) % 16 == 0,
+        _ => cv.c % 16 == 0,
+    };
+    if aligned {
         nrs
     } else {
         cv.rs()
+    }
+}
+
+/// Whether the weights are `[r, s, c, k]`: in L1 as fractals of 16 input by 16 output
+/// channels (their rows the reduction), read transposed into the cube's operands.
+pub fn transposed_weights(cv: &Conv) -> bool {
+    cv.weight_layout == Weights::Rsck
+}
+
+/// Window positions of `[r, s, c, k]` weights a GM read may start at: multiples of this
+/// make whole 16-element blocks.
+pub fn weight_align_positions(cv: &Conv) -> i64 {
+    16 / gcd(cv.c * cv.k, 16)
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
     }
 }
 
@@ -251,29 +288,47 @@ pub fn weight_chunk_positions(cv: &Conv, nrs: i64) -> i64 {
 /// (`nd2nz`): channels a multiple of 256 (each pixel's or row's burst a whole number of
 /// 512-byte segments), or a multiple of 16 and UB too small.
 fn pieces(cv: &Conv, cap: Capacity, t: &Tiles, max_chunk: i64) -> Option<(i64, i64)> {
-    let aligned = cv.c % 16 == 0;
-    let direct = cv.c % 256 == 0;
     // the output tiles, and room for the unused streams' buffers (16 elements a slot)
     let free = cap.ub - 2 * t.mp * t.ks * 4 - 5 * 64;
+    if free < 0 {
+        return None;
+    }
     let skip = align_pixels(cv) - 1;
     let spread = |rows: i64| 2 * 2 * spread_len(cv, rows);
     let band = |px: i64| 2 * 2 * up((px + skip) * cv.c, 16) + spread(px + skip);
     let positions = weight_chunk_positions(cv, t.nrs);
-    let weights = |rows: i64| 2 * 2 * up(rows * positions * cv.c, 16) + spread(rows * positions);
-    let staged = (!direct)
-        .then(|| {
-            (1..=up(t.ks, 16) / 16)
-                .rev()
-                .map(|k| k * 16)
-                .find(|&wp| weights(wp) <= free / 2)
-        })
+    // the weights: whole rows of output channels, or of window positions ([r, s, c, k])
+    let (w_aligned, w_direct, weights): (bool, bool, Box<dyn Fn(i64) -> i64>) =
+        if transposed_weights(cv) {
+            let slot = move |pp: i64| 2 * 2 * pp * cv.c * t.ks;
+            (
+                (cv.c * cv.k) % 16 == 0,
+                cv.k % 256 == 0 && cv.c % 16 == 0,
+                Box::new(slot),
+            )
+        } else {
+            let slot = move |wp: i64| 2 * 2 * up(wp * cv.rs() * cv.c, 16) + spread(wp * cv.rs());
+            (cv.c % 16 == 0, cv.c % 256 == 0, Box::new(slot))
+        };
+    let candidates: Vec<i64> = if transposed_weights(cv) {
+        let g = weight_align_positions(cv);
+        (1..=positions)
+            .rev()
+            .filter(|&pp| pp % g == 0 || pp == positions)
+            .collect()
+    } else {
+        (1..=t.ks / t.kblocks / 16).rev().map(|k| k * 16).collect()
+    };
+    let staged = (!w_direct)
+        .then(|| candidates.into_iter().find(|&w| weights(w) <= free / 2))
         .flatten();
     let rows = match staged {
         Some(rows) => rows,
-        None if aligned => 0,
+        None if w_aligned => 0,
         None => return None,
     };
-    let left = free - weights(rows);
+    let left = free - if rows > 0 { weights(rows) } else { 0 };
+    let (aligned, direct) = (cv.c % 16 == 0, cv.c % 256 == 0);
     let most = max_chunk.max(16);
     let pixels = (!direct)
         .then(|| (16..=most).rev().find(|&px| band(px) <= left))
@@ -313,6 +368,15 @@ fn band_chunk(cv: &Conv, cap: Capacity, rows: i64) -> Option<i64> {
 /// The largest weight chunk (output channels, a multiple of 16) UB stages, if any; 0:
 /// none, the weights go straight from GM (channels a multiple of 16).
 fn weight_chunk(cv: &Conv, cap: Capacity, ks: i64) -> Option<i64> {
+    if transposed_weights(cv) {
+        // window positions (C rows of ks each) starting GM reads
+        let g = weight_align_positions(cv);
+        let fits = |pp: i64| pp * cv.c * ks * 2 <= cap.ub;
+        return (1..=cv.rs())
+            .rev()
+            .filter(|&pp| pp % g == 0 || pp == cv.rs())
+            .find(|&pp| fits(pp));
+    }
     let fits = |kr: i64| {
         if cv.c % 16 == 0 {
             kr * cv.rs() * cv.c * 2 <= cap.ub
@@ -368,8 +432,19 @@ impl Tiles {
                 }
                 seen_ks.push(ks);
                 for pp in 1..=cdiv(pixels, mp).min(64) {
-                    let ps = up(cdiv(pixels, pp), mp);
+                    let ps = up(cdiv(pixels, pp), 16);
+                    if let Ok(v) = std::env::var("XDEBUG_TILES") {
+                        let f: Vec<i64> = v.split(',').map(|x| x.parse().unwrap()).collect();
+                        if f != [mp, ks, ps] {
+                            continue;
+                        }
+                    }
                     let cand = Tiles::consider(cv, machine, cap, orient, mp, ks, ps);
+                    if std::env::var("XDEBUG_COST").is_ok() {
+                        if let Some((c, t)) = &cand {
+                            eprintln!("{c:.0} {t:?}");
+                        }
+                    }
                     if let Some((cost, t)) = cand {
                         let better = best.as_ref().is_none_or(|(c, area, _)| {
                             cost < *c || (cost == *c && mp * ks > *area)
@@ -413,11 +488,14 @@ impl Tiles {
         let depth = (1..=if pointwise { cv.c1() } else { cv.rs() })
             .rev()
             .find(|&n| fits(n))?;
+        let depth = std::env::var("XDEBUG_DEPTH").map_or(depth, |v| v.parse().unwrap());
         let (nrs, kc1) = if pointwise { (1, depth) } else { (depth, 1) };
         let mut tiles = Tiles {
             mp,
             nrs,
             kc1,
+            kblocks: 1,
+            band_group: 1,
             ks,
             ps,
             band_chunk: 0,
@@ -427,26 +505,61 @@ impl Tiles {
             band_piece: 0,
             weight_piece: 0,
         };
-        let streams = streamable(cv, orient)
-            .then(|| max_chunk(cv, orient, &tiles))
-            .and_then(|chunk| Some((chunk, pieces(cv, cap, &tiles, chunk)?)));
-        let first_chunk = match streams {
-            Some((chunk, (band, weights))) => {
-                (tiles.band_piece, tiles.weight_piece) = (band, weights);
-                tiles.streamed = true;
-                chunk
-            }
-            None => {
-                tiles.band_chunk = band_chunk(cv, cap, rows)?;
-                tiles.weight_chunk = weight_chunk(cv, cap, ks)?;
-                tiles.perm_group = perm_group(cv, cap, ks)?;
-                0
-            }
-        };
-        if Footprint::of(cv, orient, &tiles).l1_bytes() > cap.l1 {
+        if !streamable(cv, orient) {
+            tiles.band_chunk = band_chunk(cv, cap, rows)?;
+            tiles.weight_chunk = weight_chunk(cv, cap, ks)?;
+            tiles.perm_group = perm_group(cv, cap, ks)?;
+            return tiles.costed(cv, machine, cap, orient, (rows, 0));
+        }
+        // streamed: the first tile in 1, 2, 4, ... blocks of output channels (weights that
+        // come in blocks of output channels), the cheapest
+        let blocks = if transposed_weights(cv) { 1 } else { ks / 16 };
+        let ntiles = cdiv(ps, mp);
+        let groups = (0..)
+            .map(|e| 1 << e)
+            .take_while(|&g| g < ntiles)
+            .chain([ntiles]);
+        let options = (0..)
+            .map(|e| 1 << e)
+            .take_while(|&kb| kb <= blocks && ks % (kb * 16) == 0)
+            .filter(|&kb| {
+                std::env::var("XDEBUG_KB").map_or(true, |v| v.parse::<i64>().unwrap() == kb)
+            });
+        let options: Vec<(i64, i64)> = options
+            .flat_map(|kb| groups.clone().map(move |g| (kb, g)))
+            .collect();
+        options
+            .into_iter()
+            .filter(|&(_, g)| {
+                std::env::var("XDEBUG_G").map_or(true, |v| v.parse::<i64>().unwrap() == g)
+            })
+            .filter_map(|(kblocks, band_group)| {
+                let mut t = Tiles {
+                    kblocks,
+                    band_group,
+                    streamed: true,
+                    ..tiles
+                };
+                let chunk = max_chunk(cv, orient, &t);
+                (t.band_piece, t.weight_piece) = pieces(cv, cap, &t, chunk)?;
+                t.costed(cv, machine, cap, orient, (rows, chunk))
+            })
+            .min_by(|a, b| a.0.total_cmp(&b.0))
+    }
+
+    /// `self` costed, if its L1 buffers fit.
+    fn costed(
+        self,
+        cv: &Conv,
+        machine: &Machine,
+        cap: Capacity,
+        orient: Orientation,
+        rows: (i64, i64),
+    ) -> Option<(f64, Tiles)> {
+        if Footprint::of(cv, orient, &self).l1_bytes() > cap.l1 {
             return None;
         }
-        Some((tiles.cost(cv, machine, orient, (rows, first_chunk)), tiles))
+        Some((self.cost(cv, machine, orient, rows), self))
     }
 
     /// The model's cycles for the busiest core. A sub-step takes the larger of its cube
@@ -471,38 +584,58 @@ impl Tiles {
         let cores = machine.cores.max(1) as i64;
         let slabs = cv.batch * cdiv(cv.k, self.ks) * cdiv(cv.pixels(), self.ps);
         let per_core = cdiv(slabs, cores) as f64;
-        let tiles = cdiv(self.ps, self.mp) as f64;
+        let tiles = cdiv(self.ps, self.mp);
+        // the last tile has what is left (its window and L0C tile rounded up to 16)
+        let last = up(self.ps - (tiles - 1) * self.mp, 16) as f64;
         let steps = (cdiv(cv.rs(), self.nrs) * cdiv(cv.c1(), self.kc1)) as f64;
         let kd = (cv.c1() * cv.rs() * 16) as f64 / steps;
         let (mp, ks) = (self.mp as f64, self.ks as f64);
-        let cube_step = mp / 16.0 * kd / 16.0 * ks / 16.0 + machine.cube.startup;
-        let mte1_step = match orient {
-            Orientation::PixelRows => (mp + ks) * kd * 2.0 / l1_bw + l1_latency,
-            // the transposed window in runs, each a transfer
-            Orientation::ChannelRows => {
-                let runs = ((self.mp - 1) / cv.ow + 2) as f64 * kd / 16.0;
-                ks * kd * 2.0 / l1_bw + runs * l1_latency
-            }
+        let tile = |m: f64| {
+            let cube = m / 16.0 * kd / 16.0 * ks / 16.0 + machine.cube.startup;
+            let mte1 = match orient {
+                Orientation::PixelRows => (m + ks) * kd * 2.0 / l1_bw + l1_latency,
+                // the transposed window in runs, each a transfer
+                Orientation::ChannelRows => {
+                    let runs = ((self.mp - 1) / cv.ow + 2) as f64 * kd / 16.0;
+                    ks * kd * 2.0 / l1_bw + runs * l1_latency
+                }
+            };
+            steps * cube.max(mte1)
         };
-        let tile = steps * cube_step.max(mte1_step);
-        let compute = tiles * tile;
+        let compute = (tiles - 1) as f64 * tile(mp) + tile(last);
         // stores: one burst per pixel row (NHWC) or channel row (NCHW) unless contiguous
-        let (bursts, len) = match orient {
-            Orientation::PixelRows if self.ks >= cv.k => (1, self.mp * cv.k * 4),
-            Orientation::PixelRows => (self.mp, self.ks * 4),
-            Orientation::ChannelRows => (self.ks, self.mp * 4),
+        let store_of = |px: f64| {
+            let px = px as i64;
+            let (bursts, len) = match orient {
+                Orientation::PixelRows if self.ks >= cv.k => (1, px * cv.k * 4),
+                Orientation::PixelRows => (px, self.ks * 4),
+                Orientation::ChannelRows => (self.ks, px * 4),
+            };
+            let charged = (cdiv(len, seg) + i64::from(len % seg != 0)) * seg;
+            bursts as f64 * (charged as f64 / bw + gm.burst_cycles)
         };
-        let charged = |len: i64| (cdiv(len, seg) + i64::from(len % seg != 0)) * seg;
-        let store_tile = bursts as f64 * (charged(len) as f64 / bw + gm.burst_cycles);
-        let store = tiles * store_tile;
+        let store = (tiles - 1) as f64 * store_of(mp) + store_of(last);
         let input = (rows * cv.w * cv.c * 2) as f64 / bw;
         let weights = (self.ks * cv.rs() * cv.c * 2) as f64 / bw;
-        let drain = mp * ks * 4.0 / 256.0 + l1_latency;
-        let tail = drain + store_tile + latency + tile / steps;
+        let drain = last * ks * 4.0 / 256.0 + l1_latency;
+        let tail = drain + store_of(last) + latency + tile(last) / steps;
+        let mte1_step = tile(mp) / steps;
         let slab = if self.streamed {
-            let chunk = cv.rs().min(self.nrs * self.kc1);
-            let start = ((first * cv.c + self.ks * chunk * cv.c) * 2) as f64 / bw + 2.0 * latency;
-            (start + compute).max(input + weights + store + latency) + tail
+            // the first tile's first weights: a block of output channels, every position; or
+            // ([r, s, c, k]) a group of positions, every output channel
+            let weights0 = if transposed_weights(cv) {
+                self.ks * cv.c * weight_chunk_positions(cv, self.nrs)
+            } else {
+                self.ks / self.kblocks * cv.rs() * cv.c
+            };
+            let first = match BandMode::of(cv, orient) {
+                BandMode::Rows => first,
+                BandMode::Pixels => (self.band_group * self.mp).min(self.ps),
+            };
+            let start = ((first * cv.c + weights0) * 2) as f64 / bw + 2.0 * latency;
+            // the first tile restages its windows once per block of output channels
+            let restage = (self.kblocks - 1) as f64 * steps * mte1_step;
+            (start + compute + restage).max(input + weights + store + latency) + tail
         } else {
             let conversion = match cv.input_layout {
                 Activations::Nchw => (rows * cv.w * cv.c1() * 16 * 6) as f64 / 256.0,
@@ -514,14 +647,22 @@ impl Tiles {
     }
 }
 
-/// The most band pixels one tile adds to what earlier tiles of its slab needed.
+/// The most band pixels a chunk (the `band_group` tiles from one a multiple of it) adds to
+/// what earlier tiles of its slab needed (pointwise, a tile's: its pieces stay in its slot).
 pub fn max_chunk(cv: &Conv, orient: Orientation, t: &Tiles) -> i64 {
     let mode = BandMode::of(cv, orient);
     let tiles = cdiv(t.ps, t.mp);
+    let group = match mode {
+        BandMode::Rows => t.band_group,
+        BandMode::Pixels => 1,
+    };
     (0..cdiv(cv.pixels(), t.ps))
         .flat_map(|q| {
             let range = (q * t.ps, (q * t.ps + t.ps).min(cv.pixels()));
-            (0..tiles).map(move |g| need(cv, mode, t, range, g) - need(cv, mode, t, range, g - 1))
+            (0..cdiv(tiles, group)).map(move |g| {
+                let last = (g * group + group - 1).min(tiles - 1);
+                need(cv, mode, t, range, last) - need(cv, mode, t, range, g * group - 1)
+            })
         })
         .max()
         .unwrap_or(0)
