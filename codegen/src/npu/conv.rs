@@ -17,6 +17,7 @@
 
 pub mod emit;
 pub mod geometry;
+pub mod model;
 pub mod prologue;
 pub mod recognise;
 pub mod ring;

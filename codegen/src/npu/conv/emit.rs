@@ -177,9 +177,11 @@ pub fn program(cv: &Conv, t: &Tiles, machine: &Machine) -> Result<npu_sim::Progr
             b.barrier(BarrierScope::All);
             match &streams {
                 Some(st) => {
+                    // in the order the first tile needs them
                     st.prepare(b, cx, &slab);
+                    st.weights(b, cx, &slab, true);
                     st.band_chunk(b, cx, &slab, c(0));
-                    st.weights(b, cv, t, &names, &slab);
+                    st.weights(b, cx, &slab, false);
                 }
                 None => {
                     prologue::band(b, cx, &slab);
@@ -207,9 +209,10 @@ pub fn program(cv: &Conv, t: &Tiles, machine: &Machine) -> Result<npu_sim::Progr
                     // channels at a time (or a group of window positions), the others not
                     let first = ti.clone().cmp(CmpOp::Eq, 0);
                     b.when("first", first.clone(), |b| {
-                        // through blocks of output channels: columns of L0C fractals mp high
+                        // through blocks of output channels: columns of L0C fractals rows0
+                        // high
                         let rows = if t.kblocks > 1 {
-                            c(t.mp)
+                            c(t.rows0())
                         } else {
                             tile.rows.clone()
                         };
@@ -333,8 +336,7 @@ struct Step {
 fn sub_step(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, at: &Step) {
     let Ctx { cv, t, sh, n } = *cx;
     let ks1 = t.ks / 16;
-    let col0 = at.c1.clone() * cv.rs() + at.rs0.clone();
-    // [r, s, c, k] weights: fractal rows in (window position, channel block) order, the
+    // the weights' reduction fractals in (window position, channel block) order: the
     // sub-step's `n` of them `red_step` apart
     let red0 = at.rs0.clone() * cv.c1() + at.c1.clone();
     let red_step = if t.kc1 == 1 { cv.c1() } else { 1 };
@@ -373,38 +375,33 @@ fn sub_step(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, at: &Step) {
                     );
                 });
             } else {
-                // weight columns col0.. are ks1 fractals apart, the block's kn1 of each:
-                // nZ as they are
-                let w = b.at(n.wts, [(col0 * ks1 + at.k0.clone() / 16) * FRACTAL]);
+                // the sub-step's columns of fractals, the block's kn1 of each: nZ as they are
+                let w = b.at(n.wts, [(red0 * ks1 + at.k0.clone() / 16) * FRACTAL]);
                 b.origin(Some("weights, L1 -> L0B nZ"));
                 b.push(
                     Dma::new(bb.clone(), w, at.n.clone(), kn1.clone() * FRACTAL)
-                        .strides(ks1 * FRACTAL, kn1.clone() * FRACTAL),
+                        .strides(red_step * ks1 * FRACTAL, kn1.clone() * FRACTAL),
                 );
             }
         }
         Orientation::ChannelRows => {
-            if transposed_weights(cv) {
-                // per reduction fractal, the tile's output channels' fractals transposed
-                b.repeat("jj", at.n.clone(), |b, jj| {
-                    let w = b.at(n.wts, [(red0.clone() + jj.clone() * red_step) * FRACTAL]);
-                    let dst = b.at(n.a_l0, [slot.clone(), jj * FRACTAL]);
-                    b.origin(Some("weights, L1 -> L0A zZ (transposing)"));
-                    b.push(
-                        Dma::new(dst, w, ka1.clone(), FRACTAL)
-                            .strides(sh.j * FRACTAL, at.n.clone() * FRACTAL)
-                            .mode(DmaMode::Transpose),
-                    );
-                });
+            // per reduction fractal, the tile's output channels' fractals (rows of fractals
+            // in L1, transposed for [r, s, c, k] weights)
+            let mode = if transposed_weights(cv) {
+                DmaMode::Transpose
             } else {
-                // weights k1-major (zZ rows of fractals): one burst of nrs fractals per k1
-                let w = b.at(n.wts, [col0 * FRACTAL]);
+                DmaMode::Plain
+            };
+            b.repeat("jj", at.n.clone(), |b, jj| {
+                let w = b.at(n.wts, [(red0.clone() + jj.clone() * red_step) * FRACTAL]);
+                let dst = b.at(n.a_l0, [slot.clone(), jj * FRACTAL]);
                 b.origin(Some("weights, L1 -> L0A zZ"));
                 b.push(
-                    Dma::new(a.clone(), w, ka1.clone(), at.n.clone() * FRACTAL)
-                        .strides(sh.j * FRACTAL, at.n.clone() * FRACTAL),
+                    Dma::new(dst, w, ka1.clone(), FRACTAL)
+                        .strides(sh.j * FRACTAL, at.n.clone() * FRACTAL)
+                        .mode(mode),
                 );
-            }
+            });
             transposed_window(b, cx, slab, tile, at);
         }
     }
@@ -415,7 +412,11 @@ fn sub_step(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, at: &Step) {
     L0.take(b, &at.l0);
     // the tile in L0C: NZ with mp rows per fractal column, the block's columns from k0
     let (m, nn, at_c) = match sh.orient {
-        Orientation::PixelRows => (at.rows.clone(), kn1 * 16, at.k0.clone() / 16 * (t.mp * 16)),
+        Orientation::PixelRows => (
+            at.rows.clone(),
+            kn1 * 16,
+            at.k0.clone() / 16 * (t.rows0() * 16),
+        ),
         Orientation::ChannelRows => (slab.ka16.clone(), c(t.mp), c(0)),
     };
     let cc = b.at(n.c_l0, [at.tile.clone() % 2, at_c]);

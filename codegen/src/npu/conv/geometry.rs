@@ -56,7 +56,7 @@ pub fn need(cv: &Conv, mode: BandMode, tiles: &Tiles, (p0, p_end): (i64, i64), g
     if g < 0 {
         return 0;
     }
-    let end = (p0 + (g + 1) * tiles.mp).min(p_end);
+    let end = (p0 + tiles.start(g + 1)).min(p_end);
     match mode {
         BandMode::Pixels => end - p0,
         BandMode::Rows => {
@@ -153,7 +153,7 @@ impl Shape {
         let band_rows = max_band_rows(cv, orient, t.ps);
         let (pitch, left, lead) = band_layout(cv, orient);
         let mode = BandMode::of(cv, orient);
-        let tiles = (t.ps + t.mp - 1) / t.mp;
+        let tiles = t.count(t.ps);
         let max_chunk = max_chunk(cv, orient, t);
         let slice = match mode {
             BandMode::Rows => (band_rows * pitch + 15) / 16 * 16,
@@ -281,7 +281,7 @@ impl Slab {
 
     /// Band pixels tiles `0..=g` need (0 for `g` = -1): [`need`] as an expression.
     pub fn need(&self, cv: &Conv, t: &Tiles, sh: &Shape, g: Expr) -> Expr {
-        let end = (self.p0.clone() + (g.clone() + 1) * t.mp).min(self.p_end.clone());
+        let end = (self.p0.clone() + t.start_expr(g.clone() + 1)).min(self.p_end.clone());
         let pixels = match sh.mode {
             BandMode::Pixels => end - self.p0.clone(),
             BandMode::Rows => {
@@ -324,8 +324,9 @@ pub struct Tile {
 impl Tile {
     /// Tile `t` of `slab`.
     pub fn at(cv: &Conv, tiles: &Tiles, slab: &Slab, t: Expr) -> Tile {
-        let p0 = slab.p0.clone() + t.clone() * tiles.mp;
-        let pixels = (slab.p_end.clone() - p0.clone()).min(tiles.mp);
+        let p0 = slab.p0.clone() + tiles.start_expr(t.clone());
+        let first = t.clone().cmp(npu_sim::program::CmpOp::Eq, 0);
+        let pixels = (slab.p_end.clone() - p0.clone()).min(first.select(tiles.m0, tiles.mp));
         let oy_a = p0.clone() / cv.ow;
         let oy_b = (p0.clone() + pixels.clone() - 1) / cv.ow;
         let st = cv.stride;
@@ -337,7 +338,7 @@ impl Tile {
         let rows = if tiles.kblocks > 1 {
             t.clone()
                 .cmp(npu_sim::program::CmpOp::Eq, 0)
-                .select(tiles.mp, up16(pixels.clone()))
+                .select(tiles.rows0(), up16(pixels.clone()))
         } else {
             up16(pixels.clone())
         };

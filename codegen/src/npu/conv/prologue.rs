@@ -402,7 +402,7 @@ fn permutation(b: &mut Builder, s: &Scratch, rs: i64, kf: i64, (g0, gg): (Expr, 
 
 /// The slab's weights into L1.
 pub fn weights(b: &mut Builder, cx: &Ctx, slab: &Slab) {
-    let Ctx { cv, t, sh, n } = *cx;
+    let Ctx { cv, t, n, .. } = *cx;
     if permuted_weights(cv) {
         permuted(b, cx, slab);
         return;
@@ -447,46 +447,48 @@ pub fn weights(b: &mut Builder, cx: &Ctx, slab: &Slab) {
                 all(b);
                 (at, cv.c1() * 16)
             };
-            b.origin(Some("weights, UB -> L1 fractals"));
-            match sh.orient {
-                Orientation::PixelRows => b.repeat("rs", rs, |b, r| {
-                    let dst = b.at(n.wts, [(r.clone() * t.ks + kr0.clone()) * 16]);
-                    let src = b.at(s.ub, [c(from) + r * width]);
-                    b.push(
-                        Dma::new(dst, src, kra.clone(), width)
-                            .strides(rs * width, rs * t.ks)
-                            .mode(DmaMode::Nd2nz),
-                    );
-                }),
-                Orientation::ChannelRows => b.repeat("k1", (wc + 15) / 16, |b, k1| {
-                    b.when(
-                        "krows",
-                        (k1.clone() * 16).cmp(CmpOp::Lt, kra.clone()),
-                        |b| {
-                            b.repeat("rs", rs, |b, r| {
-                                let row = kr0.clone() / 16 + k1.clone();
-                                let dst = b.at(n.wts, [(row * sh.j + r.clone()) * FRACTAL]);
-                                let src =
-                                    b.at(s.ub, [c(from) + (k1.clone() * (16 * rs) + r) * width]);
-                                b.push(
-                                    Dma::new(
-                                        dst,
-                                        src,
-                                        (kra.clone() - k1.clone() * 16).min(16),
-                                        width,
-                                    )
-                                    .strides(rs * width, rs * 16)
-                                    .mode(DmaMode::Nd2nz),
-                                );
-                            });
-                        },
-                    );
-                }),
-            }
-            b.origin(None);
+            let src = |b: &mut Builder, row: Expr| b.at(s.ub, [c(from) + row * (rs * width)]);
+            place_rows(b, cx, (kr0, kra), rs * width, &src);
             all(b);
         });
     });
+}
+
+/// Rows `k0 ..` (`rows` of them, `k0` a multiple of 16) of `[k, r, s, c]` weights, each
+/// `len` values (window positions by channels padded to blocks of 16) `len` apart from
+/// `src(row)`, into the weights' fractals: column after column of them (one nd2nz), or for
+/// the channel-rows orientation row after row (one nd2nz per 16 rows).
+pub fn place_rows(
+    b: &mut Builder,
+    cx: &Ctx,
+    (k0, rows): (Expr, Expr),
+    len: i64,
+    src: &dyn Fn(&mut Builder, Expr) -> npu_sim::program::MemRef,
+) {
+    let Ctx { t, sh, n, .. } = *cx;
+    b.origin(Some("weights -> L1 fractals"));
+    match sh.orient {
+        Orientation::PixelRows => {
+            let dst = b.at(n.wts, [k0.clone() * 16]);
+            let from = src(b, c(0));
+            b.push(
+                Dma::new(dst, from, rows, len)
+                    .strides(len, t.ks)
+                    .mode(DmaMode::Nd2nz),
+            );
+        }
+        Orientation::ChannelRows => b.repeat("k1", (rows.clone() + 15) / 16, |b, k1| {
+            let dst = b.at(n.wts, [(k0.clone() / 16 + k1.clone()) * (sh.j * FRACTAL)]);
+            let from = src(b, k1.clone() * 16);
+            let count = (rows.clone() - k1 * 16).min(16);
+            b.push(
+                Dma::new(dst, from, count, len)
+                    .strides(len, 16)
+                    .mode(DmaMode::Nd2nz),
+            );
+        }),
+    }
+    b.origin(None);
 }
 
 /// `[r, s, c, k]` weights: window positions in chunks GM -> UB, then per position an
@@ -525,35 +527,13 @@ fn positions(b: &mut Builder, cx: &Ctx, slab: &Slab) {
     });
 }
 
-/// Weights with channels a multiple of 16 straight from GM (UB too small to stage 16 rows):
-/// per window position an `nd2nz` of its channels, as from UB.
+/// Weights with channels a multiple of 16 straight from GM (UB too small to stage 16 rows).
 fn direct_weights(b: &mut Builder, cx: &Ctx, slab: &Slab) {
-    let Ctx { cv, t, sh, n } = *cx;
-    let rs = cv.rs();
-    let row = rs * cv.c;
-    b.origin(Some("weights, GM -> L1 fractals"));
-    b.repeat("rs", rs, |b, r| match sh.orient {
-        Orientation::PixelRows => {
-            let dst = b.at(n.wts, [r.clone() * (t.ks * 16)]);
-            let src = b.at(n.weights, n.weight_index(slab.k0.clone() * row + r * cv.c));
-            b.push(
-                Dma::new(dst, src, slab.ka.clone(), cv.c)
-                    .strides(row, rs * t.ks)
-                    .mode(DmaMode::Nd2nz),
-            );
-        }
-        Orientation::ChannelRows => b.repeat("k1", slab.ka16.clone() / 16, |b, k1| {
-            let dst = b.at(n.wts, [(k1.clone() * sh.j + r.clone()) * FRACTAL]);
-            let src = (slab.k0.clone() + k1.clone() * 16) * row + r.clone() * cv.c;
-            let src = b.at(n.weights, n.weight_index(src));
-            b.push(
-                Dma::new(dst, src, (slab.ka.clone() - k1 * 16).min(16), cv.c)
-                    .strides(row, rs * 16)
-                    .mode(DmaMode::Nd2nz),
-            );
-        }),
-    });
-    b.origin(None);
+    let Ctx { cv, n, .. } = *cx;
+    let row = cv.rs() * cv.c;
+    let src =
+        |b: &mut Builder, r: Expr| b.at(n.weights, n.weight_index((slab.k0.clone() + r) * row));
+    place_rows(b, cx, (c(0), slab.ka.clone()), row, &src);
     all(b);
 }
 
@@ -620,20 +600,23 @@ fn permute_block(b: &mut Builder, cx: &Ctx, slab: &Slab, c1: Expr, kf: i64, (g0,
     let l0c = b.at(s.l0c, [c(0)]);
     b.push(Dma::new(ub, l0c, 1, slab.ka16.clone() * (16 * gg)));
     all(b);
-    // L0C's NZ: per window position, m1 fractals (its 16 channels of every row)
-    let col = c1 * rs + g0;
+    // L0C's NZ: per window position, m1 fractals (its 16 channels of every row), into the
+    // weights' columns (window position, channel block): `c1` blocks apart
+    let col = g0 * cv.c1() + c1;
+    let apart = cv.c1();
     match sh.orient {
         Orientation::PixelRows => {
             let dst = b.at(n.wts, [col * (ks1 * FRACTAL)]);
             let src = b.at(s.ub, [c(0)]);
             b.push(
-                Dma::new(dst, src, gg, m1.clone() * FRACTAL).strides(m1 * FRACTAL, ks1 * FRACTAL),
+                Dma::new(dst, src, gg, m1.clone() * FRACTAL)
+                    .strides(m1 * FRACTAL, apart * ks1 * FRACTAL),
             );
         }
         Orientation::ChannelRows => b.repeat("k1", m1.clone(), |b, k1| {
             let dst = b.at(n.wts, [(k1.clone() * sh.j + col.clone()) * FRACTAL]);
             let src = b.at(s.ub, [k1 * FRACTAL]);
-            b.push(Dma::new(dst, src, gg, FRACTAL).strides(m1.clone() * FRACTAL, FRACTAL));
+            b.push(Dma::new(dst, src, gg, FRACTAL).strides(m1.clone() * FRACTAL, apart * FRACTAL));
         }),
     }
     all(b);

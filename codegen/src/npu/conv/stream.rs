@@ -176,18 +176,35 @@ impl Streams {
         self.rings().iter().for_each(|r| r.close(b));
     }
 
-    /// The spread counter of the band's staged piece `k` (its stage counter): the first
-    /// chunk's pieces come first, then every spread weight piece, then the other chunks'.
+    /// Spread pieces of the first weight chunk and of all of them.
+    fn weight_spreads(&self) -> (i64, i64) {
+        if self.weights.spread {
+            (self.weight_pieces, self.weight_chunks * self.weight_pieces)
+        } else {
+            (0, 0)
+        }
+    }
+
+    /// The spread counter of the band's staged piece `k` (its stage counter), in program
+    /// order: the first weight chunk's pieces, the first band chunk's, the other weight
+    /// chunks', the other band chunks'.
     fn band_spread(&self, k: &Expr) -> Expr {
-        let weights = if self.weights.spread {
-            self.weight_chunks * self.weight_pieces
+        let (first, all) = self.weight_spreads();
+        k.clone()
+            + first
+            + k.clone()
+                .cmp(CmpOp::Ge, self.band_pieces)
+                .select(all - first, 0)
+    }
+
+    /// The spread counter of weight chunk `j`'s piece `i`.
+    fn weight_spread(&self, j: &Expr, i: &Expr) -> Expr {
+        let band = if self.band.spread {
+            self.band_pieces
         } else {
             0
         };
-        k.clone()
-            + k.clone()
-                .cmp(CmpOp::Ge, self.band_pieces)
-                .select(weights, 0)
+        j.clone() * self.weight_pieces + i.clone() + j.clone().cmp(CmpOp::Gt, 0).select(band, 0)
     }
 
     /// Before a slab's chunks (pointwise): zeros after the pixels of the slab's last tile,
@@ -403,24 +420,34 @@ impl Streams {
         );
     }
 
-    /// Every weight chunk of `slab` into L1, each announced to MTE1: blocks of `ks /
-    /// kblocks` output channels (every window position), or for `[r, s, c, k]` weights
-    /// groups of window positions (every output channel).
-    pub fn weights(&self, b: &mut Builder, cv: &Conv, t: &Tiles, n: &Names, slab: &Slab) {
-        if self.by_positions {
-            let per = self.chunk_positions;
-            let full = cv.rs() / per;
-            b.repeat("wchunk", full, |b, j| {
-                self.position_chunk(b, cv, t, n, slab, j, per)
-            });
-            if cv.rs() % per != 0 {
-                self.position_chunk(b, cv, t, n, slab, c(full), cv.rs() % per);
-            }
+    /// The first weight chunk of `slab` (`first`) or the others into L1, each announced to
+    /// MTE1: blocks of `ks / kblocks` output channels (every window position), or for
+    /// `[r, s, c, k]` weights groups of window positions (every output channel).
+    pub fn weights(&self, b: &mut Builder, cx: &Ctx, slab: &Slab, first: bool) {
+        let Ctx { cv, t, n, .. } = *cx;
+        let chunks = if self.by_positions {
+            (cv.rs() + self.chunk_positions - 1) / self.chunk_positions
         } else {
-            b.repeat("wchunk", t.kblocks, |b, j| {
+            t.kblocks
+        };
+        let (lo, hi) = if first { (0, 1) } else { (1, chunks) };
+        b.for_loop("wchunk", c(lo), c(hi), 1, |b, j| {
+            if self.by_positions {
+                // the last chunk may have fewer positions
+                let per = self.chunk_positions;
+                let full = cv.rs() / per;
+                b.when("whole", j.clone().cmp(CmpOp::Lt, full), |b| {
+                    self.position_chunk(b, cv, t, n, slab, j.clone(), per)
+                });
+                if cv.rs() % per != 0 {
+                    b.when("part", j.clone().cmp(CmpOp::Eq, full), |b| {
+                        self.position_chunk(b, cv, t, n, slab, j.clone(), cv.rs() % per)
+                    });
+                }
+            } else {
                 self.row_chunk(b, cv, t, n, slab, j)
-            });
-        }
+            }
+        });
     }
 
     /// Weight chunk `j` of output channels `j * kt ..`, every window position.
@@ -435,25 +462,24 @@ impl Streams {
                 let from = k0.clone() + i.clone() * t.weight_piece;
                 let piece = Piece {
                     k: j.clone() * self.weight_pieces + i.clone(),
-                    v: j.clone() * self.weight_pieces + i.clone() + self.band_pieces,
+                    v: self.weight_spread(&j, &i),
                     len: (rows.clone() - i * t.weight_piece).min(t.weight_piece),
                     from,
                 };
                 self.weight_piece(b, cv, t, n, slab, stage, &piece);
             }),
             None => b.when("rows", rows.clone().cmp(CmpOp::Gt, 0), |b| {
-                b.repeat("r", rs, |b, r| {
-                    let first = (slab.k0.clone() + k0.clone()) * (rs * cv.c) + r.clone() * cv.c;
-                    let src = b.at(n.weights, n.weight_index(first));
-                    let dst = b.at(n.wts, [(r * t.ks + k0.clone()) * 16]);
-                    b.origin(Some("weights, GM -> L1 fractals"));
-                    b.push(
-                        Dma::new(dst, src, rows.clone(), cv.c)
-                            .strides(rs * cv.c, rs * t.ks)
-                            .mode(DmaMode::Nd2nz),
-                    );
-                    b.origin(None);
-                });
+                // whole rows (every window position): one nd2nz into the fractals
+                let first = (slab.k0.clone() + k0.clone()) * (rs * cv.c);
+                let src = b.at(n.weights, n.weight_index(first));
+                let dst = b.at(n.wts, [k0.clone() * 16]);
+                b.origin(Some("weights, GM -> L1 fractals"));
+                b.push(
+                    Dma::new(dst, src, rows.clone(), rs * cv.c)
+                        .strides(rs * cv.c, t.ks)
+                        .mode(DmaMode::Nd2nz),
+                );
+                b.origin(None);
             }),
         }
         feed.ready.acquire(b, &j);
@@ -603,17 +629,17 @@ impl Streams {
             (self.buffers.w_stage, p.k.clone() % 2, cv.c)
         };
         b.when("place", some, |b| {
-            b.repeat("r", rs, |b, r| {
-                let dst = b.at(n.wts, [(r.clone() * t.ks + p.from.clone()) * 16]);
-                let src = b.at(buffer, [slot.clone(), r * width]);
-                b.origin(Some("weights, UB -> L1 fractals"));
-                b.push(
-                    Dma::new(dst, src, p.len.clone(), width)
-                        .strides(rs * width, rs * t.ks)
-                        .mode(DmaMode::Nd2nz),
-                );
-                b.origin(None);
-            });
+            // whole rows (every window position, channels padded to blocks of 16): one
+            // nd2nz into the fractals
+            let dst = b.at(n.wts, [p.from.clone() * 16]);
+            let src = b.at(buffer, [slot, c(0)]);
+            b.origin(Some("weights, UB -> L1 fractals"));
+            b.push(
+                Dma::new(dst, src, p.len.clone(), rs * width)
+                    .strides(rs * width, t.ks)
+                    .mode(DmaMode::Nd2nz),
+            );
+            b.origin(None);
         });
         if spread {
             SPREAD.release(b, &p.v);

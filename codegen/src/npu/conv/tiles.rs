@@ -4,17 +4,21 @@
 //! `ps` output pixels. Slabs are dealt to the cores in contiguous ranges; a core keeps a
 //! slab's input rows (the *band*, C1HWC0) and its weights in L1 while it computes the
 //! slab's tiles of `mp` pixels by `ks` channels, one L0C tile each, the reduction in
-//! sub-steps of one input-channel block by `nrs` window positions (`16 * nrs` deep).
+//! sub-steps of one input-channel block by `nrs` window positions (pointwise: `kc1` blocks).
 //!
-//! The model keeps every candidate whose buffers fit (L1: band and weights; L0A, L0B, L0C
-//! and UB: two slots each) and costs it per core as the prologue (the band and weights
-//! loaded and converted, serially) plus the larger of the cube's cycles (start-ups
-//! included) and the GM cycles of the stores (bytes charged in whole segments at the core's
-//! bandwidth, a cycle per burst); the cheapest wins, the larger tile on a tie.
+//! The first tile of a slab may be smaller (`m0`: it needs fewer input rows before the cube
+//! starts) and, when the weights stream, may go through blocks of output channels as their
+//! weights arrive (`kblocks`); the band streams in chunks of `band_group` tiles, through UB
+//! in pieces or straight from GM.
+//!
+//! Every candidate whose buffers fit (L1: band, weights and the prologue's scratch; L0A,
+//! L0B, L0C and UB: two slots each, and the streams' slots) is costed by the timeline of
+//! `super::model`; the cheapest wins, the larger tile on a tie.
 
 use super::geometry::{align_pixels, align_rows, band_layout, need, BandMode, Orientation};
 use super::{Activations, Conv, Weights};
 use npu_sim::machine::Mem;
+use npu_sim::program::{CmpOp, Expr};
 use npu_sim::Machine;
 
 /// Bytes of a block of the hardware's GM writes (stores must not share one).
@@ -25,6 +29,9 @@ const BLOCK: i64 = npu_sim::hazards::BLOCK as i64;
 pub struct Tiles {
     /// Output pixels of a tile (a multiple of 16).
     pub mp: i64,
+    /// Output pixels of a slab's first tile (at most `mp`; e.g. one output row): smaller,
+    /// it needs fewer input rows before the cube can start.
+    pub m0: i64,
     /// Window positions of a reduction sub-step (its depth is `16 * nrs * kc1`).
     pub nrs: i64,
     /// Input-channel blocks of a reduction sub-step (1 unless the convolution is
@@ -60,6 +67,33 @@ pub struct Tiles {
 }
 
 impl Tiles {
+    /// Where tile `t` of a slab starts, in pixels from the slab's first.
+    pub fn start(&self, t: i64) -> i64 {
+        if t <= 0 {
+            0
+        } else {
+            self.m0 + (t - 1) * self.mp
+        }
+    }
+
+    /// [`Tiles::start`] as an expression.
+    pub fn start_expr(&self, t: Expr) -> Expr {
+        t.clone()
+            .cmp(CmpOp::Eq, 0)
+            .select(0, t * self.mp + (self.m0 - self.mp))
+    }
+
+    /// Rows of the first tile's im2col window and L0C tile (when it goes through blocks of
+    /// output channels, each a column of L0C fractals this high).
+    pub fn rows0(&self) -> i64 {
+        up(self.m0, 16)
+    }
+
+    /// Tiles of a slab of `ps` pixels.
+    pub fn count(&self, ps: i64) -> i64 {
+        1 + cdiv((ps - self.m0).max(0), self.mp)
+    }
+
     /// Fractal columns (16-deep slices of the reduction) of a sub-step.
     pub fn depth(&self) -> i64 {
         self.nrs * self.kc1
@@ -184,7 +218,7 @@ impl Footprint {
         Footprint {
             band: match BandMode::of(cv, orient) {
                 BandMode::Rows => band_bytes(cv, orient, rows) / 2,
-                BandMode::Pixels => cdiv(t.ps, t.mp) * cv.c1() * t.mp * 16,
+                BandMode::Pixels => t.count(t.ps) * cv.c1() * t.mp * 16,
             },
             weights: weight_bytes(cv, t.ks) / 2,
             stage,
@@ -432,7 +466,7 @@ impl Tiles {
                 }
                 seen_ks.push(ks);
                 for pp in 1..=cdiv(pixels, mp).min(64) {
-                    let ps = up(cdiv(pixels, pp), 16);
+                    let ps = up(cdiv(pixels, pp), pixel_step(cv, orient));
                     if let Ok(v) = std::env::var("XDEBUG_TILES") {
                         let f: Vec<i64> = v.split(',').map(|x| x.parse().unwrap()).collect();
                         if f != [mp, ks, ps] {
@@ -492,6 +526,7 @@ impl Tiles {
         let (nrs, kc1) = if pointwise { (1, depth) } else { (depth, 1) };
         let mut tiles = Tiles {
             mp,
+            m0: mp,
             nrs,
             kc1,
             kblocks: 1,
@@ -509,40 +544,59 @@ impl Tiles {
             tiles.band_chunk = band_chunk(cv, cap, rows)?;
             tiles.weight_chunk = weight_chunk(cv, cap, ks)?;
             tiles.perm_group = perm_group(cv, cap, ks)?;
-            return tiles.costed(cv, machine, cap, orient, (rows, 0));
+            return tiles.costed(cv, machine, cap, orient);
         }
         // streamed: the first tile in 1, 2, 4, ... blocks of output channels (weights that
         // come in blocks of output channels), the cheapest
         let blocks = if transposed_weights(cv) { 1 } else { ks / 16 };
-        let ntiles = cdiv(ps, mp);
-        let groups = (0..)
+        let kbs = (0..)
             .map(|e| 1 << e)
-            .take_while(|&g| g < ntiles)
-            .chain([ntiles]);
-        let options = (0..)
-            .map(|e| 1 << e)
-            .take_while(|&kb| kb <= blocks && ks % (kb * 16) == 0)
-            .filter(|&kb| {
-                std::env::var("XDEBUG_KB").map_or(true, |v| v.parse::<i64>().unwrap() == kb)
-            });
-        let options: Vec<(i64, i64)> = options
-            .flat_map(|kb| groups.clone().map(move |g| (kb, g)))
-            .collect();
-        options
-            .into_iter()
-            .filter(|&(_, g)| {
-                std::env::var("XDEBUG_G").map_or(true, |v| v.parse::<i64>().unwrap() == g)
-            })
-            .filter_map(|(kblocks, band_group)| {
-                let mut t = Tiles {
+            .take_while(|&kb| kb <= blocks.min(4) && ks % (kb * 16) == 0);
+        // a smaller first tile (about one output row, or half a tile) starts sooner
+        let firsts: Vec<i64> = match BandMode::of(cv, orient) {
+            BandMode::Pixels => vec![mp],
+            BandMode::Rows => {
+                let mut f = vec![mp, cv.ow.min(mp), up(mp / 2, 16)];
+                f.dedup();
+                f
+            }
+        };
+        let mut options = vec![];
+        for kblocks in kbs {
+            for &m0 in &firsts {
+                let t = Tiles {
                     kblocks,
-                    band_group,
+                    m0,
                     streamed: true,
                     ..tiles
                 };
+                for band_group in [1, t.count(ps)] {
+                    options.push(Tiles { band_group, ..t });
+                }
+            }
+        }
+        options
+            .into_iter()
+            .filter(|t| {
+                std::env::var("XDEBUG_KB").map_or(true, |v| v.parse::<i64>().unwrap() == t.kblocks)
+            })
+            .filter(|t| {
+                std::env::var("XDEBUG_G")
+                    .map_or(true, |v| v.parse::<i64>().unwrap() == t.band_group)
+            })
+            .filter(|t| {
+                std::env::var("XDEBUG_M0").map_or(true, |v| v.parse::<i64>().unwrap() == t.m0)
+            })
+            .filter_map(|mut t| {
                 let chunk = max_chunk(cv, orient, &t);
                 (t.band_piece, t.weight_piece) = pieces(cv, cap, &t, chunk)?;
-                t.costed(cv, machine, cap, orient, (rows, chunk))
+                if let Ok(v) = std::env::var("XDEBUG_BP") {
+                    t.band_piece = v.parse().unwrap();
+                }
+                if let Ok(v) = std::env::var("XDEBUG_WP") {
+                    t.weight_piece = v.parse().unwrap();
+                }
+                t.costed(cv, machine, cap, orient)
             })
             .min_by(|a, b| a.0.total_cmp(&b.0))
     }
@@ -554,96 +608,11 @@ impl Tiles {
         machine: &Machine,
         cap: Capacity,
         orient: Orientation,
-        rows: (i64, i64),
     ) -> Option<(f64, Tiles)> {
         if Footprint::of(cv, orient, &self).l1_bytes() > cap.l1 {
             return None;
         }
-        Some((self.cost(cv, machine, orient, rows), self))
-    }
-
-    /// The model's cycles for the busiest core. A sub-step takes the larger of its cube
-    /// cycles (start-up included) and MTE1's (its operands' bytes at the path's bandwidth
-    /// and one latency); a tile, its sub-steps. Per slab, a streamed one takes the first
-    /// band chunk and weight chunk's arrival, then the larger of the tiles' cycles and all
-    /// its GM traffic at the core's bandwidth, then the last tile's drain and store; one with
-    /// a prologue takes the prologue (its GM traffic and conversions, serially), then the
-    /// larger of the tiles' and the stores' cycles, then the last drain and store.
-    fn cost(
-        &self,
-        cv: &Conv,
-        machine: &Machine,
-        orient: Orientation,
-        (rows, first): (i64, i64),
-    ) -> f64 {
-        let gm = &machine.gm;
-        let seg = gm.segment.max(1) as i64;
-        let bw = gm.bytes_per_cycle_per_core;
-        let latency = gm_latency(machine);
-        let (l1_bw, l1_latency) = path(machine, Mem::L1, Mem::L0a);
-        let cores = machine.cores.max(1) as i64;
-        let slabs = cv.batch * cdiv(cv.k, self.ks) * cdiv(cv.pixels(), self.ps);
-        let per_core = cdiv(slabs, cores) as f64;
-        let tiles = cdiv(self.ps, self.mp);
-        // the last tile has what is left (its window and L0C tile rounded up to 16)
-        let last = up(self.ps - (tiles - 1) * self.mp, 16) as f64;
-        let steps = (cdiv(cv.rs(), self.nrs) * cdiv(cv.c1(), self.kc1)) as f64;
-        let kd = (cv.c1() * cv.rs() * 16) as f64 / steps;
-        let (mp, ks) = (self.mp as f64, self.ks as f64);
-        let tile = |m: f64| {
-            let cube = m / 16.0 * kd / 16.0 * ks / 16.0 + machine.cube.startup;
-            let mte1 = match orient {
-                Orientation::PixelRows => (m + ks) * kd * 2.0 / l1_bw + l1_latency,
-                // the transposed window in runs, each a transfer
-                Orientation::ChannelRows => {
-                    let runs = ((self.mp - 1) / cv.ow + 2) as f64 * kd / 16.0;
-                    ks * kd * 2.0 / l1_bw + runs * l1_latency
-                }
-            };
-            steps * cube.max(mte1)
-        };
-        let compute = (tiles - 1) as f64 * tile(mp) + tile(last);
-        // stores: one burst per pixel row (NHWC) or channel row (NCHW) unless contiguous
-        let store_of = |px: f64| {
-            let px = px as i64;
-            let (bursts, len) = match orient {
-                Orientation::PixelRows if self.ks >= cv.k => (1, px * cv.k * 4),
-                Orientation::PixelRows => (px, self.ks * 4),
-                Orientation::ChannelRows => (self.ks, px * 4),
-            };
-            let charged = (cdiv(len, seg) + i64::from(len % seg != 0)) * seg;
-            bursts as f64 * (charged as f64 / bw + gm.burst_cycles)
-        };
-        let store = (tiles - 1) as f64 * store_of(mp) + store_of(last);
-        let input = (rows * cv.w * cv.c * 2) as f64 / bw;
-        let weights = (self.ks * cv.rs() * cv.c * 2) as f64 / bw;
-        let drain = last * ks * 4.0 / 256.0 + l1_latency;
-        let tail = drain + store_of(last) + latency + tile(last) / steps;
-        let mte1_step = tile(mp) / steps;
-        let slab = if self.streamed {
-            // the first tile's first weights: a block of output channels, every position; or
-            // ([r, s, c, k]) a group of positions, every output channel
-            let weights0 = if transposed_weights(cv) {
-                self.ks * cv.c * weight_chunk_positions(cv, self.nrs)
-            } else {
-                self.ks / self.kblocks * cv.rs() * cv.c
-            };
-            let first = match BandMode::of(cv, orient) {
-                BandMode::Rows => first,
-                BandMode::Pixels => (self.band_group * self.mp).min(self.ps),
-            };
-            let start = ((first * cv.c + weights0) * 2) as f64 / bw + 2.0 * latency;
-            // the first tile restages its windows once per block of output channels
-            let restage = (self.kblocks - 1) as f64 * steps * mte1_step;
-            (start + compute + restage).max(input + weights + store + latency) + tail
-        } else {
-            let conversion = match cv.input_layout {
-                Activations::Nchw => (rows * cv.w * cv.c1() * 16 * 6) as f64 / 256.0,
-                Activations::Nhwc => (rows * cv.w * cv.c1() * 16 * 2) as f64 / 256.0,
-            };
-            input + weights + 2.0 * latency + conversion + compute.max(store) + tail
-        };
-        per_core * slab
+        Some((super::model::cycles(cv, machine, orient, &self), self))
     }
 }
 
@@ -668,6 +637,16 @@ pub fn max_chunk(cv: &Conv, orient: Orientation, t: &Tiles) -> i64 {
         .unwrap_or(0)
 }
 
+/// The granularity of slabs' pixel ranges: any pixel when an output pixel is a whole number
+/// of GM blocks (NHWC, K a multiple of 8), else 16 pixels.
+fn pixel_step(cv: &Conv, orient: Orientation) -> i64 {
+    if orient == Orientation::PixelRows && cv.k % 8 == 0 {
+        1
+    } else {
+        16
+    }
+}
+
 /// Whether every tile's stores start and end on GM blocks of their own (two stores into
 /// one 32-byte block race unless ordered).
 fn stores_apart(cv: &Conv, orient: Orientation, mp: i64, ks: i64, ps: i64) -> bool {
@@ -682,19 +661,4 @@ fn stores_apart(cv: &Conv, orient: Orientation, mp: i64, ks: i64, ps: i64) -> bo
             batch_ok && (cv.pixels() % per_block == 0 || (mp >= cv.pixels() && ps >= cv.pixels()))
         }
     }
-}
-
-/// The bandwidth and latency of the path `from -> to` (a slow default if absent).
-fn path(machine: &Machine, from: Mem, to: Mem) -> (f64, f64) {
-    (machine.paths.iter())
-        .find(|p| p.from == from && p.to == to)
-        .map_or((1.0, 1000.0), |p| (p.bytes_per_cycle, p.latency))
-}
-
-/// The latency of the machine's GM paths (the longest).
-fn gm_latency(machine: &Machine) -> f64 {
-    (machine.paths.iter())
-        .filter(|p| p.touches_gm())
-        .map(|p| p.latency)
-        .fold(0.0, f64::max)
 }
