@@ -265,6 +265,7 @@ fn every_example_kernel_compiles_or_is_refused_as_listed() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples");
     let compiles = [
         "batched-matmul.pk",
+        "conv2d.pk",
         "layernorm-f16.pk",
         "layernorm.pk",
         "matmul-f16.pk",

@@ -8,6 +8,7 @@
 //! broadcast and row-reduction kernels on the vector unit (`vector`). Everything else is
 //! refused with the reason. See `docs/npu-backend.md`.
 
+pub mod conv;
 pub mod epilogue;
 pub mod matmul;
 pub mod recognise;
@@ -48,6 +49,15 @@ pub enum Plan {
     },
     /// Element-wise, broadcast and row-reduction statements on the vector unit.
     Vector(vector::Plan),
+    /// A 2-D convolution on the cube unit, its im2col built by `load3d`.
+    Conv {
+        /// What was recognised (sizes, stride, padding, layouts).
+        summary: String,
+        /// The tile sizes chosen.
+        tiles: conv::tiles::Tiles,
+        /// The proved mapping it follows, in the mapping text format.
+        mapping: String,
+    },
 }
 
 impl Plan {
@@ -70,6 +80,27 @@ impl Plan {
                 lines
             }
             Plan::Vector(plan) => plan.describe(),
+            Plan::Conv {
+                summary,
+                tiles: t,
+                mapping,
+            } => {
+                let mut lines = vec![
+                    summary.clone(),
+                    format!(
+                        "Slabs of {} output channels by {} pixels, one at a time per core; tiles of {} pixels; sub-steps of {} window position(s) by {} block(s) of 16 input channels.",
+                        t.ks, t.ps, t.mp, t.nrs, t.kc1
+                    ),
+                    if t.streamed {
+                        "A slab's input rows and weights stream into L1 while the cube works.".to_string()
+                    } else {
+                        "A prologue brings a slab's input rows and weights into L1 (converted through the cube where their layout needs it).".to_string()
+                    },
+                    "The matrix unit's mapping, proved (the program may run a call transposed and sums each call's reduction in load3d's order, channel blocks then window positions):".to_string(),
+                ];
+                lines.extend(mapping.lines().map(|l| format!("  {l}")));
+                lines
+            }
         }
     }
 }
@@ -92,6 +123,12 @@ pub fn compile(
     reorder: bool,
 ) -> Result<Compiled, NpuError> {
     let target = Target::of_npu(machine);
+    if let Some(cv) = conv::recognise::convolution(kernel, params, &target)? {
+        if !reorder {
+            return Err(NpuError::ReorderNotAllowed);
+        }
+        return conv::compile(cv, machine);
+    }
     let mm = match recognise::matmul(kernel, params, &target) {
         Ok(mm) => mm,
         Err(NpuError::Unsupported(not_a_product)) => {
@@ -144,7 +181,7 @@ pub struct Candidate {
 /// Several ways of compiling `kernel`, cheapest first by the back end's model, at most
 /// `limit` of them; the first is what [`compile`] returns. For a matrix product, the
 /// schedules and sizes the model costed; for the vector path, groups of other sizes around
-/// the chosen one.
+/// the chosen one; for a convolution, the chosen program only.
 pub fn candidates(
     kernel: &Kernel,
     params: &BTreeMap<String, i64>,
@@ -177,6 +214,8 @@ pub fn candidates(
                 });
             }
         }
+        // one program: the convolution's other tiles are not yet offered
+        Plan::Conv { .. } => {}
         Plan::Vector(plan) => {
             let g = plan.granule;
             let mut sizes = vec![plan.group_rows];

@@ -96,17 +96,8 @@ pub fn matmul(
             update.stmt.name
         ));
     }
-    let library = library::builtin(target).map_err(|e| NpuError::Internal(e.to_string()))?;
-    let intr = (library.iter())
-        .filter(|i| i.name == "mmad_f16")
-        .find(|i| bind(i, update.stmt, kernel).is_some())
-        .ok_or_else(|| {
-            NpuError::Unsupported(format!(
-                "statement {} matches no matrix intrinsic of `{}` (it must be `C[..] += f32(A[..]) * f32(B[..])` with f16 operands and an f32 result)",
-                update.stmt.name, target.name
-            ))
-        })?;
-    let binding = bind(intr, update.stmt, kernel).expect("just matched");
+    let (intr, binding) = mmad(kernel, update, target)?;
+    let intr = &intr;
     let sw = Software::new(kernel, update, Sizes::Concrete(sizes.clone()));
     let groups = enumerate::mappings(&sw, intr, &binding)
         .into_iter()
@@ -166,8 +157,27 @@ pub fn matmul(
     })
 }
 
+/// The target's matrix intrinsic `update` matches, with the statement's accesses bound to
+/// its operands (A, B, C).
+pub(crate) fn mmad(
+    kernel: &Kernel,
+    update: &frontend::ir::StmtContext,
+    target: &Target,
+) -> Result<(Intrinsic, Vec<frontend::ir::Access>), NpuError> {
+    let library = library::builtin(target).map_err(|e| NpuError::Internal(e.to_string()))?;
+    (library.into_iter())
+        .filter(|i| i.name == "mmad_f16")
+        .find_map(|i| bind(&i, update.stmt, kernel).map(|b| (i, b)))
+        .ok_or_else(|| {
+            NpuError::Unsupported(format!(
+                "statement {} matches no matrix intrinsic of `{}` (it must be `C[..] += f32(A[..]) * f32(B[..])` with f16 operands and an f32 result)",
+                update.stmt.name, target.name
+            ))
+        })
+}
+
 /// Every condition of the mapping proved, or the refutation as the reason.
-fn prove(
+pub(crate) fn prove(
     sw: &Software,
     intr: &Intrinsic,
     binding: &[frontend::ir::Access],

@@ -1,0 +1,175 @@
+//! 2-D convolutions on the NPU: the im2col mapping proved by `scheduler::mapping`
+//! (`recognise`), tiles chosen by an analytic model (`tiles`), and a program in which
+//! `load3d` builds the im2col matrix from a feature map held in L1 (`emit`), the feature map
+//! and the weights having been brought into the layouts the cube reads (`prologue`).
+//!
+//! The layouts the machine reads are fixed: a feature map in L1 is C1HWC0 (16 channels
+//! innermost, one slice of the image per 16 channels), the weights are fractals of 16
+//! output channels by 16 input channels, one per (input channel block, window position).
+//! The kernel's own layouts decide what it costs to get there: channels innermost (NHWC
+//! activations, `[k, r, s, c]` weights) is a matter of DMAs; NCHW activations are transposed
+//! through the cube (a product with the identity) and `[k, c, r, s]` weights with a window
+//! permuted through it. The output's layout decides how the cube is fed: NHWC outputs take
+//! the im2col matrix as the cube's left operand (pixels on its rows), NCHW outputs compute
+//! the transposed product (the weights on the left, output channels on the rows), so that
+//! either comes out of L0C in the order GM stores it. See `docs/npu-backend.md`,
+//! "Convolutions".
+
+pub mod emit;
+pub mod geometry;
+pub mod model;
+pub mod prologue;
+pub mod recognise;
+pub mod ring;
+pub mod stream;
+pub mod tiles;
+
+use super::{Compiled, NpuError, Plan};
+use frontend::ir::ArrayId;
+use npu_sim::Machine;
+
+/// The program of a recognised convolution on `machine`, with the tiles the model chose.
+pub fn compile(cv: Conv, machine: &Machine) -> Result<Compiled, NpuError> {
+    let tiles = tiles::Tiles::choose(&cv, machine).ok_or_else(|| {
+        NpuError::Unsupported(format!(
+            "no tiling of the convolution fits `{}`'s buffers",
+            machine.name
+        ))
+    })?;
+    let program = emit::program(&cv, &tiles, machine)?;
+    Ok(Compiled {
+        program,
+        plan: Plan::Conv {
+            summary: cv.summary(),
+            tiles,
+            mapping: cv.mapping,
+        },
+    })
+}
+
+/// How an activation tensor orders its four dimensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Activations {
+    /// `[n, c, h, w]`: each channel's image contiguous.
+    Nchw,
+    /// `[n, h, w, c]`: each pixel's channels contiguous.
+    Nhwc,
+}
+
+/// How the weights order theirs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Weights {
+    /// `[k, c, r, s]` (PyTorch's OIHW).
+    Kcrs,
+    /// `[k, r, s, c]`: input channels innermost (and `[k, c]`).
+    Krsc,
+    /// `[r, s, c, k]` (TensorFlow's HWIO; and `[c, k]`): output channels innermost.
+    Rsck,
+}
+
+/// Zero rows and columns around the input image.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pad {
+    /// Rows above.
+    pub top: i64,
+    /// Rows below.
+    pub bottom: i64,
+    /// Columns to the left.
+    pub left: i64,
+    /// Columns to the right.
+    pub right: i64,
+}
+
+/// A kernel tensor the program reads or writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tensor {
+    /// The array.
+    pub id: ArrayId,
+    /// Its name.
+    pub name: String,
+    /// Its shape.
+    pub shape: Vec<i64>,
+}
+
+/// A convolution as the back end compiles it: `O[n, k, p, q] = sum(c, r, s)
+/// I[n, c, stride*p + r - pad.top, stride*q + s - pad.left] * W[k, c, r, s]`, zero where
+/// the window leaves the image, up to how each tensor orders its dimensions.
+#[derive(Clone, Debug)]
+pub struct Conv {
+    /// Images.
+    pub batch: i64,
+    /// Input channels.
+    pub c: i64,
+    /// Output channels.
+    pub k: i64,
+    /// Input rows.
+    pub h: i64,
+    /// Input columns.
+    pub w: i64,
+    /// Window rows.
+    pub r: i64,
+    /// Window columns.
+    pub s: i64,
+    /// Output rows.
+    pub oh: i64,
+    /// Output columns.
+    pub ow: i64,
+    /// The stride, the same in both directions.
+    pub stride: i64,
+    /// The zero padding.
+    pub pad: Pad,
+    /// The input.
+    pub input: Tensor,
+    /// Its layout.
+    pub input_layout: Activations,
+    /// The weights.
+    pub weights: Tensor,
+    /// Their layout.
+    pub weight_layout: Weights,
+    /// The output (f32).
+    pub output: Tensor,
+    /// Its layout.
+    pub output_layout: Activations,
+    /// The proved mapping, in the mapping text format.
+    pub mapping: String,
+}
+
+impl Conv {
+    /// Output pixels per image.
+    pub fn pixels(&self) -> i64 {
+        self.oh * self.ow
+    }
+
+    /// Input pixels per image.
+    pub fn pixels_in(&self) -> i64 {
+        self.h * self.w
+    }
+
+    /// Blocks of 16 input channels.
+    pub fn c1(&self) -> i64 {
+        (self.c + 15) / 16
+    }
+
+    /// Window positions.
+    pub fn rs(&self) -> i64 {
+        self.r * self.s
+    }
+
+    /// A one-line summary: sizes, stride, padding and layouts.
+    pub fn summary(&self) -> String {
+        let p = self.pad;
+        let pad = if p == Pad::default() {
+            String::new()
+        } else {
+            format!(
+                ", padding {} {} {} {} (top bottom left right)",
+                p.top, p.bottom, p.left, p.right
+            )
+        };
+        format!(
+            "{}x{} convolution, stride {}{pad}: {} image(s) of {} x {} x {} ({:?}) -> {} x {} x {} ({:?}), weights {:?}",
+            self.r, self.s, self.stride, self.batch, self.h, self.w, self.c, self.input_layout,
+            self.oh, self.ow, self.k, self.output_layout, self.weight_layout
+        )
+    }
+}

@@ -1,0 +1,507 @@
+//! A 2-D convolution found in a kernel, with the im2col mapping onto the matrix unit proved
+//! by the mapping layer.
+//!
+//! The statement is `O[..] += f32(X[..]) * f32(W[..])` with its initialisation `O[..] = 0`,
+//! where (loops named freely, dimensions in either order below):
+//! - `O` is `[n, k, p, q]` (NCHW) or `[n, p, q, k]` (NHWC);
+//! - `X` is `[n, c, sh*p + r, sw*q + s]` (NCHW) or `[n, sh*p + r, sw*q + s, c]` (NHWC), where
+//!   a 1x1 convolution may leave `r` and `s` out;
+//! - `W` is `[k, c, r, s]` (KCRS, PyTorch's OIHW), `[k, r, s, c]` (KRSC) or `[k, c]` (1x1).
+//!
+//! `X` is either the kernel's input, read as it is (a "valid" convolution, or an input the
+//! caller padded), or a zero-padded copy of the input made by two statements before it:
+//! `X[..] = 0` over all of `X`, then `X[.., h + PT, w + PL, ..] = I[.., h, w, ..]` over all of
+//! `I`. The back end never builds `X`: it reads `I` and zero-pads on the fly (`load3d`'s
+//! padding).
+
+use super::{Activations, Conv, Pad, Tensor, Weights};
+use crate::npu::recognise::{mmad, prove};
+use crate::npu::NpuError;
+use frontend::ir::{Access, AffExpr, ArrayId, AssignOp, ExprKind, Kernel, Role, StmtContext, Var};
+use scheduler::mapping::physical::Mapping;
+use scheduler::mapping::qexpr::QExpr;
+use scheduler::mapping::software::{linear_coefficients, Sizes, Software};
+use scheduler::mapping::text;
+use scheduler::target::Target;
+use std::collections::BTreeMap;
+
+/// An index as loop coefficients plus a constant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Linear {
+    coefs: BTreeMap<String, i64>,
+    constant: i64,
+}
+
+impl Linear {
+    /// The loop this index is, bare (coefficient 1, constant 0).
+    fn bare(&self) -> Option<&str> {
+        match (self.coefs.len(), self.constant) {
+            (1, 0) => (self.coefs.iter())
+                .find(|(_, &c)| c == 1)
+                .map(|(l, _)| l.as_str()),
+            _ => None,
+        }
+    }
+}
+
+/// What the recogniser needs of a kernel: its statements and sizes.
+struct Reader<'a> {
+    kernel: &'a Kernel,
+    sizes: &'a BTreeMap<String, i64>,
+}
+
+fn refuse<T>(why: String) -> Result<T, NpuError> {
+    Err(NpuError::Unsupported(why))
+}
+
+impl Reader<'_> {
+    fn linear(&self, e: &AffExpr) -> Option<Linear> {
+        let coefs = linear_coefficients(e)?;
+        let constant = QExpr::from_aff(e, &|v| match v {
+            Var::Param(p) => QExpr::Const(self.sizes.get(p).copied().unwrap_or(0)),
+            Var::Loop(_) => QExpr::Const(0),
+        })?
+        .eval(&|_| 0);
+        Some(Linear { coefs, constant })
+    }
+
+    fn indices(&self, a: &Access) -> Option<Vec<Linear>> {
+        a.indices.iter().map(|e| self.linear(e)).collect()
+    }
+
+    fn shape(&self, id: ArrayId) -> Result<Vec<i64>, NpuError> {
+        let array = self.kernel.array(id);
+        (array.dims.iter())
+            .map(|e| {
+                QExpr::from_aff(e, &|v| {
+                    QExpr::Const(self.sizes.get(v.name()).copied().unwrap_or(0))
+                })
+                .map(|q| q.eval(&|_| 0))
+                .ok_or_else(|| {
+                    NpuError::Internal(format!("an extent of `{}` has no value", array.name))
+                })
+            })
+            .collect()
+    }
+
+    fn name(&self, id: ArrayId) -> &str {
+        &self.kernel.array(id).name
+    }
+
+    fn tensor(&self, id: ArrayId) -> Result<Tensor, NpuError> {
+        Ok(Tensor {
+            id,
+            name: self.name(id).to_string(),
+            shape: self.shape(id)?,
+        })
+    }
+
+    /// Every loop around `ctx` with its extent: `0..E` step 1, or a refusal.
+    fn extents(&self, ctx: &StmtContext) -> Result<BTreeMap<String, i64>, NpuError> {
+        let mut out = BTreeMap::new();
+        for l in ctx.loops() {
+            let lower = self.linear(&l.lower).filter(|x| x.coefs.is_empty());
+            let upper = self.linear(&l.upper).filter(|x| x.coefs.is_empty());
+            match (lower, upper) {
+                (Some(lo), Some(hi)) if lo.constant == 0 && l.step == 1 && !l.reverse => {
+                    out.insert(l.var.clone(), hi.constant);
+                }
+                _ => {
+                    return refuse(format!(
+                        "loop `{}` around statement {} must run over 0..N with step 1",
+                        l.var, ctx.stmt.name
+                    ))
+                }
+            }
+        }
+        if ctx.enclosing.len() != out.len() {
+            return refuse(format!("statement {} is guarded", ctx.stmt.name));
+        }
+        Ok(out)
+    }
+}
+
+/// The loops of the convolution statement, by role, and how the weights order theirs.
+struct Loops {
+    weights: Weights,
+    n: String,
+    k: String,
+    p: String,
+    q: String,
+    c: String,
+    r: Option<String>,
+    s: Option<String>,
+}
+
+/// Finds a convolution in `kernel` at the given sizes and proves its im2col mapping onto
+/// `target`'s matrix intrinsic. `Ok(None)`: the kernel does not have a convolution's shape
+/// (its last statement is not a multiply-accumulate with at least two loops indexing only
+/// the output and the first operand), so another recogniser may take it.
+pub fn convolution(
+    kernel: &Kernel,
+    sizes: &BTreeMap<String, i64>,
+    target: &Target,
+) -> Result<Option<Conv>, NpuError> {
+    let stmts = kernel.statements();
+    let Some(update) = stmts.last() else {
+        return Ok(None);
+    };
+    let Ok((intr, binding)) = mmad(kernel, update, target) else {
+        return Ok(None);
+    };
+    let rd = Reader { kernel, sizes };
+    let (xa, wa, oa) = (&binding[0], &binding[1], &binding[2]);
+    let (Some(xi), Some(wi), Some(oi)) = (rd.indices(xa), rd.indices(wa), rd.indices(oa)) else {
+        return Ok(None);
+    };
+    let mentions = |ix: &[Linear], l: &str| ix.iter().any(|e| e.coefs.contains_key(l));
+    let names: Vec<String> = update.loops().map(|l| l.var.clone()).collect();
+    let pixel_like = (names.iter())
+        .filter(|l| mentions(&oi, l) && mentions(&xi, l) && !mentions(&wi, l))
+        .count();
+    if pixel_like < 2 {
+        return Ok(None);
+    }
+    let stmt = &update.stmt.name;
+    if let Some(l) =
+        (names.iter()).find(|l| mentions(&oi, l) && mentions(&xi, l) && mentions(&wi, l))
+    {
+        return refuse(format!(
+            "statement {stmt} is a depthwise (grouped) convolution: loop `{l}` indexes the output, the input and the weights, so there is no reduction over channels for the matrix unit's 16-deep reduction (each 16 x 16 block of weights would be diagonal); the NPU back end does not compile it"
+        ));
+    }
+    let loops = roles(stmt, &names, &xi, &wi, &oi)?;
+    let extents = rd.extents(update)?;
+    let ext = |l: &str| extents.get(l).copied().unwrap_or(1);
+    let output = rd.tensor(oa.array)?;
+    let weights = rd.tensor(wa.array)?;
+    let output_layout = match oi.iter().position(|e| e.bare() == Some(&loops.k)) {
+        Some(1) => Activations::Nchw,
+        _ => Activations::Nhwc,
+    };
+    let weight_layout = loops.weights;
+    let (batch, c, k, oh, ow) = (
+        ext(&loops.n),
+        ext(&loops.c),
+        ext(&loops.k),
+        ext(&loops.p),
+        ext(&loops.q),
+    );
+    let r = loops.r.as_deref().map_or(1, ext);
+    let s = loops.s.as_deref().map_or(1, ext);
+    // the image's rows and columns in X, and the stride
+    let (hdim, wdim, cdim) = match oi.iter().position(|e| e.bare() == Some(&loops.k)) {
+        Some(1) => (2, 3, 1),
+        _ => (1, 2, 3),
+    };
+    let (sh, sw) = (xi[hdim].coefs[&loops.p], xi[wdim].coefs[&loops.q]);
+    if sh != sw {
+        return refuse(format!(
+            "statement {stmt} has strides {sh} and {sw}: `load3d` takes one stride for both directions"
+        ));
+    }
+    if xi[hdim].constant != 0 || xi[wdim].constant != 0 {
+        return refuse(format!(
+            "statement {stmt} reads `{}` at a constant offset: write the padding as a zero-padded copy of the input (docs/npu-backend.md, \"Convolutions\")",
+            rd.name(xa.array)
+        ));
+    }
+    let x_shape = rd.shape(xa.array)?;
+    let want_w = match (weight_layout, wi.len()) {
+        (Weights::Kcrs, _) => vec![k, c, r, s],
+        (Weights::Krsc, 4) => vec![k, r, s, c],
+        (Weights::Rsck, 4) => vec![r, s, c, k],
+        (Weights::Rsck, _) => vec![c, k],
+        _ => vec![k, c],
+    };
+    let want_o = match output_layout {
+        Activations::Nchw => vec![batch, k, oh, ow],
+        Activations::Nhwc => vec![batch, oh, ow, k],
+    };
+    if weights.shape != want_w
+        || output.shape != want_o
+        || x_shape[0] != batch
+        || x_shape[cdim] != c
+    {
+        return refuse(format!(
+            "statement {stmt}'s loops do not run over whole dimensions of `{}`, `{}` and `{}`",
+            output.name,
+            weights.name,
+            rd.name(xa.array)
+        ));
+    }
+    let (xh, xw) = (x_shape[hdim], x_shape[wdim]);
+    if sh * (oh - 1) + r > xh || sw * (ow - 1) + s > xw {
+        return refuse(format!(
+            "statement {stmt} reads `{}` past its last row or column",
+            rd.name(xa.array)
+        ));
+    }
+    let (input, pad) = padding(&rd, &stmts, xa.array, [0, hdim, wdim, cdim])?;
+    let (h, w) = (input.shape[hdim], input.shape[wdim]);
+    if (w + pad.left + pad.right - s) / sw + 1 != ow {
+        return refuse(format!(
+            "statement {stmt} computes {ow} output columns where the stride gives {}: the output's rows must line up with the im2col matrix's",
+            (w + pad.left + pad.right - s) / sw + 1
+        ));
+    }
+    init(&stmts, update)?;
+    let input_layout = if cdim == 1 {
+        Activations::Nchw
+    } else {
+        Activations::Nhwc
+    };
+    let mapping = prove_im2col(
+        kernel,
+        update,
+        sizes,
+        target,
+        &intr,
+        &binding,
+        &loops,
+        weight_layout,
+    )?;
+    Ok(Some(Conv {
+        batch,
+        c,
+        k,
+        h,
+        w,
+        r,
+        s,
+        oh,
+        ow,
+        stride: sh,
+        pad,
+        input,
+        input_layout,
+        weights,
+        weight_layout,
+        output,
+        output_layout,
+        mapping,
+    }))
+}
+
+/// The loops of the statement by role, read from the accesses.
+fn roles(
+    stmt: &str,
+    names: &[String],
+    xi: &[Linear],
+    wi: &[Linear],
+    oi: &[Linear],
+) -> Result<Loops, NpuError> {
+    let shape_error = || {
+        refuse(format!(
+            "statement {stmt} is not a 2-D convolution the NPU back end reads: the output must be [n, k, p, q] or [n, p, q, k], the input [n, c, sh*p + r, sw*q + s] or [n, sh*p + r, sw*q + s, c], the weights [k, c, r, s], [k, r, s, c], [r, s, c, k], [k, c] or [c, k]"
+        ))
+    };
+    if oi.len() != 4 || xi.len() != 4 || !(wi.len() == 4 || wi.len() == 2) {
+        return shape_error();
+    }
+    let bare: Option<Vec<&str>> = oi.iter().map(|e| e.bare()).collect();
+    let Some(o) = bare else { return shape_error() };
+    let in_weights = |l: &str| wi.iter().any(|e| e.bare() == Some(l));
+    let (n, k, p, q) = match o.as_slice() {
+        [n, k, p, q] if in_weights(k) => (*n, *k, *p, *q),
+        [n, p, q, k] if in_weights(k) => (*n, *k, *p, *q),
+        _ => return shape_error(),
+    };
+    let nchw = oi[1].bare() == Some(k);
+    let (hdim, wdim, cdim) = if nchw { (2, 3, 1) } else { (1, 2, 3) };
+    let Some(c) = xi[cdim].bare() else {
+        return shape_error();
+    };
+    if xi[0].bare() != Some(n) {
+        return shape_error();
+    }
+    // sh*p + r: the row loop with any positive stride, and at most one other loop with 1
+    let window = |e: &Linear, pixel: &str| -> Option<Option<String>> {
+        let stride = *e.coefs.get(pixel)?;
+        let others: Vec<(&String, &i64)> = e.coefs.iter().filter(|(l, _)| *l != pixel).collect();
+        match others.as_slice() {
+            [] if stride >= 1 => Some(None),
+            [(l, 1)] if stride >= 1 => Some(Some((*l).clone())),
+            _ => None,
+        }
+    };
+    let (Some(r), Some(s)) = (window(&xi[hdim], p), window(&xi[wdim], q)) else {
+        return shape_error();
+    };
+    let w: Vec<Option<&str>> = wi.iter().map(|e| e.bare()).collect();
+    let layout = match (w.as_slice(), &r, &s) {
+        ([a, b], None, None) if *a == Some(k) && *b == Some(c) => Some(Weights::Krsc),
+        ([a, b], None, None) if *a == Some(c) && *b == Some(k) => Some(Weights::Rsck),
+        (_, Some(r), Some(s)) => {
+            let (k, c, r, s) = (Some(k), Some(c), Some(r.as_str()), Some(s.as_str()));
+            [
+                ([k, c, r, s], Weights::Kcrs),
+                ([k, r, s, c], Weights::Krsc),
+                ([r, s, c, k], Weights::Rsck),
+            ]
+            .into_iter()
+            .find(|(order, _)| w.as_slice() == order)
+            .map(|(_, layout)| layout)
+        }
+        _ => None,
+    };
+    let Some(weights) = layout else {
+        return shape_error();
+    };
+    let mut used = vec![n, k, p, q, c];
+    used.extend(r.iter().map(|x| x.as_str()));
+    used.extend(s.iter().map(|x| x.as_str()));
+    let distinct = (0..used.len()).all(|i| !used[..i].contains(&used[i]));
+    if !distinct || names.len() != used.len() {
+        return shape_error();
+    }
+    Ok(Loops {
+        weights,
+        n: n.into(),
+        k: k.into(),
+        p: p.into(),
+        q: q.into(),
+        c: c.into(),
+        r,
+        s,
+    })
+}
+
+/// The input tensor and its padding: `X` itself with none, or the input `X` is a
+/// zero-padded copy of (two statements before the convolution's two).
+fn padding(
+    rd: &Reader,
+    stmts: &[StmtContext],
+    x: ArrayId,
+    [ndim, hdim, wdim, cdim]: [usize; 4],
+) -> Result<(Tensor, Pad), NpuError> {
+    let xname = rd.name(x).to_string();
+    match (stmts.len(), rd.kernel.array(x).role) {
+        (2, Role::In) => return Ok((rd.tensor(x)?, Pad::default())),
+        (4, Role::Temp) => {}
+        (n, _) => {
+            return refuse(format!(
+                "{n} statements: a convolution is its initialisation and multiply-accumulate, reading an input or, after two statements making it, a zero-padded copy of one (`{xname}`)"
+            ))
+        }
+    }
+    let (zero, copy) = (&stmts[0], &stmts[1]);
+    let not_padding = || {
+        refuse(format!(
+            "statements {} and {} do not make `{xname}` a zero-padded copy of an input: write `{xname}[..] = 0` over all of it, then `{xname}[.., h + PT, w + PL, ..] = I[.., h, w, ..]` over all of the input `I`",
+            zero.stmt.name, copy.stmt.name
+        ))
+    };
+    let x_shape = rd.shape(x)?;
+    // X[a, b, c, d] = 0 over X's whole extent
+    let zero_ext = rd.extents(zero)?;
+    let zero_ok = zero.stmt.target.array == x
+        && zero.stmt.op == AssignOp::Assign
+        && matches!(zero.stmt.rhs.kind, ExprKind::Literal(v) if v == 0.0)
+        && rd.indices(&zero.stmt.target).is_some_and(|ix| {
+            ix.iter()
+                .zip(&x_shape)
+                .all(|(e, &d)| e.bare().is_some_and(|l| zero_ext.get(l) == Some(&d)))
+                && ix.len() == zero_ext.len()
+        });
+    let ExprKind::Read(src) = &copy.stmt.rhs.kind else {
+        return not_padding();
+    };
+    let copy_ext = rd.extents(copy)?;
+    let input = rd.tensor(src.array)?;
+    let (Some(ti), Some(si)) = (rd.indices(&copy.stmt.target), rd.indices(src)) else {
+        return not_padding();
+    };
+    let offsets: Option<Vec<i64>> = (ti.iter().zip(&si).zip(&input.shape))
+        .map(|((t, s), &extent)| {
+            let l = s.bare()?;
+            let same = t.coefs.len() == 1 && t.coefs.get(l) == Some(&1);
+            (same && copy_ext.get(l) == Some(&extent)).then_some(t.constant)
+        })
+        .collect();
+    let copy_ok = copy.stmt.target.array == x
+        && copy.stmt.op == AssignOp::Assign
+        && rd.kernel.array(src.array).role == Role::In
+        && ti.len() == 4
+        && si.len() == 4
+        && copy_ext.len() == 4;
+    let Some(off) = offsets.filter(|_| zero_ok && copy_ok) else {
+        return not_padding();
+    };
+    let pad = Pad {
+        top: off[hdim],
+        bottom: x_shape[hdim] - input.shape[hdim] - off[hdim],
+        left: off[wdim],
+        right: x_shape[wdim] - input.shape[wdim] - off[wdim],
+    };
+    let fits = off[ndim] == 0
+        && off[cdim] == 0
+        && x_shape[ndim] == input.shape[ndim]
+        && x_shape[cdim] == input.shape[cdim]
+        && [pad.top, pad.bottom, pad.left, pad.right]
+            .iter()
+            .all(|&v| v >= 0);
+    if !fits {
+        return not_padding();
+    }
+    Ok((input, pad))
+}
+
+/// The statement before the update sets the update's element to 0.
+fn init(stmts: &[StmtContext], update: &StmtContext) -> Result<(), NpuError> {
+    let init = &stmts[stmts.len() - 2];
+    let zero = matches!(init.stmt.rhs.kind, ExprKind::Literal(v) if v == 0.0);
+    if init.stmt.op != AssignOp::Assign || !zero || init.stmt.target != update.stmt.target {
+        return refuse(format!(
+            "statement {} does not set the output's element to 0 before {} accumulates into it",
+            init.stmt.name, update.stmt.name
+        ));
+    }
+    Ok(())
+}
+
+/// The im2col mapping, picked directly rather than enumerated (a large convolution has
+/// many), and proved: the output pixels `p, q` fused onto the intrinsic's rows, the output
+/// channels `k` onto its columns, the reduction loops onto its reduction in the order the
+/// weights store them.
+#[allow(clippy::too_many_arguments)]
+fn prove_im2col(
+    kernel: &Kernel,
+    update: &StmtContext,
+    sizes: &BTreeMap<String, i64>,
+    target: &Target,
+    intr: &scheduler::mapping::intrinsic::Intrinsic,
+    binding: &[Access],
+    loops: &Loops,
+    weights: Weights,
+) -> Result<String, NpuError> {
+    let sw = Software::new(kernel, update, Sizes::Concrete(sizes.clone()));
+    let at = |name: &str| {
+        sw.loop_index(name)
+            .ok_or_else(|| NpuError::Internal(format!("no loop `{name}`")))
+    };
+    let (rows, red) = match intr.operands[0].dims.as_slice() {
+        [Some(a), Some(b)] => (*a, *b),
+        _ => return Err(NpuError::Internal("operand A is not a matrix".into())),
+    };
+    let cols = match intr.operands[1].dims.as_slice() {
+        [_, Some(b)] => *b,
+        _ => return Err(NpuError::Internal("operand B is not a matrix".into())),
+    };
+    let window: Vec<&String> = loops.r.iter().chain(&loops.s).collect();
+    let reduction: Vec<&String> = match weights {
+        Weights::Kcrs => std::iter::once(&loops.c).chain(window).collect(),
+        Weights::Krsc | Weights::Rsck => window
+            .into_iter()
+            .chain(std::iter::once(&loops.c))
+            .collect(),
+    };
+    let mut groups = vec![vec![]; intr.loops.len()];
+    groups[rows] = vec![at(&loops.p)?, at(&loops.q)?];
+    groups[cols] = vec![at(&loops.k)?];
+    groups[red] = reduction.iter().map(|l| at(l)).collect::<Result<_, _>>()?;
+    let mapping = Mapping::derive(&sw, intr, binding, groups)
+        .map_err(|e| NpuError::Unsupported(e.to_string()))?;
+    prove(&sw, intr, binding, &mapping, target)?;
+    Ok(text::print(&sw, intr, &mapping))
+}
