@@ -14,7 +14,9 @@
 //! * `text_outside_the_regions_is_kept_byte_for_byte`: the output is the original with each
 //!   region replaced by one block (or left as it is);
 //! * `a_c_file_is_benchmarked_as_it_is`: `polyc bench` on a C file checks the variants'
-//!   dumps and prints its table and geometric means.
+//!   dumps and prints its table and geometric means;
+//! * `strict_refuses_a_file_with_a_region_left_unchanged`: `--strict` exits 1, writing
+//!   nothing.
 //!
 //! They need `cpp` and `gcc`: without them they fail, unless `POLYC_ALLOW_SKIP=1` allows
 //! them to be skipped.
@@ -299,4 +301,24 @@ fn a_c_file_is_benchmarked_as_it_is() {
     // contraction) agree to the last digit or within it.
     assert!(polyc.contains("dumps "), "{stdout}");
     assert!(stdout.contains("geometric mean"), "{stdout}");
+}
+
+#[test]
+fn strict_refuses_a_file_with_a_region_left_unchanged() {
+    if !available(&Cpp::command()[0]) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/globals.c");
+    let out = dir.path().join("globals.c");
+    let err = polyc_c(&program, &out, &["--strict"]).expect_err("a region is outside the subset");
+    assert!(err.contains("warning[E0700]"), "{err}");
+    assert!(err.contains("left unchanged (--strict)"), "{err}");
+    assert!(!out.exists(), "nothing is written");
+    // Without --strict the same file is rewritten, the region kept.
+    let report = polyc_c(&program, &out, &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        report.contains("globals.c:38-44: region left unchanged"),
+        "{report}"
+    );
 }
