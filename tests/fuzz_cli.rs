@@ -7,7 +7,7 @@ use common::polyc;
 
 #[test]
 fn one_random_program_agrees_under_every_schedule() {
-    let out = polyc(&[
+    let stdout = passing(&[
         "fuzz-schedules",
         "--count",
         "1",
@@ -16,13 +16,6 @@ fn one_random_program_agrees_under_every_schedule() {
         "--compile",
         "--show",
     ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert!(stdout.contains("kernel fuzz1("), "{stdout}");
     assert!(
         stdout.contains("16 schedules checked and compiled: 0 failing program(s)"),
@@ -34,20 +27,26 @@ fn one_random_program_agrees_under_every_schedule() {
 /// replayed under every scheduler and setting, interpreted and compiled.
 #[test]
 fn the_regression_corpus_passes() {
-    let out = polyc(&[
+    let stdout = passing(&[
         "fuzz-schedules",
         "--replay",
         "tests/fuzz/regressions",
         "--compile",
     ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(": 0 failing program(s)"), "{stdout}");
+}
+
+/// `polyc ARGS`, which must exit 0; its standard output.
+fn passing(args: &[&str]) -> String {
+    let out = polyc(args);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert_eq!(
         out.status.code(),
         Some(0),
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains(": 0 failing program(s)"), "{stdout}");
+    stdout
 }
 
 /// The open failures (`tests/fuzz/open/`, each a shrunk program with its failure in its first
