@@ -558,6 +558,9 @@ impl Tiles {
             BandMode::Rows => {
                 let mut f = vec![mp, cv.ow.min(mp), up(mp / 2, 16)];
                 f.dedup();
+                if let Ok(v) = std::env::var("XDEBUG_M0") {
+                    f.push(v.parse().unwrap());
+                }
                 f
             }
         };
