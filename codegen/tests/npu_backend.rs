@@ -32,6 +32,20 @@ fn differential_with(
     machine: &str,
     force: Option<Tiles>,
 ) -> (f64, Tiles) {
+    let (worst, plan) = run(text, sizes, machine, force);
+    let codegen::npu::Plan::Matmul { tiles, .. } = plan else {
+        panic!("not a matrix product: {plan:?}")
+    };
+    (worst, tiles)
+}
+
+/// [`differential_with`] for any kind of program: the error and the plan.
+fn run(
+    text: &str,
+    sizes: &[(&str, i64)],
+    machine: &str,
+    force: Option<Tiles>,
+) -> (f64, codegen::npu::Plan) {
     let k = kernel(text);
     let fixed: BTreeMap<String, i64> = sizes.iter().map(|(n, v)| (n.to_string(), *v)).collect();
     let params = ParamValues::resolve(&k, &fixed, &BTreeMap::new()).unwrap();
@@ -75,10 +89,7 @@ fn differential_with(
         4,
     );
     assert!(report.agreed(), "timing oracle: {report:?}");
-    let codegen::npu::Plan::Matmul { tiles, .. } = compiled.plan else {
-        panic!("not a matrix product: {:?}", compiled.plan)
-    };
-    (worst, tiles)
+    (worst, compiled.plan)
 }
 
 const BMM: &str = "kernel bmm(A: f16[NB, M, K], B: f16[NB, K, N]) -> (C: f32[NB, M, N])
@@ -209,14 +220,25 @@ fn kernels_outside_its_reach_are_refused_with_a_reason() {
     assert!(matches!(refuse(&softmax, true), NpuError::Unsupported(_)));
 }
 
-/// Which example kernels the NPU back end compiles, and why it refuses the others.
+/// Which example kernels the NPU back end compiles (the ResNet-50 layers among them), and
+/// why it refuses the others; the convolution example also runs against the interpreter.
 #[test]
 fn every_example_kernel_compiles_or_is_refused_as_listed() {
     let m = Machine::load("ascend-like").unwrap();
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples");
-    let compiles = ["batched-matmul.pk", "matmul.pk"];
+    let resnet: Vec<String> = std::fs::read_dir(format!("{root}/resnet50"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(resnet.len(), 13, "{resnet:?}");
+    let compiles = ["batched-matmul.pk", "matmul.pk", "conv2d.pk"];
+    let differential = ["conv2d.pk"];
     let mut seen = Vec::new();
-    for dir in [root.to_string(), format!("{root}/polybench")] {
+    for dir in [
+        root.to_string(),
+        format!("{root}/polybench"),
+        format!("{root}/resnet50"),
+    ] {
         let mut files: Vec<_> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().path())
@@ -235,7 +257,14 @@ fn every_example_kernel_compiles_or_is_refused_as_listed() {
                     .map(|p| (p.name.clone(), p.default.unwrap_or(1)))
                     .collect();
                 let result = compile(&k, &sizes, &m, true);
-                match (compiles.contains(&name.as_str()), result) {
+                let listed = compiles.contains(&name.as_str()) || resnet.contains(&name);
+                match (listed, result) {
+                    (true, Ok(_)) if differential.contains(&name.as_str()) => {
+                        let text = std::fs::read_to_string(&path).unwrap();
+                        let (err, plan) = run(&text, &[], "ascend-like", None);
+                        assert!(err <= tolerance(ElemType::F32), "{name}: {err:e}");
+                        assert!(matches!(plan, codegen::npu::Plan::Conv { .. }), "{plan:?}");
+                    }
                     (true, Ok(_)) => {}
                     (false, Err(NpuError::Unsupported(why))) => assert!(!why.is_empty()),
                     (want, got) => panic!(
@@ -247,7 +276,7 @@ fn every_example_kernel_compiles_or_is_refused_as_listed() {
             }
         }
     }
-    assert!(seen.len() >= 38, "{seen:?}");
+    assert!(seen.len() >= 51, "{seen:?}");
 }
 
 mod random_products {
