@@ -572,13 +572,31 @@ impl Tiles {
                 }
             }
         }
+        // the band in the largest pieces UB holds, or (so that hops overlap loads sooner)
+        // in half of them
         options
             .into_iter()
-            .filter_map(|mut t| {
+            .filter_map(|t| {
                 let chunk = max_chunk(cv, orient, &t);
-                (t.band_piece, t.weight_piece) = pieces(cv, cap, &t, chunk)?;
-                t.costed(cv, machine, cap, orient)
+                let (band_piece, weight_piece) = pieces(cv, cap, &t, chunk)?;
+                Some(Tiles {
+                    band_piece,
+                    weight_piece,
+                    ..t
+                })
             })
+            .flat_map(|t| {
+                let half = Tiles {
+                    band_piece: (t.band_piece + 1) / 2,
+                    ..t
+                };
+                if t.band_piece >= 32 {
+                    vec![t, half]
+                } else {
+                    vec![t]
+                }
+            })
+            .filter_map(|t| t.costed(cv, machine, cap, orient))
             .collect()
     }
 
