@@ -3,8 +3,8 @@
 //! within the tolerance of a reordered f32 sum; the timing oracle must agree on the values;
 //! kernels outside the back end's reach are refused with a reason.
 
-use codegen::npu::conv::tiles::Tiles;
-use codegen::npu::{compile, simulate, Plan};
+use codegen::npu::conv::{self, tiles::Tiles};
+use codegen::npu::{compile, simulate, Compiled, NpuError, Plan};
 use codegen::runner::tolerance;
 use frontend::ir::{ElemType, Kernel};
 use frontend::SourceFile;
@@ -101,48 +101,74 @@ fn out(n: i64, k: i64, p: i64, st: i64) -> i64 {
     (n + 2 * p - k) / st + 1
 }
 
-/// Compiles `text` at `sizes` for `machine`, runs it on the interpreter's random inputs
-/// (strict semantics, race detector) and returns the largest normwise error of the output,
-/// with the tiles chosen; the timing oracle must agree on the values.
-fn differential(text: &str, sizes: &[(&str, i64)], machine: &str) -> (f64, Tiles) {
-    let k = kernel(text);
-    let fixed: BTreeMap<String, i64> = sizes.iter().map(|(n, v)| (n.to_string(), *v)).collect();
-    let params = ParamValues::resolve(&k, &fixed, &BTreeMap::new()).unwrap();
-    let all: BTreeMap<String, i64> = params.iter().map(|(n, v)| (n.to_string(), v)).collect();
-    let m = Machine::load(machine).unwrap();
-    let compiled = compile(&k, &all, &m, true).unwrap_or_else(|e| panic!("{e}"));
-    let mut memory = Memory::random(&k, &params, 7).unwrap();
-    let sim = simulate(&compiled, &k, &memory, &m)
-        .unwrap_or_else(|e| panic!("{e}\n{}", npu_sim::print(&compiled.program)));
-    let inputs = codegen::npu::inputs(&k, &memory).unwrap();
-    Interpreter::new(&k, &params)
-        .unwrap()
-        .run_original(&mut memory)
-        .unwrap();
-    let mut worst: f64 = 0.0;
-    for array in k.arrays.iter().filter(|a| a.role.is_output()) {
-        let want = memory.array(&array.name).unwrap().values();
-        let got = sim.memory.array(&array.name).unwrap().values();
-        let scale = want
-            .iter()
-            .fold(0.0f64, |a, v| a.max(v.abs()))
-            .max(f64::MIN_POSITIVE);
-        let err = (got.iter().zip(want)).fold(0.0f64, |a, (g, w)| a.max((g - w).abs())) / scale;
-        worst = worst.max(err);
+/// A kernel at some sizes: the kernel, its parameters, and every size by name.
+struct Case {
+    kernel: Kernel,
+    params: ParamValues,
+    sizes: BTreeMap<String, i64>,
+}
+
+impl Case {
+    fn new(text: &str, sizes: &[(&str, i64)]) -> Case {
+        let kernel = kernel(text);
+        let fixed: BTreeMap<String, i64> = sizes.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+        let params = ParamValues::resolve(&kernel, &fixed, &BTreeMap::new()).unwrap();
+        let sizes = params.iter().map(|(n, v)| (n.to_string(), v)).collect();
+        Case {
+            kernel,
+            params,
+            sizes,
+        }
     }
-    let report = npu_sim::oracle::check_timing(
-        &compiled.program,
-        &m,
-        &inputs,
-        1,
-        npu_sim::Semantics::Strict,
-        2,
-    );
-    assert!(report.agreed(), "timing oracle: {report:?}");
+
+    /// Runs `compiled` on the interpreter's random inputs (strict semantics, race detector)
+    /// and returns the largest normwise error of the output; the timing oracle must agree
+    /// on the values.
+    fn error(&self, compiled: &Compiled, m: &Machine) -> f64 {
+        let k = &self.kernel;
+        let mut memory = Memory::random(k, &self.params, 7).unwrap();
+        let sim = simulate(compiled, k, &memory, m)
+            .unwrap_or_else(|e| panic!("{e}\n{}", npu_sim::print(&compiled.program)));
+        let inputs = codegen::npu::inputs(k, &memory).unwrap();
+        Interpreter::new(k, &self.params)
+            .unwrap()
+            .run_original(&mut memory)
+            .unwrap();
+        let mut worst: f64 = 0.0;
+        for array in k.arrays.iter().filter(|a| a.role.is_output()) {
+            let want = memory.array(&array.name).unwrap().values();
+            let got = sim.memory.array(&array.name).unwrap().values();
+            let scale = want
+                .iter()
+                .fold(0.0f64, |a, v| a.max(v.abs()))
+                .max(f64::MIN_POSITIVE);
+            let err = (got.iter().zip(want)).fold(0.0f64, |a, (g, w)| a.max((g - w).abs())) / scale;
+            worst = worst.max(err);
+        }
+        let report = npu_sim::oracle::check_timing(
+            &compiled.program,
+            m,
+            &inputs,
+            1,
+            npu_sim::Semantics::Strict,
+            2,
+        );
+        assert!(report.agreed(), "timing oracle: {report:?}");
+        worst
+    }
+}
+
+/// Compiles `text` at `sizes` for `machine` and runs it ([`Case::error`]): the error and
+/// the tiles the model chose.
+fn differential(text: &str, sizes: &[(&str, i64)], machine: &str) -> (f64, Tiles) {
+    let case = Case::new(text, sizes);
+    let m = Machine::load(machine).unwrap();
+    let compiled = compile(&case.kernel, &case.sizes, &m, true).unwrap_or_else(|e| panic!("{e}"));
+    let err = case.error(&compiled, &m);
     let Plan::Conv { tiles, .. } = compiled.plan else {
         panic!("not a convolution: {:?}", compiled.plan)
     };
-    (worst, tiles)
+    (err, tiles)
 }
 
 /// Sizes for `n` images of `h x w` with `c` channels into `k`, a `r x r` window,
@@ -288,4 +314,172 @@ fn the_half_bandwidth_preset_and_the_mini_machine_give_the_same_values() {
         &sizes((1, 16, 5, 6, 16), 1, 0, 1),
         "mini",
     );
+}
+
+/// What a tiling streams and how: the cheapest tiling of each kind is run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Kind {
+    streamed: bool,
+    /// The first tile goes through blocks of output channels.
+    blocks: bool,
+    /// The first tile is smaller.
+    small_first: bool,
+    /// Band chunks of several tiles.
+    grouped: bool,
+    /// The band goes through UB (else GM -> L1).
+    band_hop: bool,
+    /// The weights go through UB.
+    weight_hop: bool,
+    /// A slab has several tiles, the last one smaller.
+    ragged: bool,
+    /// A slab has several blocks of output channels.
+    wide: bool,
+}
+
+impl Kind {
+    fn of(t: &Tiles, pixels: i64) -> Kind {
+        let ps = t.ps.min(pixels);
+        Kind {
+            streamed: t.streamed,
+            blocks: t.kblocks > 1,
+            small_first: t.m0 < t.mp,
+            grouped: t.band_group > 1,
+            band_hop: t.band_piece > 0,
+            weight_hop: t.weight_piece > 0,
+            ragged: ps > t.m0 && (ps - t.m0) % t.mp != 0,
+            wide: t.ks > 16,
+        }
+    }
+}
+
+/// Runs the cheapest tiling of each kind of `layout`'s convolution at `sz`; returns the
+/// kinds run.
+fn every_kind(layout: Layout, st: i64, p: i64, sz: &[(&'static str, i64)]) -> Vec<Kind> {
+    let case = Case::new(&conv(layout, st, p), sz);
+    let m = Machine::load("ascend-like").unwrap();
+    let cv = conv::recognise(&case.kernel, &case.sizes, &m)
+        .unwrap()
+        .expect("a convolution");
+    let pixels = cv.pixels();
+    let mut cheapest: BTreeMap<Kind, (f64, Tiles)> = BTreeMap::new();
+    for (cost, t) in Tiles::options(&cv, &m) {
+        let kind = Kind::of(&t, pixels);
+        if cheapest.get(&kind).is_none_or(|(c, _)| cost < *c) {
+            cheapest.insert(kind, (cost, t));
+        }
+    }
+    for (kind, (_, t)) in &cheapest {
+        let compiled = conv::compile_with(cv.clone(), *t, &m).unwrap();
+        let err = case.error(&compiled, &m);
+        assert!(
+            err <= tolerance(ElemType::F32),
+            "{layout:?} {sz:?} {kind:?} {t:?}: {err:e}"
+        );
+    }
+    cheapest.into_keys().collect()
+}
+
+/// Tilings the model would not choose: the first tile by blocks of output channels or
+/// smaller, band chunks of several tiles, ragged slabs, slabs of one or several blocks of
+/// output channels, and each stream through UB or straight from GM.
+#[test]
+fn every_way_of_streaming_matches() {
+    let mut kinds = every_kind(Layout::Nhwc, 1, 1, &sizes((1, 20, 12, 12, 64), 3, 1, 1));
+    kinds.extend(every_kind(
+        Layout::Hwio,
+        1,
+        1,
+        &sizes((1, 16, 10, 9, 256), 3, 1, 1),
+    ));
+    kinds.extend(every_kind(
+        Layout::Nhwc,
+        1,
+        0,
+        &sizes((1, 256, 9, 7, 32), 1, 0, 1),
+    ));
+    kinds.extend(every_kind(
+        Layout::Nchw,
+        2,
+        1,
+        &sizes((1, 16, 9, 9, 40), 3, 1, 2),
+    ));
+    let any = |f: fn(&Kind) -> bool| kinds.iter().any(f);
+    assert!(any(|k| k.blocks) && any(|k| k.small_first) && any(|k| k.grouped));
+    assert!(any(|k| k.band_hop) && any(|k| k.streamed && !k.band_hop));
+    assert!(any(|k| k.weight_hop) && any(|k| k.streamed && !k.weight_hop));
+    assert!(any(|k| k.ragged) && any(|k| !k.streamed && k.wide));
+}
+
+/// Kernels the back end refuses, each with its reason.
+#[test]
+fn convolutions_outside_its_reach_are_refused_with_a_reason() {
+    let m = Machine::load("ascend-like").unwrap();
+    let refuse = |text: &str, reorder: bool| {
+        let case = Case::new(text, &[]);
+        match compile(&case.kernel, &case.sizes, &m, reorder) {
+            Err(e) => e,
+            Ok(_) => panic!("compiled:\n{text}"),
+        }
+    };
+    let depthwise = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/depthwise-conv.pk"
+    ))
+    .unwrap();
+    assert!(
+        matches!(refuse(&depthwise, true), NpuError::Unsupported(ref w) if w.contains("depthwise")),
+        "{:?}",
+        refuse(&depthwise, true)
+    );
+    let plain = conv(Layout::Nchw, 1, 0);
+    assert!(matches!(refuse(&plain, false), NpuError::ReorderNotAllowed));
+    let strides = "kernel c(I: f16[1, 16, 9, 9], W: f16[16, 16, 3, 3]) -> (O: f32[1, 16, 4, 7])
+        { O[n, k, p, q] = sum(c, r, s) f32(I[n, c, 2 * p + r, q + s]) * f32(W[k, c, r, s]); }";
+    assert!(
+        matches!(refuse(strides, true), NpuError::Unsupported(ref w) if w.contains("one stride")),
+        "{:?}",
+        refuse(strides, true)
+    );
+    let offset = "kernel c(I: f16[1, 16, 9, 9], W: f16[16, 16, 3, 3]) -> (O: f32[1, 16, 6, 6])
+        { O[n, k, p, q] = sum(c, r, s) f32(I[n, c, p + r + 1, q + s + 1]) * f32(W[k, c, r, s]); }";
+    assert!(
+        matches!(refuse(offset, true), NpuError::Unsupported(ref w) if w.contains("zero-padded copy")),
+        "{:?}",
+        refuse(offset, true)
+    );
+}
+
+mod random_convolutions {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        /// Random small convolutions in every layout: the program matches the interpreter,
+        /// or (several images not on GM blocks) the kernel is refused with that reason.
+        #[test]
+        fn any_small_convolution_matches(
+            layout in 0usize..3, batch in 1i64..3, c in 1i64..40, k in 1i64..40,
+            h in 3i64..12, w in 3i64..12, window in prop_oneof![Just(1i64), Just(3)],
+            st in 1i64..3, pad in 0i64..2,
+        ) {
+            let p = if window == 1 { 0 } else { pad };
+            let sz = sizes((batch, c, h, w, k), window, p, st);
+            let text = conv(LAYOUTS[layout], st, p);
+            let image = out(h, window, p, st) * out(w, window, p, st) * k;
+            if batch > 1 && image % 8 != 0 {
+                let case = Case::new(&text, &sz);
+                let m = Machine::load("ascend-like").unwrap();
+                let refused = compile(&case.kernel, &case.sizes, &m, true);
+                prop_assert!(
+                    matches!(refused, Err(NpuError::Unsupported(ref w)) if w.contains("32-byte GM blocks")),
+                    "{refused:?}"
+                );
+            } else {
+                let (err, tiles) = differential(&text, &sz, "ascend-like");
+                prop_assert!(err <= tolerance(ElemType::F32), "{sz:?}: {err:e} {tiles:?}");
+            }
+        }
+    }
 }

@@ -25,8 +25,20 @@ pub mod stream;
 pub mod tiles;
 
 use super::{Compiled, NpuError, Plan};
-use frontend::ir::ArrayId;
+use frontend::ir::{ArrayId, Kernel};
 use npu_sim::Machine;
+use scheduler::target::Target;
+use std::collections::BTreeMap;
+
+/// The convolution `kernel` computes at the sizes `params`, as the back end for `machine`
+/// sees it (`None`: the kernel is no convolution).
+pub fn recognise(
+    kernel: &Kernel,
+    params: &BTreeMap<String, i64>,
+    machine: &Machine,
+) -> Result<Option<Conv>, NpuError> {
+    recognise::convolution(kernel, params, &Target::of_npu(machine))
+}
 
 /// The program of a recognised convolution on `machine`, with the tiles the model chose.
 pub fn compile(cv: Conv, machine: &Machine) -> Result<Compiled, NpuError> {
@@ -36,6 +48,16 @@ pub fn compile(cv: Conv, machine: &Machine) -> Result<Compiled, NpuError> {
             machine.name
         ))
     })?;
+    compile_with(cv, tiles, machine)
+}
+
+/// The program of a recognised convolution on `machine` with `tiles`, one of
+/// [`tiles::Tiles::options`] (the tests run tilings the model would not choose).
+pub fn compile_with(
+    cv: Conv,
+    tiles: tiles::Tiles,
+    machine: &Machine,
+) -> Result<Compiled, NpuError> {
     let program = emit::program(&cv, &tiles, machine)?;
     Ok(Compiled {
         program,

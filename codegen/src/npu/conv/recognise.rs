@@ -245,6 +245,11 @@ pub fn convolution(
             (w + pad.left + pad.right - s) / sw + 1
         ));
     }
+    if batch > 1 && (oh * ow * k) % 8 != 0 {
+        return refuse(format!(
+            "statement {stmt}'s output images of {oh} x {ow} x {k} f32 values do not start on 32-byte GM blocks (a store's first element must): with more than one image, OH * OW * K must be a multiple of 8"
+        ));
+    }
     init(&stmts, update)?;
     let input_layout = if cdim == 1 {
         Activations::Nchw

@@ -1,17 +1,21 @@
 //! Streaming a slab's band and weights into L1 while the cube works (the pixel-rows
-//! orientation with NHWC input and `[k, r, s, c]` or `[k, c]` weights).
+//! orientation with NHWC input and `[k, r, s, c]`, `[k, c]`, `[r, s, c, k]` or `[c, k]`
+//! weights).
 //!
 //! Each stream moves *pieces*: GM -> UB in one burst per piece (the band's pixels are
-//! contiguous in NHWC; a piece of weights is a block of output channels' rows), then, if the
-//! channels are not a multiple of 16, the vector unit spreads them over zeroed blocks of 16,
-//! then UB -> L1 (16 channels of a pixel per burst into the band's C1HWC0; per window
-//! position an `nd2nz` into the weights' fractals). Pieces make *chunks*: the band's chunk
-//! `t` is the input tile `t` needs beyond what earlier tiles needed (loaded while tile
-//! `t - 1` computes), the weights' chunk `j` the window positions of sub-step group `j`
-//! (all loaded before the first tile, which waits for each before using it). Every hop is a
-//! ring of two UB slots; a chunk's arrival in L1 is a ring of its own whose consumer (MTE1)
-//! hands the id back as soon as it has seen it (the data stays: L1 holds the whole band and
-//! all weights of a slab).
+//! contiguous in NHWC; a piece of `[k, r, s, c]` weights is a block of output channels'
+//! rows, of `[r, s, c, k]` weights a group of window positions), then, if the channels are
+//! not a multiple of 16, the vector unit spreads them over zeroed blocks of 16, then
+//! UB -> L1 (16 channels of a pixel per burst into the band's C1HWC0; the weights' rows in
+//! one `nd2nz` into their fractals). Where GM's bursts are long enough (channels a multiple
+//! of 256) or UB too small, a stream goes GM -> L1 directly with `nd2nz`. Pieces make
+//! *chunks*: the band's chunk `g` is what its `band_group` tiles need beyond what earlier
+//! tiles needed (loaded while the tiles before compute; pointwise, each tile's pixels into
+//! its own slot), the weights' chunk `j` a block of output channels (which the slab's
+//! first tile goes through one by one as they arrive) or, for `[r, s, c, k]` weights, a
+//! group of window positions. Every hop is a ring of two UB slots; a chunk's arrival in L1
+//! is a ring of its own whose consumer (MTE1) hands the id back as soon as it has seen it
+//! (the data stays: L1 holds the whole band and all weights of a slab).
 
 use super::emit::{Ctx, Names};
 use super::geometry::{c, up16, BandMode, Shape, Slab};

@@ -43,7 +43,7 @@ pub struct Tiles {
     pub kblocks: i64,
     /// Output channels of a slab and of its tiles (a multiple of 16).
     pub ks: i64,
-    /// Output pixels of a slab (a multiple of `mp`).
+    /// Output pixels of a slab (its last tile may have fewer than `mp`).
     pub ps: i64,
     /// Input rows per chunk of the prologue's band conversion.
     pub band_chunk: i64,
@@ -450,51 +450,40 @@ fn perm_group(cv: &Conv, cap: Capacity, ks: i64) -> Option<i64> {
 }
 
 impl Tiles {
-    /// The cheapest tiles for `cv` on `machine` by the model, or `None` if nothing fits.
+    /// The cheapest tiles for `cv` on `machine` by the model (of equal costs, the larger
+    /// tiles), or `None` if nothing fits.
     pub fn choose(cv: &Conv, machine: &Machine) -> Option<Tiles> {
+        Tiles::options(cv, machine)
+            .into_iter()
+            .min_by(|(a, x), (b, y)| a.total_cmp(b).then((y.mp * y.ks).cmp(&(x.mp * x.ks))))
+            .map(|(_, t)| t)
+    }
+
+    /// Every tiling of `cv` whose buffers fit `machine`, with the model's cycles: tiles of
+    /// 16 to 256 pixels, slabs from dividing the output channels and the pixels evenly, and
+    /// for each the deepest sub-step, the ways to stream (the first tile's blocks of output
+    /// channels, its size, band chunks of one tile or of the slab).
+    pub fn options(cv: &Conv, machine: &Machine) -> Vec<(f64, Tiles)> {
         let cap = Capacity::of(machine);
         let orient = Orientation::of(cv);
-        let mut best: Option<(f64, i64, Tiles)> = None;
         let k1 = cdiv(cv.k, 16);
         let pixels = cv.pixels();
+        let mut ks_all: Vec<i64> = (1..=k1).map(|pk| up(cdiv(cv.k, pk), 16)).collect();
+        ks_all.dedup();
+        let mut options = vec![];
         for mp in (1..=16).map(|v| v * 16).filter(|&v| v <= up(pixels, 16)) {
-            let mut seen_ks = vec![];
-            for pk in 1..=k1 {
-                let ks = up(cdiv(cv.k, pk), 16);
-                if seen_ks.contains(&ks) {
-                    continue;
-                }
-                seen_ks.push(ks);
+            for &ks in &ks_all {
                 for pp in 1..=cdiv(pixels, mp).min(64) {
                     let ps = up(cdiv(pixels, pp), pixel_step(cv, orient));
-                    if let Ok(v) = std::env::var("XDEBUG_TILES") {
-                        let f: Vec<i64> = v.split(',').map(|x| x.parse().unwrap()).collect();
-                        if f != [mp, ks, ps] {
-                            continue;
-                        }
-                    }
-                    let cand = Tiles::consider(cv, machine, cap, orient, mp, ks, ps);
-                    if std::env::var("XDEBUG_COST").is_ok() {
-                        if let Some((c, t)) = &cand {
-                            eprintln!("{c:.0} {t:?}");
-                        }
-                    }
-                    if let Some((cost, t)) = cand {
-                        let better = best.as_ref().is_none_or(|(c, area, _)| {
-                            cost < *c || (cost == *c && mp * ks > *area)
-                        });
-                        if better {
-                            best = Some((cost, mp * ks, t));
-                        }
-                    }
+                    options.extend(Tiles::consider(cv, machine, cap, orient, mp, ks, ps));
                 }
             }
         }
-        best.map(|(_, _, t)| t)
+        options
     }
 
-    /// The cost of one candidate, if its buffers fit and its stores keep to their own GM
-    /// blocks.
+    /// The variants of one candidate whose buffers fit and whose stores keep to their own
+    /// GM blocks, costed.
     fn consider(
         cv: &Conv,
         machine: &Machine,
@@ -503,13 +492,13 @@ impl Tiles {
         mp: i64,
         ks: i64,
         ps: i64,
-    ) -> Option<(f64, Tiles)> {
-        if !stores_apart(cv, orient, mp, ks, ps) {
-            return None;
-        }
+    ) -> Vec<(f64, Tiles)> {
         let rows = max_band_rows(cv, orient, ps);
-        if 2 * mp * ks * 4 > cap.l0c || 2 * mp * ks * 4 > cap.ub {
-            return None;
+        if !stores_apart(cv, orient, mp, ks, ps)
+            || 2 * mp * ks * 4 > cap.l0c
+            || 2 * mp * ks * 4 > cap.ub
+        {
+            return vec![];
         }
         // the deepest sub-step that fits both L0 slots: window positions of one channel
         // block, or (pointwise) channel blocks
@@ -519,12 +508,14 @@ impl Tiles {
         };
         let fits = |n: i64| 2 * a_rows * n * 32 <= cap.l0a && 2 * b_cols * n * 32 <= cap.l0b;
         let pointwise = BandMode::of(cv, orient) == BandMode::Pixels;
-        let depth = (1..=if pointwise { cv.c1() } else { cv.rs() })
+        let Some(depth) = (1..=if pointwise { cv.c1() } else { cv.rs() })
             .rev()
-            .find(|&n| fits(n))?;
-        let depth = std::env::var("XDEBUG_DEPTH").map_or(depth, |v| v.parse().unwrap());
+            .find(|&n| fits(n))
+        else {
+            return vec![];
+        };
         let (nrs, kc1) = if pointwise { (1, depth) } else { (depth, 1) };
-        let mut tiles = Tiles {
+        let tiles = Tiles {
             mp,
             m0: mp,
             nrs,
@@ -541,10 +532,16 @@ impl Tiles {
             weight_piece: 0,
         };
         if !streamable(cv, orient) {
-            tiles.band_chunk = band_chunk(cv, cap, rows)?;
-            tiles.weight_chunk = weight_chunk(cv, cap, ks)?;
-            tiles.perm_group = perm_group(cv, cap, ks)?;
-            return tiles.costed(cv, machine, cap, orient);
+            let prologue = || -> Option<(f64, Tiles)> {
+                Tiles {
+                    band_chunk: band_chunk(cv, cap, rows)?,
+                    weight_chunk: weight_chunk(cv, cap, ks)?,
+                    perm_group: perm_group(cv, cap, ks)?,
+                    ..tiles
+                }
+                .costed(cv, machine, cap, orient)
+            };
+            return prologue().into_iter().collect();
         }
         // streamed: the first tile in 1, 2, 4, ... blocks of output channels (weights that
         // come in blocks of output channels), the cheapest
@@ -575,30 +572,32 @@ impl Tiles {
                 }
             }
         }
+        // the band in the largest pieces UB holds, or (so that hops overlap loads sooner)
+        // in half of them
         options
             .into_iter()
-            .filter(|t| {
-                std::env::var("XDEBUG_KB").map_or(true, |v| v.parse::<i64>().unwrap() == t.kblocks)
-            })
-            .filter(|t| {
-                std::env::var("XDEBUG_G")
-                    .map_or(true, |v| v.parse::<i64>().unwrap() == t.band_group)
-            })
-            .filter(|t| {
-                std::env::var("XDEBUG_M0").map_or(true, |v| v.parse::<i64>().unwrap() == t.m0)
-            })
-            .filter_map(|mut t| {
+            .filter_map(|t| {
                 let chunk = max_chunk(cv, orient, &t);
-                (t.band_piece, t.weight_piece) = pieces(cv, cap, &t, chunk)?;
-                if let Ok(v) = std::env::var("XDEBUG_BP") {
-                    t.band_piece = v.parse().unwrap();
-                }
-                if let Ok(v) = std::env::var("XDEBUG_WP") {
-                    t.weight_piece = v.parse().unwrap();
-                }
-                t.costed(cv, machine, cap, orient)
+                let (band_piece, weight_piece) = pieces(cv, cap, &t, chunk)?;
+                Some(Tiles {
+                    band_piece,
+                    weight_piece,
+                    ..t
+                })
             })
-            .min_by(|a, b| a.0.total_cmp(&b.0))
+            .flat_map(|t| {
+                let half = Tiles {
+                    band_piece: (t.band_piece + 1) / 2,
+                    ..t
+                };
+                if t.band_piece >= 32 {
+                    vec![t, half]
+                } else {
+                    vec![t]
+                }
+            })
+            .filter_map(|t| t.costed(cv, machine, cap, orient))
+            .collect()
     }
 
     /// `self` costed, if its L1 buffers fit.
@@ -647,8 +646,8 @@ fn pixel_step(cv: &Conv, orient: Orientation) -> i64 {
     }
 }
 
-/// Whether every tile's stores start and end on GM blocks of their own (two stores into
-/// one 32-byte block race unless ordered).
+/// Whether every tile's stores start and end on GM blocks of their own (a GM operand
+/// starts on a 32-byte block, and two stores into one block race unless ordered).
 fn stores_apart(cv: &Conv, orient: Orientation, mp: i64, ks: i64, ps: i64) -> bool {
     let per_block = BLOCK / 4; // f32 outputs
     let image = cv.pixels() * cv.k;
