@@ -5,31 +5,21 @@ mod common;
 
 use common::polyc;
 
-#[test]
-fn a_matrix_product_compiles_and_simulates_race_free() {
+/// `polyc compile FILE --target npu --reorder-reductions EXTRA -o X.npu`, which must succeed
+/// and simulate race-free in strict mode on the timing oracle's machines; the program's text.
+fn compiled_and_simulated(file: &str, extra: &[&str]) -> String {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("bmm.npu");
-    let o = polyc(&[
-        "compile",
-        "examples/batched-matmul.pk",
-        "--target",
-        "npu",
-        "--reorder-reductions",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let out = dir.path().join("k.npu");
+    let mut args = vec!["compile", file, "--target", "npu", "--reorder-reductions"];
+    args.extend(extra);
+    args.extend(["-o", out.to_str().unwrap()]);
+    let o = polyc(&args);
     assert_eq!(
         o.status.code(),
         Some(0),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let text = std::fs::read_to_string(&out).unwrap();
-    assert!(
-        text.starts_with("# batched_matmul compiled by polyc for `ascend-like` (8 cores)"),
-        "{text}"
-    );
-    assert!(text.contains("#   i1 <- i\n"), "{text}");
     let sim = polyc(&["sim", out.to_str().unwrap(), "--check-timing", "3"]);
     assert_eq!(
         sim.status.code(),
@@ -37,6 +27,17 @@ fn a_matrix_product_compiles_and_simulates_race_free() {
         "{}",
         String::from_utf8_lossy(&sim.stderr)
     );
+    std::fs::read_to_string(&out).unwrap()
+}
+
+#[test]
+fn a_matrix_product_compiles_and_simulates_race_free() {
+    let text = compiled_and_simulated("examples/batched-matmul.pk", &[]);
+    assert!(
+        text.starts_with("# batched_matmul compiled by polyc for `ascend-like` (8 cores)"),
+        "{text}"
+    );
+    assert!(text.contains("#   i1 <- i\n"), "{text}");
 }
 
 #[test]
@@ -64,38 +65,10 @@ fn refusals_exit_1_with_the_reason() {
 
 #[test]
 fn a_softmax_compiles_to_the_vector_unit_and_simulates_race_free() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("softmax.npu");
-    let o = polyc(&[
-        "compile",
-        "examples/softmax.pk",
-        "--target",
-        "npu",
-        "--reorder-reductions",
-        "-D",
-        "B=37",
-        "-D",
-        "L=1000",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let text = std::fs::read_to_string(&out).unwrap();
+    let text = compiled_and_simulated("examples/softmax.pk", &["-D", "B=37", "-D", "L=1000"]);
     assert!(
         text.contains("# Vector path: 37 rows of 1000 columns"),
         "{text}"
-    );
-    let sim = polyc(&["sim", out.to_str().unwrap(), "--check-timing", "3"]);
-    assert_eq!(
-        sim.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&sim.stderr)
     );
 }
 
