@@ -3,6 +3,8 @@
 //! the documented tolerance of a reordered f32 sum; the timing oracle must agree on the
 //! values; kernels outside the back end's reach are refused with a reason.
 
+mod common;
+
 use codegen::npu::matmul::ring::Ring;
 use codegen::npu::matmul::strips::Strips;
 use codegen::npu::matmul::{self, Schedule};
@@ -48,35 +50,9 @@ fn differential_with(
             *schedule = forced;
         }
     }
-    let mut memory = Memory::random(&k, &params, 7).unwrap();
-    let sim = simulate(&compiled, &k, &memory, &m)
-        .unwrap_or_else(|e| panic!("{e}\n{}", npu_sim::print(&compiled.program)));
-    let inputs = codegen::npu::inputs(&k, &memory).unwrap();
-    Interpreter::new(&k, &params)
-        .unwrap()
-        .run_original(&mut memory)
-        .unwrap();
-    let mut worst: f64 = 0.0;
-    for array in k.arrays.iter().filter(|a| a.role.is_output()) {
-        let want = memory.array(&array.name).unwrap().values();
-        let got = sim.memory.array(&array.name).unwrap().values();
-        let scale = want
-            .iter()
-            .fold(0.0f64, |a, v| a.max(v.abs()))
-            .max(f64::MIN_POSITIVE);
-        let err = (got.iter().zip(want)).fold(0.0f64, |a, (g, w)| a.max((g - w).abs())) / scale;
-        worst = worst.max(err);
-    }
     // the timing oracle: other machines, the same values
-    let report = npu_sim::oracle::check_timing(
-        &compiled.program,
-        &m,
-        &inputs,
-        1,
-        npu_sim::Semantics::Strict,
-        4,
-    );
-    assert!(report.agreed(), "timing oracle: {report:?}");
+    let (want, got) = common::interpreted_and_simulated(&k, &params, &compiled, &m, 4, machine);
+    let worst = common::worst_error(&k, &want, &got);
     let codegen::npu::Plan::Matmul { schedule, .. } = compiled.plan else {
         panic!("not a matrix product: {:?}", compiled.plan)
     };

@@ -3,13 +3,15 @@
 //! within the tolerance of a reordered f32 sum; the timing oracle must agree on the values;
 //! kernels outside the back end's reach are refused with a reason.
 
+mod common;
+
 use codegen::npu::conv::{self, tiles::Tiles};
-use codegen::npu::{compile, simulate, Compiled, NpuError, Plan};
+use codegen::npu::{compile, Compiled, NpuError, Plan};
 use codegen::runner::tolerance;
 use frontend::ir::{ElemType, Kernel};
 use frontend::SourceFile;
 use npu_sim::Machine;
-use poly::interp::{Interpreter, Memory, ParamValues};
+use poly::interp::ParamValues;
 use std::collections::BTreeMap;
 
 fn kernel(text: &str) -> Kernel {
@@ -126,35 +128,9 @@ impl Case {
     /// on the values.
     fn error(&self, compiled: &Compiled, m: &Machine) -> f64 {
         let k = &self.kernel;
-        let mut memory = Memory::random(k, &self.params, 7).unwrap();
-        let sim = simulate(compiled, k, &memory, m)
-            .unwrap_or_else(|e| panic!("{e}\n{}", npu_sim::print(&compiled.program)));
-        let inputs = codegen::npu::inputs(k, &memory).unwrap();
-        Interpreter::new(k, &self.params)
-            .unwrap()
-            .run_original(&mut memory)
-            .unwrap();
-        let mut worst: f64 = 0.0;
-        for array in k.arrays.iter().filter(|a| a.role.is_output()) {
-            let want = memory.array(&array.name).unwrap().values();
-            let got = sim.memory.array(&array.name).unwrap().values();
-            let scale = want
-                .iter()
-                .fold(0.0f64, |a, v| a.max(v.abs()))
-                .max(f64::MIN_POSITIVE);
-            let err = (got.iter().zip(want)).fold(0.0f64, |a, (g, w)| a.max((g - w).abs())) / scale;
-            worst = worst.max(err);
-        }
-        let report = npu_sim::oracle::check_timing(
-            &compiled.program,
-            m,
-            &inputs,
-            1,
-            npu_sim::Semantics::Strict,
-            2,
-        );
-        assert!(report.agreed(), "timing oracle: {report:?}");
-        worst
+        let (want, got) =
+            common::interpreted_and_simulated(k, &self.params, compiled, m, 2, &k.name);
+        common::worst_error(k, &want, &got)
     }
 }
 

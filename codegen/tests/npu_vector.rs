@@ -5,13 +5,17 @@
 //! tolerance (`codegen::runner::tolerance`); the timing oracle must agree on the values;
 //! kernels outside the path's reach are refused naming the statement.
 
+// worst_error is for the tests that measure an error rather than compare
+#[allow(dead_code)]
+mod common;
+
 use codegen::npu::vector::{self, Plan};
-use codegen::npu::{compile, simulate, Compiled, NpuError};
+use codegen::npu::{compile, Compiled, NpuError};
 use codegen::runner::{disagreements, Comparison};
 use frontend::ir::Kernel;
 use frontend::SourceFile;
 use npu_sim::Machine;
-use poly::interp::{Interpreter, Memory, ParamValues};
+use poly::interp::ParamValues;
 use std::collections::BTreeMap;
 
 const PRESETS: [&str; 3] = ["ascend-like", "ascend-like-halfgm", "mini"];
@@ -58,25 +62,9 @@ impl Run<'_> {
             program,
             plan: codegen::npu::Plan::Vector(plan.clone()),
         };
-        let mut memory = Memory::random(&k, &params, 7).unwrap();
-        let sim = simulate(&compiled, &k, &memory, &m)
-            .unwrap_or_else(|e| panic!("{at}: {e}\n{}", npu_sim::print(&compiled.program)));
-        let inputs = codegen::npu::inputs(&k, &memory).unwrap();
-        Interpreter::new(&k, &params)
-            .unwrap()
-            .run_original(&mut memory)
-            .unwrap();
-        let bad = disagreements(&k, &memory, &sim.memory, self.comparison).unwrap();
+        let (want, got) = common::interpreted_and_simulated(&k, &params, &compiled, &m, 2, &at);
+        let bad = disagreements(&k, &want, &got, self.comparison).unwrap();
         assert!(bad.is_empty(), "{at}: {bad:?}");
-        let report = npu_sim::oracle::check_timing(
-            &compiled.program,
-            &m,
-            &inputs,
-            1,
-            npu_sim::Semantics::Strict,
-            2,
-        );
-        assert!(report.agreed(), "{at}: timing oracle: {report:?}");
         plan
     }
 }

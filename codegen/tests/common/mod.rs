@@ -1,0 +1,56 @@
+//! What the NPU back end's differential tests share: a compiled program run in the simulator
+//! (strict semantics, race detector) and the interpreter on the same random inputs, with the
+//! timing oracle's machines agreeing on the simulator's values.
+
+use codegen::npu::{simulate, Compiled};
+use frontend::ir::Kernel;
+use npu_sim::Machine;
+use poly::interp::{Interpreter, Memory, ParamValues};
+
+/// The interpreter's memory and the simulator's after running `compiled` on the same random
+/// inputs (seed 7); the timing oracle must agree on `oracle` other machines. `at` names the
+/// case in failure messages.
+pub fn interpreted_and_simulated(
+    k: &Kernel,
+    params: &ParamValues,
+    compiled: &Compiled,
+    m: &Machine,
+    oracle: usize,
+    at: &str,
+) -> (Memory, Memory) {
+    let mut memory = Memory::random(k, params, 7).unwrap();
+    let sim = simulate(compiled, k, &memory, m)
+        .unwrap_or_else(|e| panic!("{at}: {e}\n{}", npu_sim::print(&compiled.program)));
+    let inputs = codegen::npu::inputs(k, &memory).unwrap();
+    Interpreter::new(k, params)
+        .unwrap()
+        .run_original(&mut memory)
+        .unwrap();
+    let report = npu_sim::oracle::check_timing(
+        &compiled.program,
+        m,
+        &inputs,
+        1,
+        npu_sim::Semantics::Strict,
+        oracle,
+    );
+    assert!(report.agreed(), "{at}: timing oracle: {report:?}");
+    (memory, sim.memory)
+}
+
+/// The largest normwise error of any output of `k`: the largest difference over the largest
+/// magnitude of the interpreter's values.
+pub fn worst_error(k: &Kernel, want: &Memory, got: &Memory) -> f64 {
+    let mut worst: f64 = 0.0;
+    for array in k.arrays.iter().filter(|a| a.role.is_output()) {
+        let want = want.array(&array.name).unwrap().values();
+        let got = got.array(&array.name).unwrap().values();
+        let scale = want
+            .iter()
+            .fold(0.0f64, |a, v| a.max(v.abs()))
+            .max(f64::MIN_POSITIVE);
+        let err = (got.iter().zip(want)).fold(0.0f64, |a, (g, w)| a.max((g - w).abs())) / scale;
+        worst = worst.max(err);
+    }
+    worst
+}
