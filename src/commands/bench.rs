@@ -81,6 +81,17 @@ pub struct BenchArgs {
     pub codegen: CodegenArgs,
 }
 
+/// The flags a user gives clang-16 for Polly with its parallel code generation.
+pub const POLLY_FLAGS: &[&str] = &[
+    "-O3",
+    "-march=native",
+    "-mllvm",
+    "-polly",
+    "-mllvm",
+    "-polly-parallel",
+    "-fopenmp",
+];
+
 /// Each variant runs for at least about this long a round (see the module documentation).
 pub const MIN_TIMED_SECONDS: f64 = 0.25;
 
@@ -239,18 +250,7 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
     let compiler = |program: &str, flags: &[&str]| CCompiler::new(program, flags).with_float(float);
     let gcc = compiler("gcc", &["-O3", "-march=native"]);
     let gcc_omp = compiler("gcc", &["-O3", "-march=native", "-fopenmp"]);
-    let polly = compiler(
-        "clang-16",
-        &[
-            "-O3",
-            "-march=native",
-            "-mllvm",
-            "-polly",
-            "-mllvm",
-            "-polly-parallel",
-            "-fopenmp",
-        ],
-    );
+    let polly = compiler("clang-16", POLLY_FLAGS);
     let stem = Path::new(file)
         .file_stem()
         .map_or("kernel".into(), |s| s.to_string_lossy().into_owned());

@@ -178,18 +178,7 @@ pub fn bench_file(
         // libomp-16-dev` installs them.
         (
             "original (clang-16 Polly)",
-            compiler(
-                "clang-16",
-                &[
-                    "-O3",
-                    "-march=native",
-                    "-mllvm",
-                    "-polly",
-                    "-mllvm",
-                    "-polly-parallel",
-                    "-fopenmp",
-                ],
-            ),
+            compiler("clang-16", super::bench::POLLY_FLAGS),
             PathBuf::from(file),
         ),
         (
