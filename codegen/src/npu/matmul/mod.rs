@@ -17,12 +17,25 @@ pub mod strips;
 
 use super::recognise::{Dim, Matmul, Operand};
 use super::NpuError;
-use npu_sim::program::{CmpOp, DType, Direction, Dma, DmaMode, Expr, MemRef, TensorId};
+use npu_sim::program::{BufferId, CmpOp, DType, Direction, Dma, DmaMode, Expr, MemRef, TensorId};
 
 /// Rows and columns of a fractal.
 const F: i64 = 16;
 /// Elements of a 16-bit fractal.
 const FRACTAL: i64 = F * F;
+
+/// A product program's tensors and buffers (both schedules declare the same ones).
+struct Names {
+    a: TensorId,
+    b: TensorId,
+    c: TensorId,
+    a_l1: BufferId,
+    b_l1: BufferId,
+    a_l0: BufferId,
+    b_l0: BufferId,
+    c_l0: BufferId,
+    c_ub: BufferId,
+}
 
 /// How a product is scheduled, with its sizes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,11 +15,11 @@
 //! and where a size sets a layout's pitch (K and N of the L0 operands) the sub-step is
 //! emitted once per pitch that occurs.
 
-use super::{c, dtype, index, round16, row_stride, Grid, F, FRACTAL};
+use super::{c, dtype, index, round16, row_stride, Grid, Names, F, FRACTAL};
 use crate::npu::recognise::Matmul;
 use crate::npu::NpuError;
 use npu_sim::builder::Builder;
-use npu_sim::program::{BufferId, CmpOp, DType, Dma, DmaMode, Expr, Pipe, TensorId, Tier};
+use npu_sim::program::{CmpOp, DType, Dma, DmaMode, Expr, Pipe, Tier};
 
 /// The sizes of the ring schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,19 +50,6 @@ impl Ring {
             self.tm, self.tn, self.kc, self.tk
         )
     }
-}
-
-/// The program's tensors and buffers.
-struct Names {
-    a: TensorId,
-    b: TensorId,
-    c: TensorId,
-    a_l1: BufferId,
-    b_l1: BufferId,
-    a_l0: BufferId,
-    b_l0: BufferId,
-    c_l0: BufferId,
-    c_ub: BufferId,
 }
 
 /// What one tile's code needs: its position and extents, its slot (L0C and UB), and

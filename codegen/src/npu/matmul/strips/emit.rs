@@ -2,11 +2,12 @@
 
 use super::{c_row_bytes, Strips};
 use crate::npu::matmul::fold::{at, clamp, fold, minus, positive, push, repeat, set, wait, when};
+use crate::npu::matmul::Names;
 use crate::npu::matmul::{c, dtype, index, round16, row_stride, Grid, Tile, F, FRACTAL};
 use crate::npu::recognise::Matmul;
 use crate::npu::NpuError;
 use npu_sim::builder::Builder;
-use npu_sim::program::{BufferId, CmpOp, DType, Dma, DmaMode, Expr, Pipe, TensorId, Tier};
+use npu_sim::program::{CmpOp, DType, Dma, DmaMode, Expr, Pipe, Tier};
 
 /// A size that takes one of two constant values: `yes` where `cond` holds, else `no` (the
 /// depth of the last step, the width of the last column of tiles). Products with it stay
@@ -40,19 +41,6 @@ impl Two {
             (self.cond.clone()).select(mul(self.yes), mul(self.no))
         }
     }
-}
-
-/// The program's tensors and buffers.
-struct Names {
-    a: TensorId,
-    b: TensorId,
-    c: TensorId,
-    a_l1: BufferId,
-    b_l1: BufferId,
-    a_l0: BufferId,
-    b_l0: BufferId,
-    c_l0: BufferId,
-    c_ub: BufferId,
 }
 
 /// Everything the emitting functions share.
