@@ -23,6 +23,7 @@ mod print;
 mod promote;
 mod scop;
 pub mod stmt;
+mod stride;
 mod team;
 pub mod types;
 

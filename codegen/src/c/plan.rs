@@ -16,6 +16,7 @@ use super::cexpr::{unrolled_values, CExprs};
 use super::instances::{Instances, LoopOptions};
 use super::pack::{InScope, Panel};
 use super::promote::{promotion, Promotion};
+use super::stride::contiguous;
 use super::team::shares_work;
 use crate::ast::{For, Node};
 use std::collections::HashMap;
@@ -34,7 +35,8 @@ pub(super) enum Parallelism {
         min_trips: Option<i64>,
     },
     /// `#pragma omp simd`: an innermost parallel loop inside a parallel region or a
-    /// sequential loop.
+    /// sequential loop whose accesses are contiguous or invariant along it
+    /// ([`contiguous`]).
     Simd,
     /// No pragma.
     Sequential,
@@ -194,7 +196,12 @@ impl<'n> Planner<'n, '_> {
             Parallelism::Threads {
                 min_trips: (!f.body.has_loop()).then_some(MIN_FLAT_PARALLEL_TRIPS),
             }
-        } else if openmp && f.parallel && f.step == 1 && !f.body.has_loop() {
+        } else if openmp
+            && f.parallel
+            && f.step == 1
+            && !f.body.has_loop()
+            && contiguous(f, self.statements, self.cexprs)
+        {
             Parallelism::Simd
         } else {
             Parallelism::Sequential

@@ -40,7 +40,7 @@ pub(super) struct Promoted {
 
 /// The statements of a loop body made of statements only (`None`: it holds a loop or a
 /// guard).
-fn statements_of(node: &Node) -> Option<Vec<(&str, &[Expr])>> {
+pub(super) fn statements_of(node: &Node) -> Option<Vec<(&str, &[Expr])>> {
     match node {
         Node::User(tuple, args) => Some(vec![(tuple.as_str(), args.as_slice())]),
         Node::Block(children) => {

@@ -51,7 +51,7 @@ fn prints_as_unit(f: &For, statements: &dyn Instances, options: LoopOptions) -> 
 mod tests {
     use super::super::instances::{Instances, LoopOptions};
     use super::super::print::print_loops;
-    use super::super::stmt::Replacement;
+    use super::super::stmt::{ElementAccess, Replacement};
     use crate::ast::{Expr, For, Node, Op};
     use crate::CodegenError;
     use std::collections::BTreeMap;
@@ -67,6 +67,11 @@ mod tests {
             _: &[Replacement<'_>],
         ) -> Result<String, CodegenError> {
             Ok(format!("{tuple}({});", args.join(", ")))
+        }
+
+        /// No element accessed: every loop is contiguous.
+        fn element_accesses(&self, _: &str, _: &[String]) -> Option<Vec<ElementAccess>> {
+            Some(Vec::new())
         }
     }
 
