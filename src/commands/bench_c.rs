@@ -8,12 +8,15 @@
 //!
 //! Before anything is timed, each variant is built with `-DPOLYBENCH_DUMP_ARRAYS` and its
 //! output compared with (a)'s: identical, or equal within one unit of the last printed digit
-//! of each number (the builds may contract different products into fused multiply-adds).
-//! Polly's output that differs from gcc's is compared with its own compiler's
-//! (`clang-16 -O3 -march=native` without Polly): compilers contract differently, and on an
-//! ill-conditioned kernel (gramschmidt) that changes printed digits; Polly is judged against
-//! the order its compiler gives the original. polyc's output that differs from gcc's stops
-//! the benchmark (polyc's own bug); a peer's that differs from both is not timed.
+//! of each number. Where they differ more, the cause may be fused multiply-adds alone: by
+//! default gcc and clang contract `a * b + c` where they see it, and which products they
+//! see depends on the loop nest's shape and on the compiler; on an ill-conditioned kernel
+//! (gramschmidt) that changes printed digits. So the variant and the original, the latter
+//! built by the variant's own compiler without the transformation (`gcc -O3 -march=native`,
+//! or `clang-16 -O3 -march=native` for Polly), are both rebuilt with contraction off
+//! (`-ffp-contract=off`) and their dumps compared again: agreeing there, the transformation
+//! is exact and the variant is timed as the user builds it. polyc's variant that still
+//! differs stops the benchmark (polyc's own bug); a peer's is shown and not timed.
 //!
 //! The timed builds have `-DPOLYBENCH_TIME`: a run's time is what it prints on standard output when that is a number alone (PolyBench's timer),
 //! else the run's wall time. Variants run
@@ -34,9 +37,12 @@ use std::time::Instant;
 struct Variant {
     name: &'static str,
     compiler: CCompiler,
-    /// The build of the original by the same compiler without the transformation, whose
-    /// dumps this variant's are held to when they differ from (a)'s (`None`: (a)'s only).
-    own: Option<PathBuf>,
+    /// The same compiler without the transformation (Polly's is clang-16 alone).
+    plain: CCompiler,
+    /// What this variant compiles (the original, or polyc's rewrite).
+    source: PathBuf,
+    /// Whether it is polyc's own (whose wrong dumps are an internal error, not a peer's).
+    ours: bool,
     /// The built executables: with the dumps, and timed.
     check: PathBuf,
     timed: PathBuf,
@@ -81,9 +87,9 @@ enum Agreement {
     /// The same words, numbers within one unit of their last printed digit.
     WithinPrintedPrecision,
     /// Different from (a)'s (the first difference given), but agreeing with the original
-    /// built by the variant's own compiler.
-    AsOwnCompiler(String),
-    /// Different from (a)'s and from its own compiler's: not timed.
+    /// when both are built by the variant's compiler with contraction off.
+    WithoutContraction(String),
+    /// Different from (a)'s, with contraction off too (both differences given): not timed.
     Disagree(String),
 }
 
@@ -181,62 +187,80 @@ pub fn bench_file(
     let compiler = |program: &str, flags: &[&str]| {
         CCompiler::new(program, flags).with_float(FloatMode::AsTyped)
     };
-    let gcc = || compiler("gcc", &["-O3", "-march=native"]);
-    // (name, compiler, source, the same compiler without the transformation, if another).
+    let gcc = |flags: &[&str]| compiler("gcc", flags);
+    let plain_gcc = || gcc(&["-O3", "-march=native"]);
+    // (name, compiler, the same compiler without the transformation, source).
     let candidates = [
-        ("original (gcc -O3)", gcc(), PathBuf::from(file), None),
+        (
+            "original (gcc -O3)",
+            plain_gcc(),
+            plain_gcc(),
+            PathBuf::from(file),
+        ),
         // Missing clang-16, Polly or libomp: `scripts/setup.sh clang-16 libpolly-16-dev
         // libomp-16-dev` installs them.
         (
             "original (clang-16 Polly)",
             compiler("clang-16", super::bench::POLLY_FLAGS),
+            compiler("clang-16", &["-O3", "-march=native"]),
             PathBuf::from(file),
-            Some(compiler("clang-16", &["-O3", "-march=native"])),
         ),
         (
             "polyc c (gcc -O3 -fopenmp)",
-            compiler("gcc", &["-O3", "-march=native", "-fopenmp"]),
+            gcc(&["-O3", "-march=native", "-fopenmp"]),
+            plain_gcc(),
             rewrite,
-            None,
         ),
     ];
+    let build = |compiler: &CCompiler, source: &Path, macro_: &str, tag: String| {
+        let sources: Vec<&Path> = std::iter::once(source)
+            .chain(args.link.iter().map(Path::new))
+            .collect();
+        let exe = dir.join(format!("{stem}-{tag}"));
+        let mut extra = flags.clone();
+        extra.push(format!("-D{macro_}"));
+        compiler.compile_files(&sources, &extra, &exe).map(|_| exe)
+    };
     let mut variants = Vec::new();
-    for (k, (name, compiler, source, own)) in candidates.into_iter().enumerate() {
-        let build = |compiler: &CCompiler, source: &Path, macro_: &str, tag: &str| {
-            let sources: Vec<&Path> = std::iter::once(source)
-                .chain(args.link.iter().map(Path::new))
-                .collect();
-            let exe = dir.join(format!("{stem}-{k}-{tag}"));
-            let mut extra = flags.clone();
-            extra.push(format!("-D{macro_}"));
-            compiler.compile_files(&sources, &extra, &exe).map(|_| exe)
-        };
-        let own = match own {
-            Some(c) => Some(build(&c, Path::new(file), "POLYBENCH_DUMP_ARRAYS", "own")),
-            None => None,
-        };
+    for (k, (name, compiler, plain, source)) in candidates.into_iter().enumerate() {
         match (
-            build(&compiler, &source, "POLYBENCH_DUMP_ARRAYS", "check"),
-            build(&compiler, &source, "POLYBENCH_TIME", "timed"),
-            own.transpose(),
+            build(
+                &compiler,
+                &source,
+                "POLYBENCH_DUMP_ARRAYS",
+                format!("{k}-check"),
+            ),
+            build(&compiler, &source, "POLYBENCH_TIME", format!("{k}-timed")),
         ) {
-            (Ok(check), Ok(timed), Ok(own)) => variants.push(Variant {
+            (Ok(check), Ok(timed)) => variants.push(Variant {
                 name,
                 compiler,
-                own,
+                plain,
+                ours: source != Path::new(file),
+                source,
                 check,
                 timed,
                 times: Vec::new(),
             }),
-            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) if k == 0 => {
-                return Err(CliError::User(e.to_string()))
-            }
-            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
-                eprintln!("note: {file}: `{name}` is skipped: {e}")
-            }
+            (Err(e), _) | (_, Err(e)) if k == 0 => return Err(CliError::User(e.to_string())),
+            (Err(e), _) | (_, Err(e)) => eprintln!("note: {file}: `{name}` is skipped: {e}"),
         }
     }
-    let agreements = checked(&variants)?;
+    // A variant and the original, both built by the variant's compiler with contraction off.
+    let exact = |v: &Variant, k: usize| {
+        let exact = |c: &CCompiler| c.clone().with_float(FloatMode::Exact);
+        let dump = "POLYBENCH_DUMP_ARRAYS";
+        Ok::<_, codegen::toolchain::ToolchainError>((
+            build(
+                &exact(&v.plain),
+                Path::new(file),
+                dump,
+                format!("{k}-exact-original"),
+            )?,
+            build(&exact(&v.compiler), &v.source, dump, format!("{k}-exact"))?,
+        ))
+    };
+    let agreements = checked(&variants, |v, k| exact(v, k).map_err(internal))?;
     let timed: Vec<bool> = agreements
         .iter()
         .map(|a| !matches!(a, Some(Agreement::Disagree(_))))
@@ -266,12 +290,12 @@ pub fn bench_file(
             None => "reference".to_string(),
             Some(Agreement::Identical) => "dumps identical".into(),
             Some(Agreement::WithinPrintedPrecision) => "dumps within the printed precision".into(),
-            Some(Agreement::AsOwnCompiler(why)) => {
-                format!("dumps as its compiler's without the transformation (gcc's differ, {why})")
+            Some(Agreement::WithoutContraction(why)) => {
+                format!("dumps identical with -ffp-contract=off (contracted, {why})")
             }
             Some(Agreement::Disagree(why)) => {
                 println!(
-                    "  {:<28} not timed: its dumps differ from gcc's and from its own compiler's ({why})  [{}]",
+                    "  {:<28} not timed: its dumps differ from the original's, with contraction off too ({why})  [{}]",
                     v.name,
                     v.compiler.describe()
                 );
@@ -292,17 +316,21 @@ pub fn bench_file(
 }
 
 /// Runs each variant's dump build once and compares what it prints with the first's: how
-/// each agrees (`None` for the first, the reference). A variant that differs is held to its
-/// own compiler's build of the original when it has one ([`Agreement::AsOwnCompiler`] or
-/// [`Agreement::Disagree`]); without one, the difference is polyc's own bug and an error.
-fn checked(variants: &[Variant]) -> Result<Vec<Option<Agreement>>, CliError> {
+/// each agrees (`None` for the first, the reference). A variant that differs is compared
+/// again with contraction off, `exact` building it and the original so
+/// ([`Agreement::WithoutContraction`] or [`Agreement::Disagree`]); polyc's variant that
+/// differs then is polyc's own bug and an error.
+fn checked(
+    variants: &[Variant],
+    exact: impl Fn(&Variant, usize) -> Result<(PathBuf, PathBuf), CliError>,
+) -> Result<Vec<Option<Agreement>>, CliError> {
     let dumps = |exe: &Path| -> Result<String, CliError> {
         let run = run_once(exe, &[]).map_err(CliError::User)?;
         Ok(format!("{}{}", run.stdout, run.stderr))
     };
     let mut reference: Option<String> = None;
     let mut out = Vec::new();
-    for v in variants {
+    for (k, v) in variants.iter().enumerate() {
         let printed = dumps(&v.check)?;
         let Some(expected) = &reference else {
             reference = Some(printed);
@@ -316,15 +344,18 @@ fn checked(variants: &[Variant]) -> Result<Vec<Option<Agreement>>, CliError> {
             }
             Err(why) => why,
         };
-        let Some(own) = &v.own else {
-            return Err(CliError::Internal(format!(
-                "the dumps of `{}` disagree with the original's: {why}",
-                v.name
-            )));
-        };
-        out.push(Some(match agreement(&dumps(own)?, &printed) {
-            Ok(_) => Agreement::AsOwnCompiler(why),
-            Err(own_why) => Agreement::Disagree(format!("gcc: {why}; own compiler: {own_why}")),
+        let (original, variant) = exact(v, k)?;
+        out.push(Some(match agreement(&dumps(&original)?, &dumps(&variant)?) {
+            Ok(_) => Agreement::WithoutContraction(why),
+            Err(exact_why) if v.ours => {
+                return Err(CliError::Internal(format!(
+                    "the dumps of `{}` disagree with the original's: {why}; with contraction off: {exact_why}",
+                    v.name
+                )))
+            }
+            Err(exact_why) => {
+                Agreement::Disagree(format!("{why}; with contraction off: {exact_why}"))
+            }
         }));
     }
     Ok(out)
