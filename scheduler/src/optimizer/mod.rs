@@ -135,10 +135,12 @@ pub fn optimize(
 
 /// `schedule` fused, merged and tiled, or the original loop order instead when the
 /// wavefront would have to skew `schedule` to find parallelism (a permutable band has no
-/// parallel member) while the original order has a parallel loop: a skewed wavefront forks
-/// and joins threads at every step of a sequential outer loop and loses the original's
-/// contiguous inner loops (jacobi-2d ran 3x slower than the original that way), whereas
-/// the original's parallel loops need neither.
+/// parallel member) while the original order runs its heaviest statements in parallel
+/// loops ([`cost::parallel_covers_heaviest`]): a skewed wavefront forks and joins threads
+/// at every step of a sequential outer loop and loses the original's contiguous inner
+/// loops (jacobi-2d ran 3x slower than the original that way), whereas the original's
+/// parallel loops need neither. An original whose parallel loops leave heavy statements
+/// sequential (lu) loses to the wavefront of tiles.
 fn avoid_skewing<'a>(
     problem: &'a Problem<'a>,
     schedule: &Schedule,
@@ -152,11 +154,13 @@ fn avoid_skewing<'a>(
     }
     let mut identity = original.merged()?.clone();
     identity.tile()?;
-    Ok(if cost::has_parallel(&identity.tree().root) {
-        identity
-    } else {
-        staged
-    })
+    Ok(
+        if cost::parallel_covers_heaviest(problem.program, identity.tree())? {
+            identity
+        } else {
+            staged
+        },
+    )
 }
 
 /// The original loop order (the identity scheduler's), fused and merged as the schedule

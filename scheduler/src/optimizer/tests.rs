@@ -1,5 +1,5 @@
 use super::*;
-use crate::transform::{KeepOriginal, Note};
+use crate::transform::{BandKind, KeepOriginal, Node, Note};
 use crate::Options;
 use poly::deps::Dependences;
 use poly::isl::Ctx;
@@ -96,4 +96,29 @@ fn an_illegal_pass_is_refused_with_a_counterexample() {
     assert!(text.contains("S0["), "{text}");
     // Without the pass the same pipeline is legal.
     assert!(optimized("polybench/seidel-2d", &[]).is_ok());
+}
+
+#[test]
+fn an_original_whose_parallel_loops_leave_heavy_statements_sequential_is_not_kept() {
+    // jacobi-2d's original order runs both statements in parallel loops: kept rather than
+    // skewed into a wavefront.
+    let jacobi = optimized("polybench/jacobi-2d", &[]).unwrap();
+    assert!(!cost::needs_skew(&jacobi.tree.root));
+    // lu's original order parallelises only the trailing update `S2`; `S0`, as deep, would
+    // stay sequential. The tiled band (i, j, k) wins, wavefronted over its tiles, with a
+    // stride-1 member innermost in its (sequential) point band.
+    let lu = optimized("polybench/lu", &[]).unwrap();
+    let Node::Band(tiles) = &lu.tree.root else {
+        panic!("lu: no outer band: {:?}", lu.notes);
+    };
+    assert!(matches!(tiles.kind, BandKind::Tile(_)));
+    assert_eq!(tiles.coincident, [false, true, false], "{:?}", lu.notes);
+    let (lu_program, _) = lift("polybench/lu");
+    assert!(!cost::parallel_covers_heaviest(
+        &lu_program,
+        &Tree::from_schedule(&lu_program.schedule).unwrap()
+    )
+    .unwrap());
+    let strided = crate::transform::reorder::strided_accesses(&lu.tree, &lu_program).unwrap();
+    assert_eq!(strided.values().sum::<usize>(), 0, "{strided:?}");
 }

@@ -1,10 +1,14 @@
-//! Intra-tile reordering: make a parallel loop with stride-1 accesses innermost.
+//! Intra-tile reordering: make a parallel loop with stride-1 accesses innermost (any loop,
+//! in a band with no parallel member).
 //!
 //! In the innermost permutable band of each nest, a member is scored by the number of
 //! accesses whose element moves by exactly one in the last array dimension (and nowhere
 //! else) when that member advances by one and every outer dimension stays put. The best
 //! coincident member moves to the end of the band: a permutation of a permutable band is
-//! legal, and a coincident member stays coincident when moved inwards.
+//! legal, and a coincident member stays coincident when moved inwards. A band with no
+//! coincident member (the point loops of a wavefront's tiles) has no parallel loop to
+//! keep: its best member of all moves innermost (lu's `j`, contiguous in `A[i][j]` and
+//! `A[k][j]`, in place of the reduction `k`).
 
 use super::tree::{BandNode, Node, Tree};
 use poly::isl::{IslResult, UnionMap};
@@ -161,8 +165,11 @@ fn reorder_node(node: &Node, prefix: Option<&UnionMap>, accesses: &[Access]) -> 
 fn move_best_inside(band: &mut BandNode, full: &UnionMap, accesses: &[Access]) -> IslResult<()> {
     let n = band.members.len();
     let depth = schedule_depth(full)?;
+    // A band with a parallel member keeps one innermost; in a band with none (the point
+    // loops of a wavefront's tiles), every member may go innermost.
+    let sequential = !band.coincident.contains(&true);
     let mut best: Option<(usize, usize)> = None;
-    for k in (0..n).filter(|&k| band.coincident[k]) {
+    for k in (0..n).filter(|&k| sequential || band.coincident[k]) {
         let score = stride_one_count(full, depth, depth - n + k, accesses)?;
         if score > 0 && best.is_none_or(|(_, s)| score > s) {
             best = Some((k, score));
