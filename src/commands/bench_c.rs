@@ -141,7 +141,7 @@ pub fn bench_file(
         define: args.define.clone(),
     };
     let schedule = ScheduleOptions {
-        tile: Some(args.tile.clone()),
+        tile: Some(args.tile.clone().unwrap_or_default()),
         tile2: None,
         fuse: None,
         parallel: true,
@@ -211,10 +211,7 @@ pub fn bench_file(
             extra.push(format!("-D{macro_}"));
             compiler.compile_files(&sources, &extra, &exe).map(|_| exe)
         };
-        let own = match own {
-            Some(c) => Some(build(&c, Path::new(file), "POLYBENCH_DUMP_ARRAYS", "own")),
-            None => None,
-        };
+        let own = own.map(|c| build(&c, Path::new(file), "POLYBENCH_DUMP_ARRAYS", "own"));
         match (
             build(&compiler, &source, "POLYBENCH_DUMP_ARRAYS", "check"),
             build(&compiler, &source, "POLYBENCH_TIME", "timed"),

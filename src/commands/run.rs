@@ -33,7 +33,8 @@ pub struct RunArgs {
     #[arg(long, default_value = "pluto")]
     scheduler: String,
     /// With `--target cpu`: run this schedule (an isl schedule tree or a union map, checked
-    /// against the dependences first) instead of a scheduler's.
+    /// as `polyc verify` checks it; illegal or malformed: exit 1) instead of a scheduler's,
+    /// tiled only with `--tile`.
     #[arg(long, value_name = "FILE")]
     schedule: Option<PathBuf>,
     /// Tile sizes for `--target cpu` (as `polyc schedule --tile`).
