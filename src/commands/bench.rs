@@ -291,7 +291,7 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
         ),
         (
             match args.schedule {
-                Some(_) => "given schedule (gcc -O3 -fopenmp)",
+                Some(_) => "given (gcc -O3 -fopenmp)",
                 None => "polyc (gcc -O3 -fopenmp)",
             },
             gcc_omp,
