@@ -100,7 +100,10 @@ fn malformed_and_foreign_schedules_are_user_errors() {
             "{ domain: \"{ S0[i : }\" }",
             "malformed schedule: expected `]`, found `:`",
         ),
-        ("{ S0[i, j] -> [i * j, 0] }", "not a valid isl union map"),
+        (
+            "{ S0[i, j] -> [i * j, 0] }",
+            "malformed schedule: isl's reader refuses this piece",
+        ),
         ("{ S7[i, j] -> [i, j] }", "`S7`, which is not a statement"),
         (
             "{ S0[i] -> [i] }",

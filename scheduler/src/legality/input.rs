@@ -1,7 +1,7 @@
 //! Reading a schedule from text: an isl schedule tree (YAML, as `polyc show --emit schedule`
 //! prints it) or a flat union map `{ S0[i, j] -> [i, j] }`.
 
-use super::syntax::{self, SyntaxError};
+use super::syntax::{self, SyntaxError, What};
 use poly::isl::{Ctx, IslError};
 use poly::order::AnySchedule;
 
@@ -119,8 +119,27 @@ pub fn parse_schedule(ctx: &Ctx, text: &str) -> Result<AnySchedule, InputError> 
     } else {
         ctx.union_map(text)
             .map(AnySchedule::Relation)
-            .map_err(InputError::Relation)
+            .map_err(|e| locate(ctx, text).map_or(InputError::Relation(e), InputError::Syntax))
     }
+}
+
+/// The first piece of the union map `text` that isl refuses when it reads it alone (with
+/// the parameters), as a syntax error at that piece; `None` if each piece reads alone.
+fn locate(ctx: &Ctx, text: &str) -> Option<SyntaxError> {
+    let outline = syntax::notation::outline(text, text, 0).ok()?;
+    let params = outline.params.map(|p| format!("{} -> ", &text[p]));
+    outline.pieces.into_iter().find_map(|piece| {
+        let one = format!(
+            "{}{{ {} }}",
+            params.as_deref().unwrap_or(""),
+            &text[piece.clone()]
+        );
+        ctx.union_map(&one).is_err().then_some(SyntaxError {
+            span: piece,
+            what: What::Refused,
+            opened: None,
+        })
+    })
 }
 
 #[cfg(test)]
@@ -181,10 +200,10 @@ mod tests {
             parse_schedule(&ctx, "{ S0[i] -> [i }"),
             Err(InputError::Syntax(_))
         ));
-        // Well formed, but isl refuses it (not affine): no position, isl's reason.
-        assert!(matches!(
-            parse_schedule(&ctx, "{ S0[i] -> [i * i] }"),
-            Err(InputError::Relation(_))
-        ));
+        // Well formed, but isl refuses a piece (not affine): that piece is pointed at.
+        match parse_schedule(&ctx, "[N] -> { S0[i] -> [i];\n S1[i] -> [i * N] }") {
+            Err(InputError::Syntax(e)) => assert_eq!((e.span, e.what), (24..40, What::Refused)),
+            other => panic!("{other:?}"),
+        }
     }
 }

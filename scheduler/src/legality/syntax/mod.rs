@@ -45,6 +45,8 @@ pub enum What {
     UnknownKey(String),
     /// Brackets or parentheses nested too deeply.
     TooDeep,
+    /// Well formed, but isl's reader refuses this piece (a product of variables, say).
+    Refused,
 }
 
 /// What a [`What::Expected`] wanted.
@@ -86,6 +88,7 @@ impl fmt::Display for What {
             What::UnknownName(n) => write!(f, "unknown name `{n}`"),
             What::UnknownKey(k) => write!(f, "`{k}` is not a key of isl's schedule trees"),
             What::TooDeep => f.write_str("nested too deeply"),
+            What::Refused => f.write_str("isl's reader refuses this piece"),
         }
     }
 }
@@ -108,6 +111,7 @@ impl What {
             }
             What::UnknownKey(_) => format!("the keys are {}", tree::KEYS.join(", ")),
             What::TooDeep => "isl's reader would recurse too deep".into(),
+            What::Refused => "is every expression affine (no product of two variables)?".into(),
         }
     }
 }

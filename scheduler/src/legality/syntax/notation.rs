@@ -5,6 +5,7 @@
 
 use super::lexer::{tokens, Kind, Token};
 use super::{Expected, SyntaxError, What};
+use std::ops::Range;
 
 /// Nesting deeper than this is refused (isl's own reader recurses too).
 const MAX_DEPTH: usize = 100;
@@ -21,6 +22,20 @@ const FUNCTIONS: [&str; 6] = ["floor", "ceil", "floord", "ceild", "min", "max"];
 /// Checks that `text` (bytes from `base` of `file`) is isl's notation for a union set, map
 /// or multi-union piecewise affine expression.
 pub fn check(file: &str, text: &str, base: usize) -> Result<(), SyntaxError> {
+    outline(file, text, base).map(|_| ())
+}
+
+/// Where the parts of a well-formed text are, for locating what isl refuses in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outline {
+    /// The parameter tuple, `[N, M]`, if any.
+    pub params: Option<Range<usize>>,
+    /// Each piece between `{`, `;` and `}` (`S0[i] -> [i] : i > 0`), in order.
+    pub pieces: Vec<Range<usize>>,
+}
+
+/// Checks `text` as [`check`] does and returns its [`Outline`].
+pub fn outline(file: &str, text: &str, base: usize) -> Result<Outline, SyntaxError> {
     let tokens = tokens(text, base)?;
     let mut p = Parser {
         file,
@@ -28,9 +43,14 @@ pub fn check(file: &str, text: &str, base: usize) -> Result<(), SyntaxError> {
         pos: 0,
         depth: 0,
         names: Vec::new(),
+        outline: Outline {
+            params: None,
+            pieces: Vec::new(),
+        },
     };
     p.object()?;
-    p.expect_end()
+    p.expect_end()?;
+    Ok(p.outline)
 }
 
 struct Parser<'a> {
@@ -40,6 +60,7 @@ struct Parser<'a> {
     depth: usize,
     /// The names in scope: parameters, tuple variables, `exists` variables.
     names: Vec<String>,
+    outline: Outline,
 }
 
 impl Parser<'_> {
@@ -144,6 +165,7 @@ impl Parser<'_> {
                 }
             }
             self.close("]", &open)?;
+            self.outline.params = Some(open.span.start..self.tokens[self.pos - 1].span.end);
             self.expect("->")?;
         }
         if self.is("[") {
@@ -179,7 +201,12 @@ impl Parser<'_> {
         if !self.is("}") {
             loop {
                 let scope = self.names.len();
+                let start = self.pos;
                 self.piece()?;
+                if self.pos > start {
+                    let span = self.tokens[start].span.start..self.tokens[self.pos - 1].span.end;
+                    self.outline.pieces.push(span);
+                }
                 self.names.truncate(scope);
                 if !self.eat(";") {
                     break;
