@@ -15,7 +15,8 @@ pub struct VerifyArgs {
     #[command(flatten)]
     kernel: KernelArgs,
     /// The schedule: an isl schedule tree (YAML, as `polyc show --emit schedule` prints it)
-    /// or a union map such as `[N] -> { S0[i, j] -> [j, i] }`.
+    /// or a union map such as `[N] -> { S0[i, j] -> [j, i] }`; a syntax error is shown with
+    /// its line and column (exit 1).
     #[arg(long, value_name = "FILE")]
     schedule: String,
     /// Let the instances of a reduction update (`+=`, `max=`, ...) run in any order among
