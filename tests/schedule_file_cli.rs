@@ -177,6 +177,22 @@ fn illegal_and_malformed_schedules_are_refused_everywhere() {
             assert!(stderr.contains(says), "{args:?}: {stderr}");
         }
     }
+    // Only the CPU back end runs a given schedule; elsewhere `--schedule` is refused.
+    for command in [
+        &["run", kernel][..],
+        &["run", kernel, "--target", "npu"][..],
+        &["compile", kernel, "--target", "npu"][..],
+    ] {
+        let mut args = command.to_vec();
+        args.extend(["--schedule", illegal.to_str().unwrap()]);
+        let out = polyc(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("applies to `--target cpu`"),
+            "{args:?}: {stderr}"
+        );
+    }
     let out = polyc(&["verify", kernel, "--schedule", malformed.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");

@@ -184,6 +184,10 @@ fn openblas_gemm(program: &Program) -> Result<Option<String>, CliError> {
 /// Runs `polyc bench`.
 pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     if args.target == compile::Target::Npu {
+        super::schedule_file::cpu_only(
+            args.schedule.is_some(),
+            "the NPU back end (it fixes its own loop order)",
+        )?;
         let fixed = (args.define.iter())
             .map(|d| parse_define(d).map_err(CliError::User))
             .collect::<Result<Vec<_>, _>>()?;

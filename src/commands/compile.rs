@@ -232,6 +232,10 @@ fn npu_program(args: &CompileArgs) -> Result<String, CliError> {
 /// Runs `polyc compile`.
 pub fn run(args: &CompileArgs) -> Result<(), CliError> {
     if args.target == Target::Npu {
+        super::schedule_file::cpu_only(
+            args.schedule.given.is_some(),
+            "the NPU back end (it fixes its own loop order)",
+        )?;
         return write(&args.output, &npu_program(args)?);
     }
     let passes = (args.pass.iter())

@@ -38,3 +38,14 @@ pub fn check_error(path: &Path, e: CheckError) -> CliError {
         other => other.into(),
     }
 }
+
+/// Refuses a `--schedule` given (`given`) to a target that cannot use it, named by `target`:
+/// only the CPU back end runs a hand-written schedule.
+pub fn cpu_only(given: bool, target: &str) -> Result<(), CliError> {
+    match given {
+        true => Err(CliError::User(format!(
+            "`--schedule` applies to `--target cpu`, not to {target}"
+        ))),
+        false => Ok(()),
+    }
+}
