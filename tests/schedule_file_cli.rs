@@ -134,6 +134,19 @@ fn the_given_order_is_kept_untiled() {
         );
         assert!(!ast.contains("32"), "{extra:?}: no tiles:\n{ast}");
     }
+    // Asked to tile a union map (one band, not permutable): nothing tiled, and said so.
+    let out = polyc(&[
+        "compile",
+        "examples/polybench/jacobi-1d.pk",
+        "--schedule",
+        schedule.to_str().unwrap(),
+        "--tile",
+        "-o",
+        dir.path().join("out.c").to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("`--tile` tiled nothing"), "{stderr}");
 }
 
 /// An illegal schedule (jacobi-1d interchanged) and a malformed one exit 1 with the

@@ -11,7 +11,7 @@ use scheduler::optimizer::optimize;
 use scheduler::registry::{scheduler_named, scheduler_names};
 use scheduler::target::Target;
 use scheduler::transform::tile_size::Machine;
-use scheduler::transform::{summary, TransformOptions};
+use scheduler::transform::{summary, Note, Step, TransformOptions};
 use scheduler::{FusePolicy, Options, Problem, Scheduler};
 use std::num::NonZeroU32;
 
@@ -155,7 +155,18 @@ pub fn optimize_with_fallback(
 ) -> Result<(scheduler::optimizer::Optimized, &'static str), CliError> {
     if let Some(path) = given {
         let given = given_schedule(problem, path)?;
-        return Ok((optimize(problem, &given, transforms, passes)?, "given"));
+        let optimized = optimize(problem, &given, transforms, passes)?;
+        let tiled = (optimized.notes.iter()).any(|n| matches!(n, Note::Applied(Step::Tiling)));
+        if transforms.tile.is_some() && !tiled {
+            eprintln!(
+                "note: {}: `--tile` tiled nothing in {} (tiles go on permutable bands of two \
+                 or more members that carry reuse; a union map is one band, not marked \
+                 permutable)",
+                problem.program.kernel.name,
+                path.display()
+            );
+        }
+        return Ok((optimized, "given"));
     }
     let mut chain = vec![find_scheduler(name)?];
     if chain[0].name() == "pluto" {
