@@ -92,10 +92,17 @@ fn reductions_may_be_reordered_only_when_allowed() {
 fn malformed_and_foreign_schedules_are_user_errors() {
     let cases = [
         ("", "the schedule is empty"),
-        ("{ S0[i, j] -> [i, j }", "not a valid isl union map"),
+        (
+            "{ S0[i, j] -> [i, j }",
+            "malformed schedule: expected `]`, found `}`",
+        ),
         (
             "{ domain: \"{ S0[i : }\" }",
-            "not a valid isl schedule tree",
+            "malformed schedule: expected `]`, found `:`",
+        ),
+        (
+            "{ S0[i, j] -> [i * j, 0] }",
+            "malformed schedule: isl's reader refuses this piece",
         ),
         ("{ S7[i, j] -> [i, j] }", "`S7`, which is not a statement"),
         (

@@ -39,4 +39,10 @@ pub trait Scheduler {
     /// Computes a schedule tree for the problem. It must respect every dependence in
     /// `problem.validity()`; the caller checks it with [`legality`].
     fn schedule(&self, problem: &Problem) -> Result<Schedule, ScheduleError>;
+    /// Whether its schedule was chosen by the user: the optimizer then never trades it for
+    /// the original order on cost grounds (it still tiles, fuses and marks parallel loops
+    /// only as asked).
+    fn is_chosen(&self) -> bool {
+        false
+    }
 }

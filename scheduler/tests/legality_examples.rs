@@ -1,7 +1,9 @@
 //! End to end: for every example kernel and every registered scheduler, the schedule (computed
 //! with symbolic parameters) passes the legality checker, and executing the instances in the
 //! schedule's order for small parameter values (parallel instances shuffled) gives outputs
-//! bit-identical to the original order.
+//! bit-identical to the original order. The schedule's text (its tree, and its flat time
+//! relation) is accepted by the recognizers that locate syntax errors
+//! (`legality::syntax`): they refuse nothing isl prints.
 
 use frontend::ir::Kernel;
 use poly::deps::Dependences;
@@ -9,7 +11,7 @@ use poly::interp::{Interpreter, Memory, ParamValues};
 use poly::isl::Ctx;
 use poly::model::Program;
 use poly::order::{execution_order, AnySchedule, Ties};
-use scheduler::legality::check;
+use scheduler::legality::{check, syntax};
 use scheduler::registry::all_schedulers;
 use scheduler::{Options, Problem};
 use std::collections::BTreeMap;
@@ -110,6 +112,16 @@ fn check_examples(subdir: &str) {
                         continue;
                     }
                 };
+                let printed = match &tree {
+                    AnySchedule::Tree(t) => t.to_string(),
+                    AnySchedule::Relation(r) => r.to_string(),
+                };
+                let flat = tree.time_relation(&program).unwrap();
+                for text in [printed, flat.to_string()] {
+                    if let Err(e) = syntax::check(&text) {
+                        fail(format!("{what}: its text is refused ({e}):\n{text}"));
+                    }
+                }
                 let report = check(&program, &deps, &tree, &Options::default()).unwrap();
                 if !report.is_legal() {
                     fail(format!("{what} is illegal:\n{report}"));

@@ -50,9 +50,15 @@ pub struct BenchArgs {
     /// to the original order, when it fails.
     #[arg(long, default_value = "pluto")]
     pub scheduler: String,
-    /// Tile sizes for variant (c) (empty: the cache model's choice).
-    #[arg(long, default_value = "")]
-    pub tile: String,
+    /// Tile sizes for variant (c) (empty: the cache model's choice, the default unless
+    /// `--schedule` is given).
+    #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "SIZES")]
+    pub tile: Option<String>,
+    /// For kernel files: variant (c) runs this schedule (an isl schedule tree or a union map,
+    /// as `polyc verify` reads it, and refused like there when illegal) instead of a
+    /// scheduler's, tiled only with `--tile`.
+    #[arg(long, value_name = "FILE")]
+    pub schedule: Option<PathBuf>,
     /// How many timed rounds (each runs every variant once).
     #[arg(long, default_value_t = 5)]
     pub rounds: usize,
@@ -116,7 +122,9 @@ struct Variant {
     times: Vec<f64>,
 }
 
-fn options(tile: Option<String>) -> ScheduleOptions {
+/// The scheduling options of a variant: tiled (and made parallel) with `tile`'s sizes if
+/// any, from the schedule in `given` if any.
+fn options(tile: Option<String>, given: Option<PathBuf>) -> ScheduleOptions {
     ScheduleOptions {
         parallel: tile.is_some(),
         tile,
@@ -124,7 +132,7 @@ fn options(tile: Option<String>) -> ScheduleOptions {
         fuse: None,
         reorder_reductions: false,
         define: Vec::new(),
-        given: None,
+        given,
         c: CArgs::default(),
     }
 }
@@ -176,6 +184,10 @@ fn openblas_gemm(program: &Program) -> Result<Option<String>, CliError> {
 /// Runs `polyc bench`.
 pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     if args.target == compile::Target::Npu {
+        super::schedule_file::cpu_only(
+            args.schedule.is_some(),
+            "the NPU back end (it fixes its own loop order)",
+        )?;
         let fixed = (args.define.iter())
             .map(|d| parse_define(d).map_err(CliError::User))
             .collect::<Result<Vec<_>, _>>()?;
@@ -191,6 +203,13 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     // waits for: every variant waits passively unless the caller chose otherwise.
     if std::env::var_os("OMP_WAIT_POLICY").is_none() {
         std::env::set_var("OMP_WAIT_POLICY", "passive");
+    }
+    if let Some(c) = args.files.iter().find(|f| is_c_file(f)) {
+        if args.schedule.is_some() {
+            return Err(CliError::User(format!(
+                "{c}: `--schedule` applies to kernel files (`.pk`), not to C files"
+            )));
+        }
     }
     let dir = tempfile::tempdir().map_err(internal)?;
     let mut failed = Vec::new();
@@ -223,7 +242,7 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
         file,
         kernel: None,
         scheduler: "identity",
-        schedule: &options(None),
+        schedule: &options(None, None),
         register: None,
         passes: &[],
         codegen: {
@@ -236,7 +255,10 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
         file,
         kernel: None,
         scheduler: &args.scheduler,
-        schedule: &options(Some(args.tile.clone())),
+        schedule: &match &args.schedule {
+            Some(given) => options(args.tile.clone(), Some(given.clone())),
+            None => options(Some(args.tile.clone().unwrap_or_default()), None),
+        },
         register: args.codegen.register(),
         passes: &[],
         codegen: args.codegen.options(true),
@@ -272,7 +294,10 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
             "b",
         ),
         (
-            "polyc (gcc -O3 -fopenmp)",
+            match args.schedule {
+                Some(_) => "given (gcc -O3 -fopenmp)",
+                None => "polyc (gcc -O3 -fopenmp)",
+            },
             gcc_omp,
             comparison,
             optimized,

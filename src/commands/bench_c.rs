@@ -147,7 +147,7 @@ pub fn bench_file(
         define: args.define.clone(),
     };
     let schedule = ScheduleOptions {
-        tile: Some(args.tile.clone()),
+        tile: Some(args.tile.clone().unwrap_or_default()),
         tile2: None,
         fuse: None,
         parallel: true,

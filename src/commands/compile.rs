@@ -180,8 +180,10 @@ pub fn generate(c: &Compilation) -> Result<String, CliError> {
 /// scheduler, falling back to isl's after Pluto and to the original order after any; the
 /// optimizer's refusals are printed as notes.
 pub fn optimize_lifted(lifted: &Lifted, c: &Compilation) -> Result<Optimized, CliError> {
+    // A schedule the user wrote is tiled, in caches and registers, only when asked.
+    let untiled = c.schedule.given.is_some() && c.schedule.tile.is_none();
     let transforms = TransformOptions {
-        register: c.register,
+        register: c.register.filter(|_| !untiled),
         ..transform_options(c.schedule)?
     };
     let problem = c.schedule.problem(lifted);
@@ -230,6 +232,10 @@ fn npu_program(args: &CompileArgs) -> Result<String, CliError> {
 /// Runs `polyc compile`.
 pub fn run(args: &CompileArgs) -> Result<(), CliError> {
     if args.target == Target::Npu {
+        super::schedule_file::cpu_only(
+            args.schedule.given.is_some(),
+            "the NPU back end (it fixes its own loop order)",
+        )?;
         return write(&args.output, &npu_program(args)?);
     }
     let passes = (args.pass.iter())

@@ -13,6 +13,7 @@ mod input;
 mod mappings;
 mod run;
 mod schedule;
+mod schedule_file;
 mod show;
 mod sim;
 mod target;

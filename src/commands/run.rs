@@ -33,7 +33,8 @@ pub struct RunArgs {
     #[arg(long, default_value = "pluto")]
     scheduler: String,
     /// With `--target cpu`: run this schedule (an isl schedule tree or a union map, checked
-    /// against the dependences first) instead of a scheduler's.
+    /// as `polyc verify` checks it; illegal or malformed: exit 1) instead of a scheduler's,
+    /// tiled only with `--tile`.
     #[arg(long, value_name = "FILE")]
     schedule: Option<PathBuf>,
     /// Tile sizes for `--target cpu` (as `polyc schedule --tile`).
@@ -63,6 +64,12 @@ pub enum RunTarget {
 /// Runs `polyc run`: prints the resolved parameters, one checksum line per output array,
 /// and the number of statement instances executed with the time taken.
 pub fn run(args: &RunArgs) -> Result<(), CliError> {
+    if args.target != RunTarget::Cpu {
+        super::schedule_file::cpu_only(
+            args.schedule.is_some(),
+            "the interpreter or the NPU (they run the original order or their own)",
+        )?;
+    }
     let kernel = args.kernel.load_kernel()?;
     let inputs = match &args.inputs {
         Some(dir) => InputFiles::read_dir(&kernel, dir).map_err(user)?,

@@ -3,14 +3,15 @@
 use super::input::{lift_file, parse_define, CArgs, Lifted};
 use crate::error::CliError;
 
-use poly::order::OrderError;
+use super::schedule_file;
+use super::verify::not_injective;
 use scheduler::baseline::Given;
-use scheduler::legality::{self, input::parse_schedule, CheckError};
+use scheduler::legality::{self, Verdict};
 use scheduler::optimizer::optimize;
 use scheduler::registry::{scheduler_named, scheduler_names};
 use scheduler::target::Target;
 use scheduler::transform::tile_size::Machine;
-use scheduler::transform::{summary, TransformOptions};
+use scheduler::transform::{summary, Note, Step, TransformOptions};
 use scheduler::{FusePolicy, Options, Problem, Scheduler};
 use std::num::NonZeroU32;
 
@@ -72,8 +73,9 @@ pub struct ScheduleOptions {
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
     pub define: Vec<(String, i64)>,
     /// Use this schedule (an isl schedule tree or a union map, as `polyc verify` reads it)
-    /// instead of a scheduler's, after checking it against the dependences; the
-    /// transformations asked for still apply.
+    /// instead of a scheduler's, after checking it as `verify` does (illegal or malformed:
+    /// exit 1); it is tiled only with `--tile`, and the other transformations asked for
+    /// still apply.
     #[arg(long = "schedule", value_name = "FILE")]
     pub given: Option<std::path::PathBuf>,
     #[command(flatten)]
@@ -153,7 +155,18 @@ pub fn optimize_with_fallback(
 ) -> Result<(scheduler::optimizer::Optimized, &'static str), CliError> {
     if let Some(path) = given {
         let given = given_schedule(problem, path)?;
-        return Ok((optimize(problem, &given, transforms, passes)?, "given"));
+        let optimized = optimize(problem, &given, transforms, passes)?;
+        let tiled = (optimized.notes.iter()).any(|n| matches!(n, Note::Applied(Step::Tiling)));
+        if transforms.tile.is_some() && !tiled {
+            eprintln!(
+                "note: {}: `--tile` tiled nothing in {} (tiles go on permutable bands of two \
+                 or more members that carry reuse; a union map is one band, not marked \
+                 permutable)",
+                problem.program.kernel.name,
+                path.display()
+            );
+        }
+        return Ok((optimized, "given"));
     }
     let mut chain = vec![find_scheduler(name)?];
     if chain[0].name() == "pluto" {
@@ -186,20 +199,22 @@ pub fn optimize_with_fallback(
 }
 
 /// The schedule in the file at `path` as a scheduler, once `polyc verify`'s check has found
-/// it legal (a violation is the user's error, with the checker's report).
+/// it legal (a violation is the user's error, with the checker's report; two instances at
+/// the same time are warned about, as `verify` does).
 fn given_schedule(problem: &Problem, path: &std::path::Path) -> Result<Given, CliError> {
     let program = problem.program;
-    let at = |e: &dyn std::fmt::Display| CliError::User(format!("{}: {e}", path.display()));
-    let text = std::fs::read_to_string(path).map_err(|e| at(&e))?;
-    let schedule = parse_schedule(&program.ctx, &text).map_err(|e| at(&e))?;
-    let report = legality::check(program, problem.deps, &schedule, &problem.options).map_err(
-        |e| match e {
-            CheckError::Schedule(e) if !matches!(e, OrderError::Isl(_)) => at(&e),
-            other => other.into(),
-        },
-    )?;
-    if !report.violations.is_empty() {
-        return Err(at(&format!("the schedule is illegal:\n{report}")));
+    let schedule = schedule_file::read(&program.ctx, path)?;
+    match legality::verdict(program, problem.deps, &schedule, &problem.options)
+        .map_err(|e| schedule_file::check_error(path, e))?
+    {
+        Verdict::Legal => {}
+        Verdict::NotInjective(c) => eprintln!("warning: {}: {}", path.display(), not_injective(&c)),
+        Verdict::Illegal(report) => {
+            return Err(CliError::User(format!(
+                "{}: the schedule is illegal:\n{report}",
+                path.display()
+            )))
+        }
     }
     Given::new(program, &schedule).map_err(CliError::from)
 }

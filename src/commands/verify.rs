@@ -2,11 +2,12 @@
 //! violation with a concrete pair of instances.
 
 use super::input::KernelArgs;
+use super::schedule_file;
 use crate::error::CliError;
 use poly::deps::Dependences;
-use poly::order::OrderError;
-use scheduler::legality::{self, input::parse_schedule, CheckError};
+use scheduler::legality::{self, Collision, Verdict};
 use scheduler::Options;
+use std::path::Path;
 
 /// Arguments of `polyc verify`.
 #[derive(clap::Args, Debug)]
@@ -14,7 +15,8 @@ pub struct VerifyArgs {
     #[command(flatten)]
     kernel: KernelArgs,
     /// The schedule: an isl schedule tree (YAML, as `polyc show --emit schedule` prints it)
-    /// or a union map such as `[N] -> { S0[i, j] -> [j, i] }`.
+    /// or a union map such as `[N] -> { S0[i, j] -> [j, i] }`; a syntax error is shown with
+    /// its line and column (exit 1).
     #[arg(long, value_name = "FILE")]
     schedule: String,
     /// Let the instances of a reduction update (`+=`, `max=`, ...) run in any order among
@@ -32,44 +34,41 @@ pub struct VerifyArgs {
 /// order is left to code generation), an error with `--strict`.
 pub fn run(args: &VerifyArgs) -> Result<(), CliError> {
     let program = args.kernel.load_program()?;
-    let text = std::fs::read_to_string(&args.schedule)
-        .map_err(|e| CliError::User(format!("could not read `{}`: {e}", args.schedule)))?;
-    let schedule = parse_schedule(&program.ctx, &text)
-        .map_err(|e| CliError::User(format!("{}: {e}", args.schedule)))?;
+    let path = Path::new(&args.schedule);
+    let schedule = schedule_file::read(&program.ctx, path)?;
     let deps = Dependences::compute(&program)?;
     let options = Options {
         reorder_reductions: args.reorder_reductions,
         ..Options::default()
     };
-    let report = legality::check(&program, &deps, &schedule, &options).map_err(|e| match e {
-        CheckError::Schedule(e) if !matches!(e, OrderError::Isl(_)) => {
-            CliError::User(format!("{}: {e}", args.schedule))
+    match legality::verdict(&program, &deps, &schedule, &options)
+        .map_err(|e| schedule_file::check_error(path, e))?
+    {
+        Verdict::Legal => {
+            println!("schedule is legal");
+            Ok(())
         }
-        other => other.into(),
-    })?;
-    print!("{report}");
-    if report.violations.is_empty() {
-        let map_err = |e: CheckError| match e {
-            CheckError::Schedule(e) if !matches!(e, OrderError::Isl(_)) => {
-                CliError::User(format!("{}: {e}", args.schedule))
-            }
-            other => other.into(),
-        };
-        if let Some(c) = legality::collision(&program, &schedule).map_err(map_err)? {
-            let what = format!(
-                "the schedule is not injective: {c}; their order is left to code generation"
-            );
+        Verdict::NotInjective(c) => {
+            println!("schedule is legal");
+            let what = not_injective(&c);
             if args.strict {
                 return Err(CliError::User(format!("{}: {what}", args.schedule)));
             }
             eprintln!("warning: {}: {what}", args.schedule);
+            Ok(())
+        }
+        Verdict::Illegal(report) => {
+            print!("{report}");
+            let n = report.violations.len();
+            Err(CliError::User(format!(
+                "schedule is illegal: {n} violation{}",
+                if n == 1 { "" } else { "s" }
+            )))
         }
     }
-    match report.violations.len() {
-        0 => Ok(()),
-        n => Err(CliError::User(format!(
-            "schedule is illegal: {n} violation{}",
-            if n == 1 { "" } else { "s" }
-        ))),
-    }
+}
+
+/// The warning (or, strict, the error) about two instances at the same time.
+pub fn not_injective(c: &Collision) -> String {
+    format!("the schedule is not injective: {c}; their order is left to code generation")
 }

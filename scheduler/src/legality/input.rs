@@ -1,6 +1,7 @@
 //! Reading a schedule from text: an isl schedule tree (YAML, as `polyc show --emit schedule`
 //! prints it) or a flat union map `{ S0[i, j] -> [i, j] }`.
 
+use super::syntax::{self, SyntaxError, What};
 use poly::isl::{Ctx, IslError};
 use poly::order::AnySchedule;
 
@@ -16,6 +17,9 @@ pub enum InputError {
     /// Isl rejects it as a union map.
     #[error("not a valid isl union map or schedule tree: {0}")]
     Relation(IslError),
+    /// Not isl's notation: the first wrong token, with its position.
+    #[error("{0}")]
+    Syntax(SyntaxError),
     /// Something no schedule holds, found before isl reads the text (isl's reader would
     /// take unbounded time or memory on it).
     #[error("{line}:{column}: {what}")]
@@ -89,6 +93,17 @@ fn screen(text: &str) -> Result<(), InputError> {
     Ok(())
 }
 
+impl InputError {
+    /// The error as the command line shows it for the file `name` holding `text`: a syntax
+    /// error rustc-style with the line and caret, any other on one line.
+    pub fn render(&self, name: &str, text: &str, color: bool) -> String {
+        match self {
+            InputError::Syntax(e) => e.render(name, text, color),
+            other => format!("error: {name}: {other}\n"),
+        }
+    }
+}
+
 /// Parses `text` as a schedule tree if it has a `domain:` key (every tree's root is a domain
 /// node), else as a union map.
 pub fn parse_schedule(ctx: &Ctx, text: &str) -> Result<AnySchedule, InputError> {
@@ -96,6 +111,7 @@ pub fn parse_schedule(ctx: &Ctx, text: &str) -> Result<AnySchedule, InputError> 
         return Err(InputError::Empty);
     }
     screen(text)?;
+    syntax::check(text).map_err(InputError::Syntax)?;
     if text.contains("domain:") {
         ctx.schedule(text)
             .map(AnySchedule::Tree)
@@ -103,8 +119,27 @@ pub fn parse_schedule(ctx: &Ctx, text: &str) -> Result<AnySchedule, InputError> 
     } else {
         ctx.union_map(text)
             .map(AnySchedule::Relation)
-            .map_err(InputError::Relation)
+            .map_err(|e| locate(ctx, text).map_or(InputError::Relation(e), InputError::Syntax))
     }
+}
+
+/// The first piece of the union map `text` that isl refuses when it reads it alone (with
+/// the parameters), as a syntax error at that piece; `None` if each piece reads alone.
+fn locate(ctx: &Ctx, text: &str) -> Option<SyntaxError> {
+    let outline = syntax::notation::outline(text, text, 0).ok()?;
+    let params = outline.params.map(|p| format!("{} -> ", &text[p]));
+    outline.pieces.into_iter().find_map(|piece| {
+        let one = format!(
+            "{}{{ {} }}",
+            params.as_deref().unwrap_or(""),
+            &text[piece.clone()]
+        );
+        ctx.union_map(&one).is_err().then_some(SyntaxError {
+            span: piece,
+            what: What::Refused,
+            opened: None,
+        })
+    })
 }
 
 #[cfg(test)]
@@ -159,11 +194,16 @@ mod tests {
         ));
         assert!(matches!(
             parse_schedule(&ctx, "{ domain: \"{ S0[i : }\" }"),
-            Err(InputError::Tree(_))
+            Err(InputError::Syntax(_))
         ));
         assert!(matches!(
             parse_schedule(&ctx, "{ S0[i] -> [i }"),
-            Err(InputError::Relation(_))
+            Err(InputError::Syntax(_))
         ));
+        // Well formed, but isl refuses a piece (not affine): that piece is pointed at.
+        match parse_schedule(&ctx, "[N] -> { S0[i] -> [i];\n S1[i] -> [i * N] }") {
+            Err(InputError::Syntax(e)) => assert_eq!((e.span, e.what), (24..40, What::Refused)),
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -26,6 +26,7 @@ mod bands;
 mod injective;
 pub mod input;
 mod report;
+pub mod syntax;
 pub mod tree_order;
 mod witness;
 
@@ -101,6 +102,36 @@ pub fn check(
         }
     }
     Ok(Report { violations })
+}
+
+/// What checking a hand-written schedule concludes (`polyc verify`, `--schedule FILE`).
+#[derive(Debug)]
+pub enum Verdict {
+    /// Every dependence goes forward and no two instances share a time.
+    Legal,
+    /// Every dependence goes forward, but two instances run at the same time: their order
+    /// is left to code generation.
+    NotInjective(Collision),
+    /// Some rule is violated; the report explains each violation.
+    Illegal(Report),
+}
+
+/// Checks `schedule` ([`check`]) and, when it is legal, whether it is injective
+/// ([`collision`]).
+pub fn verdict(
+    program: &Program,
+    deps: &Dependences,
+    schedule: &AnySchedule,
+    options: &Options,
+) -> Result<Verdict, CheckError> {
+    let report = check(program, deps, schedule, options)?;
+    if !report.is_legal() {
+        return Ok(Verdict::Illegal(report));
+    }
+    Ok(match collision(program, schedule)? {
+        Some(c) => Verdict::NotInjective(c),
+        None => Verdict::Legal,
+    })
 }
 
 /// Where two time vectors of a dependence's source and sink first differ.

@@ -6,7 +6,8 @@
 //! reordering; each step checked and refused when illegal), the cost decisions of [`cost`]
 //! (keep the original order when the new one must skew for parallelism, gains nothing,
 //! makes inner loops strided, or has steps too small to pay for their barriers), and
-//! register tiling of innermost reduction bands. The parallel marks on the result count
+//! register tiling of innermost reduction bands. A schedule the user chose
+//! ([`Scheduler::is_chosen`]) is never traded for the original order by the cost decisions. The parallel marks on the result count
 //! every dependence, reductions included, so that only loops free of reductions become
 //! parallel loops.
 //!
@@ -74,8 +75,16 @@ pub fn optimize(
         transforms,
         merged: None,
     };
-    let mut optimized = avoid_skewing(problem, &schedule, transforms, &mut original)?.finish()?;
-    if transforms.parallel {
+    let chosen = scheduler.is_chosen();
+    let mut optimized = if chosen {
+        let mut staged = Staged::merged(problem, &schedule, transforms)?;
+        staged.tile()?;
+        staged
+    } else {
+        avoid_skewing(problem, &schedule, transforms, &mut original)?
+    }
+    .finish()?;
+    if transforms.parallel && !chosen {
         // A profitability check: if isl fails on it, the schedule stays. The original order
         // is kept as written, with its parallel loops (and no tiles, which it did not need).
         match cost::worse_than_original(problem, &optimized.tree) {
