@@ -22,6 +22,7 @@ pub mod optimizer;
 pub mod pluto;
 pub mod problem;
 pub mod registry;
+pub mod scheduler_note;
 pub mod target;
 #[cfg(test)]
 mod test_support;
@@ -29,6 +30,7 @@ pub mod transform;
 
 pub use affine::{AffineSchedule, Band, Row, RowKind};
 pub use problem::{FusePolicy, Options, Problem, ScheduleError, Symbolic};
+pub use scheduler_note::SchedulerNote;
 
 use poly::isl::Schedule;
 
@@ -39,4 +41,11 @@ pub trait Scheduler {
     /// Computes a schedule tree for the problem. It must respect every dependence in
     /// `problem.validity()`; the caller checks it with [`legality`].
     fn schedule(&self, problem: &Problem) -> Result<Schedule, ScheduleError>;
+    /// [`Scheduler::schedule`] with what the search reports (by default nothing).
+    fn schedule_noted(
+        &self,
+        problem: &Problem,
+    ) -> Result<(Schedule, Vec<SchedulerNote>), ScheduleError> {
+        Ok((self.schedule(problem)?, Vec::new()))
+    }
 }

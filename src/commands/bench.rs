@@ -123,6 +123,7 @@ fn options(tile: Option<String>) -> ScheduleOptions {
         tile2: None,
         fuse: None,
         reorder_reductions: false,
+        max_coefficient: None,
         define: Vec::new(),
         given: None,
         c: CArgs::default(),

@@ -146,6 +146,7 @@ pub fn bench_file(
         fuse: None,
         parallel: true,
         reorder_reductions: false,
+        max_coefficient: None,
         define: Vec::new(),
         given: None,
         c: Default::default(),
@@ -211,10 +212,7 @@ pub fn bench_file(
             extra.push(format!("-D{macro_}"));
             compiler.compile_files(&sources, &extra, &exe).map(|_| exe)
         };
-        let own = match own {
-            Some(c) => Some(build(&c, Path::new(file), "POLYBENCH_DUMP_ARRAYS", "own")),
-            None => None,
-        };
+        let own = own.map(|c| build(&c, Path::new(file), "POLYBENCH_DUMP_ARRAYS", "own"));
         match (
             build(&compiler, &source, "POLYBENCH_DUMP_ARRAYS", "check"),
             build(&compiler, &source, "POLYBENCH_TIME", "timed"),

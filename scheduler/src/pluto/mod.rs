@@ -9,10 +9,14 @@
 //!   independent of its earlier ones ([`independence`]);
 //! - the [`Objective`] (default [`PlutoObjective`]: `u`, `w`, then the coefficients' sum).
 //!
-//! Iterator coefficients lie in `-max_coefficient..=max_coefficient` (each the difference
-//! of two non-negative parts, so that negative coefficients, e.g. for reversed loops, are
-//! allowed while the magnitude can be minimised), shifts are non-negative, parameter
-//! coefficients are zero.
+//! Iterator coefficients lie in `-bound..=bound` (each the difference of two non-negative
+//! parts, so that negative coefficients, e.g. for reversed loops, are allowed while the
+//! magnitude can be minimised), shifts are non-negative, parameter coefficients are zero.
+//! The bound is [`Pluto::max_coefficient`] unless the user's options set it
+//! ([`crate::Options::max_coefficient`]). When a band closes while a statement still needs
+//! a hyperplane and one exists within [`Pluto::coefficient_cap`], the bound cut the band
+//! short: the search starts again with the bound doubled (up to the cap) and says so with
+//! [`SchedulerNote::CoefficientBoundRaised`].
 //!
 //! Consecutive hyperplanes found against the same dependences form a permutable band; when
 //! no further one exists the band ends and the dependence instances its rows order are
@@ -30,15 +34,19 @@ pub use objective::{Objective, PlutoObjective, Vars};
 
 use crate::affine::AffineSchedule;
 use crate::problem::{Problem, ScheduleError, Symbolic};
-use crate::Scheduler;
+use crate::{Scheduler, SchedulerNote};
 use poly::isl::Schedule;
+use search::{Run, Search};
 
 /// The Pluto-style scheduler.
 pub struct Pluto {
     /// What each hyperplane minimises.
     pub objective: Box<dyn Objective>,
-    /// Bound on the magnitude of each iterator coefficient.
+    /// Bound on the magnitude of each iterator coefficient, unless the problem's options
+    /// set one.
     pub max_coefficient: i64,
+    /// The largest bound a retry raises it to (a bound at or above it is never raised).
+    pub coefficient_cap: i64,
     /// Bound on the number of statements fused at the outermost level: longer runs of
     /// strongly connected components are cut before the first hyperplane, whatever the
     /// fusion policy. The exact integer programs grow superlinearly with the statements
@@ -53,6 +61,7 @@ impl Default for Pluto {
         Pluto {
             objective: Box::new(PlutoObjective),
             max_coefficient: 4,
+            coefficient_cap: 64,
             max_fused_statements: 24,
         }
     }
@@ -69,7 +78,29 @@ impl Pluto {
 
     /// The affine schedule (rows and bands) for the problem.
     pub fn affine(&self, problem: &Problem<'_>) -> Result<AffineSchedule, ScheduleError> {
-        search::Search::new(self, problem)?.run()
+        Ok(self.affine_noted(problem)?.0)
+    }
+
+    /// The affine schedule for the problem, with what the search reports: the bound starts
+    /// at the options' or [`Pluto::max_coefficient`] and doubles (up to
+    /// [`Pluto::coefficient_cap`]) while it cuts a band short.
+    pub fn affine_noted(
+        &self,
+        problem: &Problem<'_>,
+    ) -> Result<(AffineSchedule, Vec<SchedulerNote>), ScheduleError> {
+        let from = (problem.options.max_coefficient).unwrap_or(self.max_coefficient);
+        let mut bound = from;
+        loop {
+            if let Run::Done(schedule) = Search::new(self, problem, bound)?.run()? {
+                let notes = if bound > from {
+                    vec![SchedulerNote::CoefficientBoundRaised { from, to: bound }]
+                } else {
+                    Vec::new()
+                };
+                return Ok((schedule, notes));
+            }
+            bound = (bound * 2).min(self.coefficient_cap);
+        }
     }
 }
 
@@ -79,8 +110,15 @@ impl Scheduler for Pluto {
     }
 
     fn schedule(&self, problem: &Problem) -> Result<Schedule, ScheduleError> {
+        Ok(self.schedule_noted(problem)?.0)
+    }
+
+    fn schedule_noted(
+        &self,
+        problem: &Problem,
+    ) -> Result<(Schedule, Vec<SchedulerNote>), ScheduleError> {
         // Solved with the parameters symbolic, applied to the program as fixed.
-        let affine = Symbolic::solve(problem, |p| self.affine(p))?;
-        Ok(affine.to_tree(problem.program)?)
+        let (affine, notes) = Symbolic::solve(problem, |p| self.affine_noted(p))?;
+        Ok((affine.to_tree(problem.program)?, notes))
     }
 }
