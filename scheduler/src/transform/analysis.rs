@@ -44,6 +44,13 @@ fn any_compared(pairs: &UnionMap, member: &UnionMap, order: PairOrder) -> IslRes
     Ok(!pairs.pairs_where(member, order)?.is_empty()?)
 }
 
+/// Whether no pair of `live` has different values on `member` (a loop over it alone,
+/// outermost, would be parallel).
+pub fn is_parallel(live: &UnionMap, member: &UnionMap) -> IslResult<bool> {
+    Ok(!any_compared(live, member, PairOrder::Before)?
+        && !any_compared(live, member, PairOrder::After)?)
+}
+
 /// The live pairs whose both ends are in `filter`.
 pub fn live_in(live: &UnionMap, filter: &UnionSet) -> IslResult<UnionMap> {
     live.intersect_domain(filter)?.intersect_range(filter)
@@ -106,9 +113,7 @@ fn annotate_node(
             let mut all = all.clone();
             b.coincident.clear();
             for m in &b.members {
-                let parallel = covered
-                    && !any_compared(&all, m, PairOrder::Before)?
-                    && !any_compared(&all, m, PairOrder::After)?;
+                let parallel = covered && is_parallel(&all, m)?;
                 b.coincident.push(parallel);
                 all = all.pairs_where(m, PairOrder::Equal)?;
             }
