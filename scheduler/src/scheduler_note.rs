@@ -14,6 +14,14 @@ pub enum SchedulerNote {
         /// The bound the schedule was found with.
         to: i64,
     },
+    /// The `smart` fusion policy distributed the strongly connected components at the
+    /// outermost level: fusing them would have cost parallel loops.
+    DistributedForParallelism {
+        /// Parallel loops of the fused schedule.
+        fused: usize,
+        /// Parallel loops of the distributed one.
+        distributed: usize,
+    },
 }
 
 impl fmt::Display for SchedulerNote {
@@ -23,6 +31,11 @@ impl fmt::Display for SchedulerNote {
                 f,
                 "coefficient bound {from} was hit (a band ended early): raised to {to} \
                  (--max-coefficient)"
+            ),
+            SchedulerNote::DistributedForParallelism { fused, distributed } => write!(
+                f,
+                "fusion skipped (smart): {distributed} parallel loop(s) distributed, \
+                 {fused} fused"
             ),
         }
     }

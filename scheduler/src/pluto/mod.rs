@@ -28,12 +28,13 @@ mod hyperplane;
 pub mod independence;
 mod layout;
 mod objective;
+mod parallelism;
 mod search;
 
 pub use objective::{Objective, PlutoObjective, Vars};
 
 use crate::affine::AffineSchedule;
-use crate::problem::{Problem, ScheduleError, Symbolic};
+use crate::problem::{FusePolicy, Problem, ScheduleError, Symbolic};
 use crate::{Scheduler, SchedulerNote};
 use poly::isl::Schedule;
 use search::{Run, Search};
@@ -81,17 +82,51 @@ impl Pluto {
         Ok(self.affine_noted(problem)?.0)
     }
 
-    /// The affine schedule for the problem, with what the search reports: the bound starts
-    /// at the options' or [`Pluto::max_coefficient`] and doubles (up to
-    /// [`Pluto::coefficient_cap`]) while it cuts a band short.
+    /// The affine schedule for the problem, with what the search reports.
+    ///
+    /// Under the `smart` fusion policy the schedule that fuses statements of equal depth is
+    /// weighed against the one that distributes every strongly connected component at the
+    /// outermost level: the distributed one is taken when it has more parallel loops and
+    /// bands at least as deep ([`SchedulerNote::DistributedForParallelism`]).
     pub fn affine_noted(
         &self,
         problem: &Problem<'_>,
     ) -> Result<(AffineSchedule, Vec<SchedulerNote>), ScheduleError> {
+        let fused = self.bounded(problem, problem.options.fuse)?;
+        if problem.options.fuse != FusePolicy::Smart {
+            return Ok(fused);
+        }
+        let distributed = self.bounded(problem, FusePolicy::None)?;
+        if distributed.0 == fused.0 {
+            return Ok(fused);
+        }
+        let (f, d) = (
+            parallelism::Weight::of(problem, &fused.0)?,
+            parallelism::Weight::of(problem, &distributed.0)?,
+        );
+        if d.parallel > f.parallel && d.deepest >= f.deepest {
+            let (schedule, mut notes) = distributed;
+            notes.push(SchedulerNote::DistributedForParallelism {
+                fused: f.parallel,
+                distributed: d.parallel,
+            });
+            return Ok((schedule, notes));
+        }
+        Ok(fused)
+    }
+
+    /// The affine schedule under the fusion policy `fuse`: the bound starts at the
+    /// options' or [`Pluto::max_coefficient`] and doubles (up to [`Pluto::coefficient_cap`])
+    /// while it cuts a band short.
+    fn bounded(
+        &self,
+        problem: &Problem<'_>,
+        fuse: FusePolicy,
+    ) -> Result<(AffineSchedule, Vec<SchedulerNote>), ScheduleError> {
         let from = (problem.options.max_coefficient).unwrap_or(self.max_coefficient);
         let mut bound = from;
         loop {
-            if let Run::Done(schedule) = Search::new(self, problem, bound)?.run()? {
+            if let Run::Done(schedule) = Search::new(self, problem, fuse, bound)?.run()? {
                 let notes = if bound > from {
                     vec![SchedulerNote::CoefficientBoundRaised { from, to: bound }]
                 } else {

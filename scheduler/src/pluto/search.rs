@@ -55,10 +55,12 @@ pub struct Search<'a> {
 }
 
 impl<'a> Search<'a> {
-    /// A run for `problem` with iterator coefficients bounded by `bound`.
+    /// A run for `problem` under the fusion policy `fuse`, with iterator coefficients
+    /// bounded by `bound`.
     pub fn new(
         pluto: &'a Pluto,
         problem: &'a Problem<'_>,
+        fuse: FusePolicy,
         bound: i64,
     ) -> Result<Self, ScheduleError> {
         let program = problem.program;
@@ -67,7 +69,7 @@ impl<'a> Search<'a> {
             pluto,
             bound,
             program,
-            fuse: problem.options.fuse,
+            fuse,
             n_params: program.kernel.params.len(),
             schedule: AffineSchedule::default(),
             found: vec![Vec::new(); program.statements.len()],
