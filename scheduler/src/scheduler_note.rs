@@ -22,6 +22,12 @@ pub enum SchedulerNote {
         /// Parallel loops of the distributed one.
         distributed: usize,
     },
+    /// The `smart` fusion policy split inner bands into one copy per strongly connected
+    /// component of their statements: the copies have more parallel loops.
+    InnerBandsDistributed {
+        /// How many bands were split.
+        bands: usize,
+    },
 }
 
 impl fmt::Display for SchedulerNote {
@@ -36,6 +42,10 @@ impl fmt::Display for SchedulerNote {
                 f,
                 "fusion skipped (smart): {distributed} parallel loop(s) distributed, \
                  {fused} fused"
+            ),
+            SchedulerNote::InnerBandsDistributed { bands } => write!(
+                f,
+                "distribution (smart): {bands} inner band(s) split for parallel loops"
             ),
         }
     }

@@ -35,6 +35,8 @@ pub use objective::{Objective, PlutoObjective, Vars};
 
 use crate::affine::AffineSchedule;
 use crate::problem::{FusePolicy, Problem, ScheduleError, Symbolic};
+use crate::transform::fusion::distribute_for_parallelism;
+use crate::transform::{Tree, TreeDeps};
 use crate::{Scheduler, SchedulerNote};
 use poly::isl::Schedule;
 use search::{Run, Search};
@@ -82,7 +84,10 @@ impl Pluto {
         Ok(self.affine_noted(problem)?.0)
     }
 
-    /// The affine schedule for the problem, with what the search reports.
+    /// The affine schedule for the problem, with what the search reports (the tree
+    /// [`Scheduler::schedule_noted`] builds from it further distributes, under `smart`,
+    /// inner bands whose statements' own loops have more parallel members:
+    /// [`SchedulerNote::InnerBandsDistributed`]).
     ///
     /// Under the `smart` fusion policy the schedule that fuses statements of equal depth is
     /// weighed against the one that distributes every strongly connected component at the
@@ -153,7 +158,17 @@ impl Scheduler for Pluto {
         problem: &Problem,
     ) -> Result<(Schedule, Vec<SchedulerNote>), ScheduleError> {
         // Solved with the parameters symbolic, applied to the program as fixed.
-        let (affine, notes) = Symbolic::solve(problem, |p| self.affine_noted(p))?;
-        Ok((affine.to_tree(problem.program)?, notes))
+        let (affine, mut notes) = Symbolic::solve(problem, |p| self.affine_noted(p))?;
+        let schedule = affine.to_tree(problem.program)?;
+        if problem.options.fuse != FusePolicy::Smart {
+            return Ok((schedule, notes));
+        }
+        let tree = Tree::from_schedule(&schedule)?;
+        let (tree, bands) = distribute_for_parallelism(&tree, &TreeDeps::of(problem)?)?;
+        if bands == 0 {
+            return Ok((schedule, notes));
+        }
+        notes.push(SchedulerNote::InnerBandsDistributed { bands });
+        Ok((tree.to_schedule()?, notes))
     }
 }

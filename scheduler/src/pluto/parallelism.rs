@@ -3,12 +3,12 @@
 
 use crate::affine::AffineSchedule;
 use crate::problem::{Problem, ScheduleError};
-use crate::transform::analysis::{annotate, TreeDeps};
+use crate::transform::analysis::{annotate, parallel_loops, TreeDeps};
 use crate::transform::{summary, Tree};
 
 /// A schedule's parallel loops and deepest band.
 pub struct Weight {
-    /// Parallel band members, over every band of the tree.
+    /// Parallel loops ([`parallel_loops`]).
     pub parallel: usize,
     /// Members of the deepest band.
     pub deepest: usize,
@@ -22,7 +22,7 @@ impl Weight {
         annotate(&mut tree, &TreeDeps::of(problem)?)?;
         let bands = summary::bands(&tree);
         Ok(Weight {
-            parallel: bands.iter().map(|b| b.parallel.len()).sum(),
+            parallel: parallel_loops(&tree, 0)?,
             deepest: bands.iter().map(|b| b.members).max().unwrap_or(0),
         })
     }

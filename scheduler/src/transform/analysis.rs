@@ -149,6 +149,35 @@ fn schedules_all(members: &[UnionMap], reaching: &UnionSet) -> IslResult<bool> {
     Ok(true)
 }
 
+/// The parallel loops of a tree: the coincident members of every band that holds a
+/// statement with more iterators than there are band members above it. A band over
+/// statements whose loops are all outside it (a copy of a band for a statement without
+/// loops of its own, as distribution makes) runs each of them once: not a loop. `depth`
+/// band members lie above the tree's root (it is a subtree).
+pub fn parallel_loops(tree: &Tree, depth: usize) -> IslResult<usize> {
+    parallel_loops_in(&tree.root, depth)
+}
+
+fn parallel_loops_in(node: &Node, depth: usize) -> IslResult<usize> {
+    match node {
+        Node::Band(b) => {
+            let mut iterates = false;
+            for s in b.members[0].domain()?.sets()? {
+                iterates |= s.n_dims()? > depth;
+            }
+            let own = if iterates { coincident_count(b) } else { 0 };
+            Ok(own + parallel_loops_in(&b.child, depth + b.members.len())?)
+        }
+        other => {
+            let mut sum = 0;
+            for (_, c) in other.children() {
+                sum += parallel_loops_in(c, depth)?;
+            }
+            Ok(sum)
+        }
+    }
+}
+
 /// The number of coincident (parallel) members of a band.
 pub fn coincident_count(b: &BandNode) -> usize {
     b.coincident.iter().filter(|&&c| c).count()
