@@ -22,6 +22,7 @@ pub mod optimizer;
 pub mod pluto;
 pub mod problem;
 pub mod registry;
+pub mod scheduler_note;
 pub mod target;
 #[cfg(test)]
 mod test_support;
@@ -29,6 +30,7 @@ pub mod transform;
 
 pub use affine::{AffineSchedule, Band, Row, RowKind};
 pub use problem::{FusePolicy, Options, Problem, ScheduleError, Symbolic};
+pub use scheduler_note::SchedulerNote;
 
 use poly::isl::Schedule;
 
@@ -44,5 +46,12 @@ pub trait Scheduler {
     /// only as asked).
     fn is_chosen(&self) -> bool {
         false
+    }
+    /// [`Scheduler::schedule`] with what the search reports (by default nothing).
+    fn schedule_noted(
+        &self,
+        problem: &Problem,
+    ) -> Result<(Schedule, Vec<SchedulerNote>), ScheduleError> {
+        Ok((self.schedule(problem)?, Vec::new()))
     }
 }

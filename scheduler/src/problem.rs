@@ -27,6 +27,9 @@ pub struct Options {
     /// Whether reduction updates may be reordered among themselves (dropping the
     /// dependences in [`Dependences::reduction`] from validity).
     pub reorder_reductions: bool,
+    /// The starting bound on the magnitude of schedule coefficients for the schedulers that
+    /// search for them (Pluto's `max_coefficient`); `None`: the scheduler's default.
+    pub max_coefficient: Option<i64>,
 }
 
 /// A scheduling problem: a program, its dependences in the original order, and options.

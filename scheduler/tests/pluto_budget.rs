@@ -22,6 +22,7 @@ fn exhausted_budget_is_a_schedule_error() {
         options: Options {
             fuse: FusePolicy::Max,
             reorder_reductions: false,
+            ..Options::default()
         },
     };
     let result = Pluto::default().affine(&problem);

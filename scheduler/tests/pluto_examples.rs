@@ -56,6 +56,7 @@ fn schedule_and_check(
     let options = Options {
         fuse,
         reorder_reductions: false,
+        ..Options::default()
     };
     let problem = Problem {
         program,

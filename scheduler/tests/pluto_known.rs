@@ -24,6 +24,7 @@ fn schedule(example: &str, fuse: FusePolicy) -> (Program, AffineSchedule) {
         options: Options {
             fuse,
             reorder_reductions: false,
+            ..Options::default()
         },
     };
     let s = Pluto::default().affine(&problem).unwrap();

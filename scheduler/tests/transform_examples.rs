@@ -96,7 +96,7 @@ fn wavefront_on_jacobi_1d_tiles_gives_a_parallel_tile_loop() {
     };
     assert!(tiles.permutable);
     assert_eq!(tiles.coincident, vec![false, false]);
-    let mut wave = wavefront::wavefront(&tiled).unwrap();
+    let mut wave = wavefront::wavefront(&tiled, &deps.all).unwrap();
     analysis::annotate(&mut wave, &deps).unwrap();
     let Node::Band(tiles) = &wave.root else {
         panic!()
@@ -117,4 +117,48 @@ fn illegal_orders_are_reported() {
     let tree = Tree::from_schedule(&ctx.schedule(&text).unwrap()).unwrap();
     let deps = TreeDeps::of(&loaded.problem()).unwrap();
     assert!(unordered(&tree, &deps.validity).unwrap().is_some());
+}
+
+/// heat-3d's untiled Pluto band `(t, 2t+i, 2t+j, 2t+k)` is parallel only on `2t+k`, inside
+/// the others: the wavefront must not move that stride-1 member outermost (where it carries
+/// dependences again) but skew, so that an outer member is parallel and `2t+k` stays last.
+#[test]
+fn wavefront_keeps_the_stride_1_member_innermost_in_heat_3d() {
+    let loaded = load("polybench/heat-3d");
+    let ctx = &loaded.program.ctx;
+    let domain = loaded.program.domains().unwrap();
+    let member =
+        |e: &str| format!("{{ S0[t, i, j, k] -> [({e})]; S1[t, i, j, k] -> [(1 + {e})] }}");
+    let text = format!(
+        "{{ domain: \"{domain}\", child: {{ schedule: \"[{}, {}, {}, {}]\", child: {{ sequence: [ \
+         {{ filter: \"{{ S0[t, i, j, k] }}\" }}, {{ filter: \"{{ S1[t, i, j, k] }}\" }} ] }} }} }}",
+        "{ S0[t, i, j, k] -> [(t)]; S1[t, i, j, k] -> [(t)] }",
+        member("2t + i"),
+        member("2t + j"),
+        member("2t + k"),
+    );
+    let deps = TreeDeps::of(&loaded.problem()).unwrap();
+    let mut tree = Tree::from_schedule(&ctx.schedule(&text).unwrap()).unwrap();
+    analysis::annotate(&mut tree, &deps).unwrap();
+    let Node::Band(band) = &tree.root else {
+        panic!("expected a band")
+    };
+    assert_eq!(band.coincident, vec![false, false, false, true]);
+    let mut wave = wavefront::wavefront(&tree, &deps.all).unwrap();
+    analysis::annotate(&mut wave, &deps).unwrap();
+    let Node::Band(band) = &wave.root else {
+        panic!("expected a band")
+    };
+    assert_eq!(band.coincident, vec![false, true, false, true]);
+    assert!(
+        band.members[0].to_string().contains("3t + i"),
+        "{}",
+        band.members[0]
+    );
+    assert!(
+        band.members[3].to_string().contains("2t + k"),
+        "{}",
+        band.members[3]
+    );
+    assert_legal(&loaded, &wave.to_schedule().unwrap());
 }

@@ -131,6 +131,7 @@ fn options(tile: Option<String>, given: Option<PathBuf>) -> ScheduleOptions {
         tile2: None,
         fuse: None,
         reorder_reductions: false,
+        max_coefficient: None,
         define: Vec::new(),
         given,
         c: CArgs::default(),

@@ -152,6 +152,7 @@ pub fn bench_file(
         fuse: None,
         parallel: true,
         reorder_reductions: false,
+        max_coefficient: None,
         define: Vec::new(),
         given: None,
         c: Default::default(),

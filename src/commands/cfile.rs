@@ -153,6 +153,7 @@ pub fn run(args: &CFileArgs) -> Result<(), CliError> {
         fuse: args.fuse,
         parallel: args.parallel,
         reorder_reductions: args.reorder_reductions,
+        max_coefficient: None,
         define: Vec::new(),
         given: None,
         c: Default::default(),

@@ -114,6 +114,7 @@ fn run_cpu(
         fuse: None,
         parallel: false,
         reorder_reductions: false,
+        max_coefficient: None,
         define: Vec::new(),
         given: args.schedule.clone(),
         c: args.kernel.c.clone(),

@@ -69,6 +69,10 @@ pub struct ScheduleOptions {
     /// Allow reduction updates to be reordered among themselves.
     #[arg(long)]
     pub reorder_reductions: bool,
+    /// Pluto: start with schedule coefficients bounded by N in magnitude (default 4); when
+    /// the bound cuts a permutable band short it is doubled, up to 64, and a note says so.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(1..))]
+    pub max_coefficient: Option<i64>,
     /// Fix a parameter, e.g. `-D N=64` (others stay symbolic).
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
     pub define: Vec<(String, i64)>,
@@ -109,6 +113,7 @@ impl ScheduleOptions {
             options: Options {
                 fuse: self.fuse.map(FusePolicy::from).unwrap_or_default(),
                 reorder_reductions: self.reorder_reductions,
+                max_coefficient: self.max_coefficient,
             },
         }
     }

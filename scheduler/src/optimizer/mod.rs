@@ -69,7 +69,7 @@ pub fn optimize(
     passes: &[&dyn Pass],
 ) -> Result<Optimized, OptimizeError> {
     let program = problem.program;
-    let schedule = scheduler.schedule(problem)?;
+    let (schedule, scheduler_notes) = scheduler.schedule_noted(problem)?;
     let mut original = Original {
         problem,
         transforms,
@@ -100,7 +100,9 @@ pub fn optimize(
         }
     }
     let mut tree = optimized.tree;
-    let mut notes = optimized.notes;
+    let mut notes: Vec<Note> = (scheduler_notes.into_iter().map(Note::Scheduler))
+        .chain(optimized.notes)
+        .collect();
     let deps = optimized.deps;
     if let Some(block) = transforms.register {
         // Register tiling is an optimisation: if isl fails on it, the kernel goes without.

@@ -62,12 +62,19 @@ fn a_schedule_that_walks_columns_the_original_walks_in_rows_is_refused() {
 
 #[test]
 fn a_schedule_with_nothing_to_gain_is_refused() {
-    // durbin: Pluto shifts and skews, with neither a parallel loop nor a tile.
-    let notes = notes("polybench/durbin");
+    // ludcmp: Pluto's one-member bands, with neither a parallel loop nor a tile.
+    let ludcmp = notes("polybench/ludcmp");
     assert_eq!(
-        kept(&notes),
+        kept(&ludcmp),
         Some(&KeepOriginal::NothingToGain),
-        "{notes:?}"
+        "{ludcmp:?}"
+    );
+    // durbin's inner loops are parallel once distributed (smart fusion), but run too few
+    // instances per step of the sequential `k` loop.
+    let durbin = notes("polybench/durbin");
+    assert!(
+        matches!(kept(&durbin), Some(KeepOriginal::StepsTooSmall { .. })),
+        "{durbin:?}"
     );
 }
 

@@ -9,10 +9,14 @@
 //!   independent of its earlier ones ([`independence`]);
 //! - the [`Objective`] (default [`PlutoObjective`]: `u`, `w`, then the coefficients' sum).
 //!
-//! Iterator coefficients lie in `-max_coefficient..=max_coefficient` (each the difference
-//! of two non-negative parts, so that negative coefficients, e.g. for reversed loops, are
-//! allowed while the magnitude can be minimised), shifts are non-negative, parameter
-//! coefficients are zero.
+//! Iterator coefficients lie in `-bound..=bound` (each the difference of two non-negative
+//! parts, so that negative coefficients, e.g. for reversed loops, are allowed while the
+//! magnitude can be minimised), shifts are non-negative, parameter coefficients are zero.
+//! The bound is [`Pluto::max_coefficient`] unless the user's options set it
+//! ([`crate::Options::max_coefficient`]). When a band closes while a statement still needs
+//! a hyperplane and one exists within [`Pluto::coefficient_cap`], the bound cut the band
+//! short: the search starts again with the bound doubled (up to the cap) and says so with
+//! [`SchedulerNote::CoefficientBoundRaised`].
 //!
 //! Consecutive hyperplanes found against the same dependences form a permutable band; when
 //! no further one exists the band ends and the dependence instances its rows order are
@@ -24,21 +28,28 @@ mod hyperplane;
 pub mod independence;
 mod layout;
 mod objective;
+mod parallelism;
 mod search;
 
 pub use objective::{Objective, PlutoObjective, Vars};
 
 use crate::affine::AffineSchedule;
-use crate::problem::{Problem, ScheduleError, Symbolic};
-use crate::Scheduler;
+use crate::problem::{FusePolicy, Problem, ScheduleError, Symbolic};
+use crate::transform::fusion::distribute_for_parallelism;
+use crate::transform::{Tree, TreeDeps};
+use crate::{Scheduler, SchedulerNote};
 use poly::isl::Schedule;
+use search::{Run, Search};
 
 /// The Pluto-style scheduler.
 pub struct Pluto {
     /// What each hyperplane minimises.
     pub objective: Box<dyn Objective>,
-    /// Bound on the magnitude of each iterator coefficient.
+    /// Bound on the magnitude of each iterator coefficient, unless the problem's options
+    /// set one.
     pub max_coefficient: i64,
+    /// The largest bound a retry raises it to (a bound at or above it is never raised).
+    pub coefficient_cap: i64,
     /// Bound on the number of statements fused at the outermost level: longer runs of
     /// strongly connected components are cut before the first hyperplane, whatever the
     /// fusion policy. The exact integer programs grow superlinearly with the statements
@@ -53,6 +64,7 @@ impl Default for Pluto {
         Pluto {
             objective: Box::new(PlutoObjective),
             max_coefficient: 4,
+            coefficient_cap: 64,
             max_fused_statements: 24,
         }
     }
@@ -69,7 +81,66 @@ impl Pluto {
 
     /// The affine schedule (rows and bands) for the problem.
     pub fn affine(&self, problem: &Problem<'_>) -> Result<AffineSchedule, ScheduleError> {
-        search::Search::new(self, problem)?.run()
+        Ok(self.affine_noted(problem)?.0)
+    }
+
+    /// The affine schedule for the problem, with what the search reports (the tree
+    /// [`Scheduler::schedule_noted`] builds from it further distributes, under `smart`,
+    /// inner bands whose statements' own loops have more parallel members:
+    /// [`SchedulerNote::InnerBandsDistributed`]).
+    ///
+    /// Under the `smart` fusion policy the schedule that fuses statements of equal depth is
+    /// weighed against the one that distributes every strongly connected component at the
+    /// outermost level: the distributed one is taken when it has more parallel loops and
+    /// bands at least as deep ([`SchedulerNote::DistributedForParallelism`]).
+    pub fn affine_noted(
+        &self,
+        problem: &Problem<'_>,
+    ) -> Result<(AffineSchedule, Vec<SchedulerNote>), ScheduleError> {
+        let fused = self.bounded(problem, problem.options.fuse)?;
+        if problem.options.fuse != FusePolicy::Smart {
+            return Ok(fused);
+        }
+        let distributed = self.bounded(problem, FusePolicy::None)?;
+        if distributed.0 == fused.0 {
+            return Ok(fused);
+        }
+        let (f, d) = (
+            parallelism::Weight::of(problem, &fused.0)?,
+            parallelism::Weight::of(problem, &distributed.0)?,
+        );
+        if d.parallel > f.parallel && d.deepest >= f.deepest {
+            let (schedule, mut notes) = distributed;
+            notes.push(SchedulerNote::DistributedForParallelism {
+                fused: f.parallel,
+                distributed: d.parallel,
+            });
+            return Ok((schedule, notes));
+        }
+        Ok(fused)
+    }
+
+    /// The affine schedule under the fusion policy `fuse`: the bound starts at the
+    /// options' or [`Pluto::max_coefficient`] and doubles (up to [`Pluto::coefficient_cap`])
+    /// while it cuts a band short.
+    fn bounded(
+        &self,
+        problem: &Problem<'_>,
+        fuse: FusePolicy,
+    ) -> Result<(AffineSchedule, Vec<SchedulerNote>), ScheduleError> {
+        let from = (problem.options.max_coefficient).unwrap_or(self.max_coefficient);
+        let mut bound = from;
+        loop {
+            if let Run::Done(schedule) = Search::new(self, problem, fuse, bound)?.run()? {
+                let notes = if bound > from {
+                    vec![SchedulerNote::CoefficientBoundRaised { from, to: bound }]
+                } else {
+                    Vec::new()
+                };
+                return Ok((schedule, notes));
+            }
+            bound = (bound * 2).min(self.coefficient_cap);
+        }
     }
 }
 
@@ -79,8 +150,25 @@ impl Scheduler for Pluto {
     }
 
     fn schedule(&self, problem: &Problem) -> Result<Schedule, ScheduleError> {
+        Ok(self.schedule_noted(problem)?.0)
+    }
+
+    fn schedule_noted(
+        &self,
+        problem: &Problem,
+    ) -> Result<(Schedule, Vec<SchedulerNote>), ScheduleError> {
         // Solved with the parameters symbolic, applied to the program as fixed.
-        let affine = Symbolic::solve(problem, |p| self.affine(p))?;
-        Ok(affine.to_tree(problem.program)?)
+        let (affine, mut notes) = Symbolic::solve(problem, |p| self.affine_noted(p))?;
+        let schedule = affine.to_tree(problem.program)?;
+        if problem.options.fuse != FusePolicy::Smart {
+            return Ok((schedule, notes));
+        }
+        let tree = Tree::from_schedule(&schedule)?;
+        let (tree, bands) = distribute_for_parallelism(&tree, &TreeDeps::of(problem)?)?;
+        if bands == 0 {
+            return Ok((schedule, notes));
+        }
+        notes.push(SchedulerNote::InnerBandsDistributed { bands });
+        Ok((tree.to_schedule()?, notes))
     }
 }

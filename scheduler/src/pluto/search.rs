@@ -16,9 +16,24 @@ use std::collections::hash_map::{Entry, HashMap};
 /// One hyperplane of a group of statements: each statement's row.
 type GroupRows = Vec<(usize, StmtRow)>;
 
+/// The hyperplanes found for groups of statements, by coefficient bound and group.
+type Solved = HashMap<(i64, Vec<usize>), Option<GroupRows>>;
+
+/// How a run ended.
+pub enum Run {
+    /// The schedule.
+    Done(AffineSchedule),
+    /// A band closed while some statement still needed a hyperplane, and one exists with
+    /// coefficients up to [`Pluto::coefficient_cap`]: the bound cut the band short, and the
+    /// run was abandoned for one with a larger bound.
+    BoundHit,
+}
+
 /// The state of one scheduling run.
 pub struct Search<'a> {
     pluto: &'a Pluto,
+    /// Bound on the magnitude of each iterator coefficient in this run.
+    bound: i64,
     program: &'a Program,
     fuse: FusePolicy,
     n_params: usize,
@@ -34,20 +49,27 @@ pub struct Search<'a> {
     duals: HashMap<String, FarkasDual>,
     /// The hyperplanes found for groups of statements since the last row or band, by group
     /// (see [`Search::solve_component`]).
-    solved: RefCell<HashMap<Vec<usize>, Option<GroupRows>>>,
+    solved: RefCell<Solved>,
     /// The isl operation budget of the whole search.
     _analysis: Analysis<'a>,
 }
 
 impl<'a> Search<'a> {
-    /// A run for `problem`.
-    pub fn new(pluto: &'a Pluto, problem: &'a Problem<'_>) -> Result<Self, ScheduleError> {
+    /// A run for `problem` under the fusion policy `fuse`, with iterator coefficients
+    /// bounded by `bound`.
+    pub fn new(
+        pluto: &'a Pluto,
+        problem: &'a Problem<'_>,
+        fuse: FusePolicy,
+        bound: i64,
+    ) -> Result<Self, ScheduleError> {
         let program = problem.program;
         Ok(Search {
             _analysis: program.ctx.analysis(),
             pluto,
+            bound,
             program,
-            fuse: problem.options.fuse,
+            fuse,
             n_params: program.kernel.params.len(),
             schedule: AffineSchedule::default(),
             found: vec![Vec::new(); program.statements.len()],
@@ -58,8 +80,8 @@ impl<'a> Search<'a> {
         })
     }
 
-    /// Runs to completion.
-    pub fn run(mut self) -> Result<AffineSchedule, ScheduleError> {
+    /// Runs to completion, or until the bound is found to cut a band short.
+    pub fn run(mut self) -> Result<Run, ScheduleError> {
         self.fusion_cut()?;
         let mut band_deps = self.band_deps()?;
         let mut band_start = self.schedule.rows.len();
@@ -72,6 +94,9 @@ impl<'a> Search<'a> {
                 if let Some(row) = self.hyperplane(&band_deps, &self.all_statements())? {
                     self.push_loop(row)?;
                     continue;
+                }
+                if self.bound_cuts_band(&band_deps)? {
+                    return Ok(Run::BoundHit);
                 }
             }
             // No (further) hyperplane in this band: close it and try again with what is left.
@@ -96,7 +121,28 @@ impl<'a> Search<'a> {
             kind: RowKind::Scalar,
             stmts: textual,
         });
-        Ok(self.schedule)
+        Ok(Run::Done(self.schedule))
+    }
+
+    /// Whether a hyperplane the run's bound excludes exists with coefficients up to the
+    /// cap (the band being closed could go on with a larger bound).
+    fn bound_cuts_band(&self, band_deps: &[BandDep]) -> Result<bool, ScheduleError> {
+        if self.bound >= self.pluto.coefficient_cap {
+            return Ok(false);
+        }
+        let among = self.all_statements();
+        let wider = self.hyperplane_within(band_deps, &among, self.pluto.coefficient_cap)?;
+        Ok(wider.is_some())
+    }
+
+    /// The search's settings with iterator coefficients bounded by `bound`.
+    fn settings(&self, bound: i64) -> Settings<'_> {
+        Settings {
+            ctx: &self.program.ctx,
+            objective: self.pluto.objective.as_ref(),
+            max_coefficient: bound,
+            n_params: self.n_params,
+        }
     }
 
     fn needs_more(&self, s: usize) -> bool {
@@ -185,12 +231,7 @@ impl<'a> Search<'a> {
     /// respects every live dependence of a component and carries one of them (tried in
     /// turn). The statements outside the component get 0.
     fn carrying_row(&self, band_deps: &[BandDep]) -> Result<Option<Row>, ScheduleError> {
-        let settings = Settings {
-            ctx: &self.program.ctx,
-            objective: self.pluto.objective.as_ref(),
-            max_coefficient: self.pluto.max_coefficient,
-            n_params: self.n_params,
-        };
+        let settings = self.settings(self.bound);
         for scc in self.live_graph()?.sccs() {
             let inside = |d: &&BandDep| scc.contains(&d.src) && scc.contains(&d.dst);
             let deps: Vec<&BandDep> = band_deps.iter().filter(inside).collect();
@@ -248,15 +289,20 @@ impl<'a> Search<'a> {
         band_deps: &[BandDep],
         among: &[usize],
     ) -> Result<Option<Row>, ScheduleError> {
+        self.hyperplane_within(band_deps, among, self.bound)
+    }
+
+    /// [`Search::hyperplane`] with iterator coefficients bounded by `bound`.
+    fn hyperplane_within(
+        &self,
+        band_deps: &[BandDep],
+        among: &[usize],
+        bound: i64,
+    ) -> Result<Option<Row>, ScheduleError> {
         let n = self.program.statements.len();
         let inside = |d: &&BandDep| among.contains(&d.src) && among.contains(&d.dst);
         let graph = Ddg::new(n, band_deps.iter().filter(inside).map(|d| (d.src, d.dst)));
-        let settings = Settings {
-            ctx: &self.program.ctx,
-            objective: self.pluto.objective.as_ref(),
-            max_coefficient: self.pluto.max_coefficient,
-            n_params: self.n_params,
-        };
+        let settings = self.settings(bound);
         let mut stmts = self.zero_row();
         for component in graph.components() {
             if !among.contains(&component[0]) || !component.iter().any(|&s| self.needs_more(s)) {
@@ -276,15 +322,16 @@ impl<'a> Search<'a> {
     }
 
     /// The hyperplane of one connected group of statements (either orientation), memoised
-    /// until the next row or the next band: the greedy forced cut asks again for the groups
-    /// its candidate does not change.
+    /// by bound until the next row or the next band: the greedy forced cut asks again for
+    /// the groups its candidate does not change.
     fn solve_component(
         &self,
         settings: &Settings<'_>,
         band_deps: &[BandDep],
         component: &[usize],
     ) -> Result<Option<GroupRows>, ScheduleError> {
-        if let Some(known) = self.solved.borrow().get(component) {
+        let key = (settings.max_coefficient, component.to_vec());
+        if let Some(known) = self.solved.borrow().get(&key) {
             return Ok(known.clone());
         }
         let members: Vec<Member<'_>> = component
@@ -333,9 +380,7 @@ impl<'a> Search<'a> {
                 }
             }
         }
-        self.solved
-            .borrow_mut()
-            .insert(component.to_vec(), solution.clone());
+        self.solved.borrow_mut().insert(key, solution.clone());
         Ok(solution)
     }
 

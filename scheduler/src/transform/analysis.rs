@@ -44,6 +44,13 @@ fn any_compared(pairs: &UnionMap, member: &UnionMap, order: PairOrder) -> IslRes
     Ok(!pairs.pairs_where(member, order)?.is_empty()?)
 }
 
+/// Whether no pair of `live` has different values on `member` (a loop over it alone,
+/// outermost, would be parallel).
+pub fn is_parallel(live: &UnionMap, member: &UnionMap) -> IslResult<bool> {
+    Ok(!any_compared(live, member, PairOrder::Before)?
+        && !any_compared(live, member, PairOrder::After)?)
+}
+
 /// The live pairs whose both ends are in `filter`.
 pub fn live_in(live: &UnionMap, filter: &UnionSet) -> IslResult<UnionMap> {
     live.intersect_domain(filter)?.intersect_range(filter)
@@ -106,9 +113,7 @@ fn annotate_node(
             let mut all = all.clone();
             b.coincident.clear();
             for m in &b.members {
-                let parallel = covered
-                    && !any_compared(&all, m, PairOrder::Before)?
-                    && !any_compared(&all, m, PairOrder::After)?;
+                let parallel = covered && is_parallel(&all, m)?;
                 b.coincident.push(parallel);
                 all = all.pairs_where(m, PairOrder::Equal)?;
             }
@@ -142,6 +147,35 @@ fn schedules_all(members: &[UnionMap], reaching: &UnionSet) -> IslResult<bool> {
         }
     }
     Ok(true)
+}
+
+/// The parallel loops of a tree: the coincident members of every band that holds a
+/// statement with more iterators than there are band members above it. A band over
+/// statements whose loops are all outside it (a copy of a band for a statement without
+/// loops of its own, as distribution makes) runs each of them once: not a loop. `depth`
+/// band members lie above the tree's root (it is a subtree).
+pub fn parallel_loops(tree: &Tree, depth: usize) -> IslResult<usize> {
+    parallel_loops_in(&tree.root, depth)
+}
+
+fn parallel_loops_in(node: &Node, depth: usize) -> IslResult<usize> {
+    match node {
+        Node::Band(b) => {
+            let mut iterates = false;
+            for s in b.members[0].domain()?.sets()? {
+                iterates |= s.n_dims()? > depth;
+            }
+            let own = if iterates { coincident_count(b) } else { 0 };
+            Ok(own + parallel_loops_in(&b.child, depth + b.members.len())?)
+        }
+        other => {
+            let mut sum = 0;
+            for (_, c) in other.children() {
+                sum += parallel_loops_in(c, depth)?;
+            }
+            Ok(sum)
+        }
+    }
 }
 
 /// The number of coincident (parallel) members of a band.

@@ -273,3 +273,98 @@ fn components(domain: &UnionSet, live: &UnionMap) -> IslResult<Vec<UnionSet>> {
         })
         .collect()
 }
+
+/// Distributes, at any depth, each band whose strongly connected components, each in its
+/// own copy of the band, have more parallel members between them than the band has fused
+/// (the `smart` policy's rule inside the nests: a reduction in one statement no longer
+/// makes the loop of the others serial). Returns the tree and how many bands were split.
+pub fn distribute_for_parallelism(tree: &Tree, deps: &TreeDeps) -> IslResult<(Tree, usize)> {
+    let mut split = 0;
+    let root = split_where_parallel(&tree.root, &deps.validity, &deps.all, 0, &mut split)?;
+    Ok((
+        Tree {
+            domain: tree.domain.clone(),
+            root,
+        },
+        split,
+    ))
+}
+
+/// [`distribute_for_parallelism`] on `node`, below `depth` band members.
+fn split_where_parallel(
+    node: &Node,
+    valid: &UnionMap,
+    all: &UnionMap,
+    depth: usize,
+    split: &mut usize,
+) -> IslResult<Node> {
+    match node {
+        Node::Leaf => Ok(Node::Leaf),
+        Node::Band(b) => {
+            let mut attempt = FusionReport::default();
+            let distributed = distribute(node, valid, &mut attempt)?;
+            if attempt.applied > 0 {
+                let domain = band_domain(b)?;
+                let local = TreeDeps {
+                    validity: live_in(valid, &domain)?,
+                    all: live_in(all, &domain)?,
+                };
+                let gain = parallel_members(&distributed, &domain, &local, depth)?
+                    > parallel_members(node, &domain, &local, depth)?;
+                if gain {
+                    *split += 1;
+                    return split_where_parallel(&distributed, valid, all, depth, split);
+                }
+            }
+            Ok(Node::Band(BandNode {
+                child: Box::new(split_where_parallel(
+                    &b.child,
+                    &live_below(valid, &b.members)?,
+                    &live_below(all, &b.members)?,
+                    depth + b.members.len(),
+                    split,
+                )?),
+                ..b.clone()
+            }))
+        }
+        Node::Sequence(cs) => Ok(Node::Sequence(split_children(
+            cs, valid, all, depth, split,
+        )?)),
+        Node::Set(cs) => Ok(Node::Set(split_children(cs, valid, all, depth, split)?)),
+    }
+}
+
+fn split_children(
+    cs: &[Filtered],
+    valid: &UnionMap,
+    all: &UnionMap,
+    depth: usize,
+    split: &mut usize,
+) -> IslResult<Vec<Filtered>> {
+    let valid_in = analysis::live_in_children(valid, cs)?;
+    let all_in = analysis::live_in_children(all, cs)?;
+    (cs.iter().zip(valid_in.iter().zip(&all_in)))
+        .map(|(c, (valid, all))| {
+            Ok(Filtered {
+                filter: c.filter.clone(),
+                child: split_where_parallel(&c.child, valid, all, depth, split)?,
+            })
+        })
+        .collect()
+}
+
+/// The parallel loops under `node` ([`analysis::parallel_loops`]), marked from `deps`;
+/// `depth` band members lie above it.
+fn parallel_members(
+    node: &Node,
+    domain: &UnionSet,
+    deps: &TreeDeps,
+    depth: usize,
+) -> IslResult<usize> {
+    let mut tree = Tree {
+        domain: domain.clone(),
+        root: node.clone(),
+    };
+    analysis::annotate(&mut tree, deps)?;
+    analysis::parallel_loops(&tree, depth)
+}

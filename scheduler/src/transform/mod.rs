@@ -148,7 +148,9 @@ impl<'a> Staged<'a> {
     pub fn finish(mut self) -> IslResult<Optimized> {
         if self.options.parallel {
             let _analysis = self.problem.program.ctx.analysis();
-            self.step(Step::Wavefront, &|t, _| wavefront::wavefront(t))?;
+            self.step(Step::Wavefront, &|t, deps| {
+                wavefront::wavefront(t, &deps.all)
+            })?;
             let program = self.problem.program;
             self.step(Step::IntraTileReordering, &|t, _| {
                 reorder::reorder_for_stride(t, program)

@@ -3,7 +3,7 @@
 
 use super::tile_size::TileSizeNote;
 use crate::legality::tree_order::Unordered;
-use crate::FusePolicy;
+use crate::{FusePolicy, SchedulerNote};
 use poly::isl::IslError;
 use std::fmt;
 
@@ -81,6 +81,8 @@ pub enum KeepOriginal {
 /// One thing the optimizer did or refused.
 #[derive(Clone, Debug)]
 pub enum Note {
+    /// What the scheduler reported about its search.
+    Scheduler(SchedulerNote),
     /// A fusion policy re-decided fusion, with this many changes.
     FusionPolicy {
         /// The policy.
@@ -112,7 +114,8 @@ impl Note {
     pub fn is_refusal(&self) -> bool {
         !matches!(
             self,
-            Note::FusionPolicy { .. }
+            Note::Scheduler(_)
+                | Note::FusionPolicy { .. }
                 | Note::Applied(_)
                 | Note::TileSizes(_)
                 | Note::Refused(_, Refusal::CostsParallelism)
@@ -153,6 +156,7 @@ impl fmt::Display for KeepOriginal {
 impl fmt::Display for Note {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Note::Scheduler(note) => note.fmt(f),
             Note::FusionPolicy { policy, changes } => {
                 write!(f, "fusion ({policy:?}): {changes} change(s)")
             }

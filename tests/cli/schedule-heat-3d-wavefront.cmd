@@ -1,0 +1,5 @@
+schedule
+examples/polybench/heat-3d.pk
+--parallel
+--emit
+schedule

@@ -1,0 +1,2 @@
+schedule
+tests/kernels/skew5.pk

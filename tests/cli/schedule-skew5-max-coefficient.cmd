@@ -1,0 +1,6 @@
+schedule
+tests/kernels/skew5.pk
+--max-coefficient
+5
+--emit
+schedule
