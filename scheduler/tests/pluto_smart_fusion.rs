@@ -61,3 +61,19 @@ fn durbin_and_adi_keep_the_parallel_loops_of_their_inner_statements() {
     let (adi, notes) = parallel_loops("polybench/adi", FusePolicy::Smart);
     assert!(adi >= 4, "{adi}: {notes:?}");
 }
+
+#[test]
+fn gramschmidt_gets_its_column_loop_parallel_by_a_cut_band() {
+    // gramschmidt's band `(k, j)` holds the pivot column's statements at `j = k` and the
+    // updates of the other columns at `j > k`; `k` carries a cycle, so the band cannot be
+    // distributed as a whole. Cut after `k`, the updates' own `j` loops are parallel.
+    let (fused, _) = parallel_loops("polybench/gramschmidt", FusePolicy::Max);
+    let (smart, notes) = parallel_loops("polybench/gramschmidt", FusePolicy::Smart);
+    assert!(smart > fused, "{fused} -> {smart}: {notes:?}");
+    assert!(
+        notes
+            .iter()
+            .any(|n| matches!(n, SchedulerNote::InnerBandsDistributed { .. })),
+        "{notes:?}"
+    );
+}

@@ -277,7 +277,9 @@ fn components(domain: &UnionSet, live: &UnionMap) -> IslResult<Vec<UnionSet>> {
 /// Distributes, at any depth, each band whose strongly connected components, each in its
 /// own copy of the band, have more parallel members between them than the band has fused
 /// (the `smart` policy's rule inside the nests: a reduction in one statement no longer
-/// makes the loop of the others serial). Returns the tree and how many bands were split.
+/// makes the loop of the others serial), or, when the whole band cannot be distributed so,
+/// its inner members alone under a band of its outer ones. Returns the tree and how many
+/// bands were split.
 pub fn distribute_for_parallelism(tree: &Tree, deps: &TreeDeps) -> IslResult<(Tree, usize)> {
     let mut split = 0;
     let root = split_where_parallel(&tree.root, &deps.validity, &deps.all, 0, &mut split)?;
@@ -288,6 +290,54 @@ pub fn distribute_for_parallelism(tree: &Tree, deps: &TreeDeps) -> IslResult<(Tr
         },
         split,
     ))
+}
+
+/// `b` with its members from the `p`-th on distributed ([`distribute`]) under a band of
+/// the first `p` (the whole band when `p` is 0); `live` is what is live at `b`.
+fn distribute_after(
+    b: &BandNode,
+    p: usize,
+    live: &UnionMap,
+    report: &mut FusionReport,
+) -> IslResult<Node> {
+    if p == 0 {
+        return distribute(&Node::Band(b.clone()), live, report);
+    }
+    let part = |members: &[UnionMap], coincident: &[bool], child: Node| BandNode {
+        members: members.to_vec(),
+        coincident: coincident.to_vec(),
+        child: Box::new(child),
+        ..b.clone()
+    };
+    let inner = Node::Band(part(
+        &b.members[p..],
+        &b.coincident[p..],
+        (*b.child).clone(),
+    ));
+    let below = live_below(live, &b.members[..p])?;
+    let distributed = distribute(&inner, &below, report)?;
+    Ok(Node::Band(part(
+        &b.members[..p],
+        &b.coincident[..p],
+        distributed,
+    )))
+}
+
+/// The most members of a band under `node` once its bands are merged ([`super::merge_bands`]).
+fn deepest_band(node: &Node, domain: &UnionSet, live: &UnionMap) -> IslResult<usize> {
+    fn most(node: &Node) -> usize {
+        let below = node.children().into_iter().map(|(_, c)| most(c)).max();
+        let here = match node {
+            Node::Band(b) => b.members.len(),
+            _ => 0,
+        };
+        here.max(below.unwrap_or(0))
+    }
+    let tree = Tree {
+        domain: domain.clone(),
+        root: node.clone(),
+    };
+    Ok(most(&super::merge_bands(&tree, live)?.root))
 }
 
 /// [`distribute_for_parallelism`] on `node`, below `depth` band members.
@@ -301,17 +351,28 @@ fn split_where_parallel(
     match node {
         Node::Leaf => Ok(Node::Leaf),
         Node::Band(b) => {
-            let mut attempt = FusionReport::default();
-            let distributed = distribute(node, valid, &mut attempt)?;
-            if attempt.applied > 0 {
-                let domain = band_domain(b)?;
-                let local = TreeDeps {
-                    validity: live_in(valid, &domain)?,
-                    all: live_in(all, &domain)?,
-                };
-                let gain = parallel_members(&distributed, &domain, &local, depth)?
-                    > parallel_members(node, &domain, &local, depth)?;
-                if gain {
+            let domain = band_domain(b)?;
+            let local = TreeDeps {
+                validity: live_in(valid, &domain)?,
+                all: live_in(all, &domain)?,
+            };
+            let fused = parallel_members(node, &domain, &local, depth)?;
+            let fused_depth = deepest_band(node, &domain, &local.validity)?;
+            // The whole band distributed, else cut after its first `p` members with only
+            // the rest distributed (gramschmidt's `(k, j)`: the column loop `j` of its
+            // updates is parallel once the pivot column's statements, at `j = k`, have a
+            // copy of their own; the whole band cannot be split, `k` carries a cycle). A
+            // cut must leave a band as deep as the fused one, once merged: cutting lu's
+            // `(i, j, k)` after `i` gains parallel loops but loses the 3-d tiles, and ran
+            // 2x slower.
+            for p in 0..b.members.len() {
+                let mut attempt = FusionReport::default();
+                let distributed = distribute_after(b, p, valid, &mut attempt)?;
+                if attempt.applied > 0
+                    && parallel_members(&distributed, &domain, &local, depth)? > fused
+                    && (p == 0
+                        || deepest_band(&distributed, &domain, &local.validity)? >= fused_depth)
+                {
                     *split += 1;
                     return split_where_parallel(&distributed, valid, all, depth, split);
                 }

@@ -138,7 +138,8 @@ impl Node {
         }
     }
 
-    /// The same subtree restricted to the instances in `filter` (empty children dropped).
+    /// The same subtree restricted to the instances in `filter` (empty children dropped, a
+    /// sequence or set left with one child replaced by that child).
     pub fn restrict(&self, filter: &UnionSet) -> IslResult<Node> {
         Ok(match self {
             Node::Leaf => Node::Leaf,
@@ -151,8 +152,16 @@ impl Node {
                 child: Box::new(b.child.restrict(filter)?),
                 ..b.clone()
             }),
-            Node::Sequence(cs) => Node::Sequence(restrict_children(cs, filter)?),
-            Node::Set(cs) => Node::Set(restrict_children(cs, filter)?),
+            Node::Sequence(cs) | Node::Set(cs) => {
+                let mut kept = restrict_children(cs, filter)?;
+                match (kept.len(), self) {
+                    // One child left: its filter holds every instance left, and a band
+                    // above can merge with a band below.
+                    (1, _) => kept.remove(0).child,
+                    (_, Node::Sequence(_)) => Node::Sequence(kept),
+                    _ => Node::Set(kept),
+                }
+            }
         })
     }
 }
