@@ -1,7 +1,7 @@
 //! Schedulers side by side: the shape of the schedule each one finds, and its cost.
 
 use crate::transform::summary::{bands, BandInfo};
-use crate::transform::{optimize, TransformOptions};
+use crate::transform::{analysis, optimize, TransformOptions};
 use crate::{Problem, Scheduler};
 use std::fmt::Write;
 use std::time::{Duration, Instant};
@@ -14,9 +14,19 @@ pub struct Measurement {
     /// The scheduler.
     pub scheduler: &'static str,
     /// Its bands after the transformations, or why it failed.
-    pub outcome: Result<Vec<BandInfo>, String>,
+    pub outcome: Result<Shape, String>,
     /// Time to schedule and transform.
     pub time: Duration,
+}
+
+/// The shape of a schedule tree.
+#[derive(Clone, Debug)]
+pub struct Shape {
+    /// Its bands.
+    pub bands: Vec<BandInfo>,
+    /// Its parallel loops ([`analysis::parallel_loops`]: a band copy over statements with
+    /// no loop of their own at its depth runs them once and is no loop).
+    pub parallel_loops: usize,
 }
 
 /// Schedules `problem` with `scheduler`, applies `options`, and measures the result.
@@ -30,7 +40,12 @@ pub fn measure(
         .schedule(problem)
         .map_err(|e| e.to_string())
         .and_then(|s| optimize(problem, &s, options).map_err(|e| e.to_string()))
-        .map(|o| bands(&o.tree));
+        .and_then(|o| {
+            Ok(Shape {
+                bands: bands(&o.tree),
+                parallel_loops: analysis::parallel_loops(&o.tree, 0).map_err(|e| e.to_string())?,
+            })
+        });
     Measurement {
         kernel: problem.program.kernel.name.clone(),
         scheduler: scheduler.name(),
@@ -55,18 +70,20 @@ pub fn table(rows: &[Measurement]) -> String {
         .map(|m| {
             let mut row = vec![m.kernel.clone(), m.scheduler.to_string()];
             match &m.outcome {
-                Ok(bs) => {
+                Ok(Shape {
+                    bands: bs,
+                    parallel_loops,
+                }) => {
                     let depths: Vec<String> = bs.iter().map(|b| b.members.to_string()).collect();
                     let tiles: Vec<String> = bs
                         .iter()
                         .map(BandInfo::tiling)
                         .filter(|t| t.contains(|c: char| c.is_ascii_digit()))
                         .collect();
-                    let parallel: usize = bs.iter().map(|b| b.parallel.len()).sum();
                     row.extend([
                         bs.len().to_string(),
                         depths.join(","),
-                        parallel.to_string(),
+                        parallel_loops.to_string(),
                         if tiles.is_empty() {
                             "-".into()
                         } else {
@@ -109,4 +126,38 @@ pub fn table(rows: &[Measurement]) -> String {
         line(r.iter().map(String::as_str).collect());
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::program;
+    use crate::{FusePolicy, Options};
+    use poly::deps::Dependences;
+
+    #[test]
+    fn the_parallel_column_counts_loops_not_one_instance_band_copies() {
+        // Pluto's smart fusion splits durbin's inner row into copies, some over statements
+        // with no loop of their own there: 2 parallel loops (`z`, `y`), not every copy's
+        // coincident member.
+        let durbin = program("polybench/durbin.pk");
+        let deps = Dependences::compute(&durbin).unwrap();
+        let problem = Problem {
+            program: &durbin,
+            deps: &deps,
+            options: Options {
+                fuse: FusePolicy::Smart,
+                ..Options::default()
+            },
+        };
+        let pluto = crate::registry::scheduler_named("pluto").unwrap();
+        let m = measure(&problem, pluto.as_ref(), &TransformOptions::default());
+        let shape = m.outcome.as_ref().unwrap();
+        let members: usize = shape.bands.iter().map(|b| b.parallel.len()).sum();
+        assert_eq!(shape.parallel_loops, 2);
+        assert!(members > shape.parallel_loops, "{members}");
+        let table = table(&[m]);
+        let row = table.lines().nth(1).unwrap();
+        assert_eq!(row.split_whitespace().nth(4), Some("2"), "{table}");
+    }
 }
