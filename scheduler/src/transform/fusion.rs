@@ -356,8 +356,9 @@ fn split_where_parallel(
                 validity: live_in(valid, &domain)?,
                 all: live_in(all, &domain)?,
             };
-            let fused = parallel_members(node, &domain, &local, depth)?;
-            let fused_depth = deepest_band(node, &domain, &local.validity)?;
+            // The fused band's figures, computed once and only for a candidate (most bands
+            // have no component to distribute and need neither).
+            let (mut fused, mut fused_depth) = (None, None);
             // The whole band distributed, else cut after its first `p` members with only
             // the rest distributed (gramschmidt's `(k, j)`: the column loop `j` of its
             // updates is parallel once the pivot column's statements, at `j = k`, have a
@@ -368,11 +369,24 @@ fn split_where_parallel(
             for p in 0..b.members.len() {
                 let mut attempt = FusionReport::default();
                 let distributed = distribute_after(b, p, valid, &mut attempt)?;
-                if attempt.applied > 0
-                    && parallel_members(&distributed, &domain, &local, depth)? > fused
-                    && (p == 0
-                        || deepest_band(&distributed, &domain, &local.validity)? >= fused_depth)
-                {
+                if attempt.applied == 0 {
+                    continue;
+                }
+                let fused = match fused {
+                    Some(n) => n,
+                    None => *fused.insert(parallel_members(node, &domain, &local, depth)?),
+                };
+                if parallel_members(&distributed, &domain, &local, depth)? <= fused {
+                    continue;
+                }
+                let deep_enough = p == 0 || {
+                    let before = match fused_depth {
+                        Some(d) => d,
+                        None => *fused_depth.insert(deepest_band(node, &domain, &local.validity)?),
+                    };
+                    deepest_band(&distributed, &domain, &local.validity)? >= before
+                };
+                if deep_enough {
                     *split += 1;
                     return split_where_parallel(&distributed, valid, all, depth, split);
                 }
