@@ -6,8 +6,9 @@
 //! flags of [`toolchain::EXACT_FLAGS`] (no FMA contraction), and within the tolerance of
 //! [`Comparison::Tolerant`] for OpenBLAS and, with `--fma`, for every variant, all built
 //! with FMA contraction ([`FloatMode::Fma`]) alike. A variant that fails to build or run is
-//! reported and left out; one whose outputs disagree stops the benchmark. Threads wait
-//! passively (`OMP_WAIT_POLICY=passive`) unless the environment says otherwise.
+//! reported and left out; one whose outputs disagree stops the benchmark. OpenMP's settings
+//! (`OMP_NUM_THREADS`, `OMP_WAIT_POLICY`, ...) are the caller's environment, as a user's
+//! own runs would have them.
 //!
 //! A kernel whose original runs for less than [`MIN_TIMED_SECONDS`] is timed over several
 //! repetitions in each run (the harness's `--repeat`, every repetition from the same inputs),
@@ -199,11 +200,6 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
             reorder: args.reorder_reductions,
             candidates: args.candidates,
         });
-    }
-    // On a shared machine a thread spinning at a barrier takes the core of the thread it
-    // waits for: every variant waits passively unless the caller chose otherwise.
-    if std::env::var_os("OMP_WAIT_POLICY").is_none() {
-        std::env::set_var("OMP_WAIT_POLICY", "passive");
     }
     if let Some(c) = args.files.iter().find(|f| is_c_file(f)) {
         if args.schedule.is_some() {
