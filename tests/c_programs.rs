@@ -322,3 +322,25 @@ fn strict_refuses_a_file_with_a_region_left_unchanged() {
         "{report}"
     );
 }
+
+#[test]
+fn expansion_gives_each_web_an_array_of_its_own() {
+    let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/expand.c");
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let out = dir.path().join("expand.c");
+    let report = polyc_c(&program, &out, &[]).expect("polyc c");
+    let notes: String = (report.lines())
+        .filter(|l| l.contains("expanded"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    expect_test::expect![[r#"
+        note: kernel_expand: `w` expanded along (i, j) into `pc_w_0`
+        note: kernel_expand: `w` expanded along (i, j) into `pc_w_1`
+        note: kernel_expand: `w` expanded along (i) into `pc_w_2`
+        note: kernel_expand: `s` expanded along (r, i) into `pc_s_0`, its final contents copied back from the last iteration
+        note: kernel_expand: `after` expanded along (i) into `pc_after_0`, its final contents copied back from the last iteration
+    "#]]
+    .assert_eq(&notes);
+    let kept = polyc_c(&program, &out, &["--no-expand"]).expect("polyc c --no-expand");
+    assert!(!kept.contains("expanded"), "{kept}");
+}

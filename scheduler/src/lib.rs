@@ -13,6 +13,7 @@ pub mod affine;
 pub mod baseline;
 pub mod compare;
 pub mod ddg;
+pub mod expand;
 pub mod farkas;
 pub mod feautrier;
 pub mod ilp;

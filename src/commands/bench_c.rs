@@ -24,7 +24,7 @@
 //! `polyc bench` ends with the geometric means over the files.
 
 use super::bench::{internal, median, run_once, BenchArgs};
-use super::cfile::rewrite_file;
+use super::cfile::{rewrite_file, Expand};
 use super::compile::Compilation;
 use super::schedule::ScheduleOptions;
 use crate::error::CliError;
@@ -166,7 +166,7 @@ pub fn bench_file(
         passes: &[],
         codegen: args.codegen.options(false),
     };
-    let rewritten = rewrite_file(file, &cpp, &compilation)?;
+    let rewritten = rewrite_file(file, &cpp, &compilation, Expand::Yes)?;
     if rewritten.unchanged > 0 {
         eprintln!(
             "note: {file}: {} region(s) left unchanged in polyc's variant",

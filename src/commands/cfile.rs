@@ -10,6 +10,7 @@ use frontend::c::cpp::Cpp;
 use frontend::c::lexer::{lex, Tok};
 use frontend::c::Region;
 use frontend::diagnostics::Severity;
+use frontend::ir::ArrayId;
 use frontend::SourceFile;
 use poly::deps::Dependences;
 use poly::isl::Ctx;
@@ -58,8 +59,21 @@ pub struct CFileArgs {
     /// Exit 1 (writing nothing) when a region is left unchanged.
     #[arg(long)]
     pub strict: bool,
+    /// Keep every array as it is: no copy per loop iteration of scalars and arrays whose
+    /// values never cross iterations (array expansion, on by default).
+    #[arg(long)]
+    pub no_expand: bool,
     #[command(flatten)]
     pub codegen: CodegenArgs,
+}
+
+/// Whether regions get array expansion (see `scheduler::expand`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expand {
+    /// Expand what may be expanded.
+    Yes,
+    /// Keep every array.
+    No,
 }
 
 /// What became of one region.
@@ -87,6 +101,7 @@ pub fn rewrite_file(
     path: &str,
     cpp: &Cpp,
     compilation: &Compilation,
+    expand: Expand,
 ) -> Result<Rewritten, CliError> {
     let bytes =
         std::fs::read(path).map_err(|e| CliError::User(format!("cannot read `{path}`: {e}")))?;
@@ -118,7 +133,7 @@ pub fn rewrite_file(
                 );
                 Outcome::Unchanged
             }
-            (Ok(kernel), None) => match optimise(kernel, compilation) {
+            (Ok(kernel), None) => match optimise(kernel, &region.dead_after, expand, compilation) {
                 Ok(block) => Outcome::Optimised(block),
                 Err(e) => {
                     eprintln!("warning: {where_}: {e}");
@@ -167,7 +182,12 @@ pub fn run(args: &CFileArgs) -> Result<(), CliError> {
         passes: &[],
         codegen: args.codegen.options(false),
     };
-    let rewritten = rewrite_file(&args.file, &cpp, &compilation)?;
+    let expand = if args.no_expand {
+        Expand::No
+    } else {
+        Expand::Yes
+    };
+    let rewritten = rewrite_file(&args.file, &cpp, &compilation, expand)?;
     let unchanged = rewritten.unchanged;
     if args.strict && unchanged > 0 {
         return Err(CliError::User(format!(
@@ -198,10 +218,44 @@ fn reserved_name(text: &str) -> Option<String> {
     })
 }
 
-/// The region's kernel lifted, optimised and printed as a block of the file.
-fn optimise(kernel: &frontend::ir::Kernel, c: &Compilation) -> Result<ScopBlock, CliError> {
+/// The region's kernel lifted, expanded (`dead_after`: its arrays the function does not
+/// read after it), optimised and printed as a block of the file. When the expanded kernel
+/// cannot be optimised (its larger scheduling problem may exceed isl's budget), the
+/// kernel as written is.
+fn optimise(
+    kernel: &frontend::ir::Kernel,
+    dead_after: &[ArrayId],
+    expand: Expand,
+    c: &Compilation,
+) -> Result<ScopBlock, CliError> {
     let ctx = Ctx::default();
     let program = Program::build(&ctx, kernel, &BTreeMap::new())?;
+    if expand == Expand::Yes {
+        if let Some((expanded, done)) =
+            scheduler::expand::expand(&program, dead_after, RESERVED_PREFIX)?
+        {
+            match Program::build(&ctx, &expanded, &BTreeMap::new())
+                .map_err(CliError::from)
+                .and_then(|p| generate(p, c))
+            {
+                Ok(block) => {
+                    for e in &done {
+                        eprintln!("note: {}: {e}", kernel.name);
+                    }
+                    return Ok(block);
+                }
+                Err(e) => eprintln!(
+                    "note: {}: optimised without array expansion, which failed: {e}",
+                    kernel.name
+                ),
+            }
+        }
+    }
+    generate(program, c)
+}
+
+/// `program` optimised and printed as a block of the file.
+fn generate(program: Program, c: &Compilation) -> Result<ScopBlock, CliError> {
     let deps = Dependences::compute(&program)?;
     let lifted = Lifted { program, deps };
     let optimized = optimize_lifted(&lifted, c)?;

@@ -84,15 +84,32 @@ pub fn scop_block(
     let loops = print_loops(&ast, 1, &params, &statements, options)?;
 
     let mut body = String::new();
-    for a in kernel.arrays.iter().filter(|a| a.role == Role::Temp) {
-        let dims: String = a
-            .dims
-            .iter()
-            .map(|d| format!("[{}]", affine_in(dialect, d)))
+    let temps: Vec<_> = (kernel.arrays.iter())
+        .filter(|a| a.role == Role::Temp)
+        .collect();
+    for a in &temps {
+        let ty = dialect.storage(a.elem);
+        if a.dims.is_empty() {
+            let _ = writeln!(body, "    {ty} {};", a.name);
+            continue;
+        }
+        // On the heap: an expanded array may be as large as the kernel's largest. An
+        // extent that is not positive (loops that do not run) allocates one element.
+        let extents: Vec<String> = (a.dims.iter())
+            .map(|d| format!("[pc_max(1, {})]", affine_in(dialect, d)))
             .collect();
-        let _ = writeln!(body, "    {} {}{dims};", dialect.storage(a.elem), a.name);
+        let _ = writeln!(
+            body,
+            "    {ty} (*restrict {}){} = __builtin_malloc(sizeof({ty}{}));",
+            a.name,
+            extents[1..].concat(),
+            extents.concat()
+        );
     }
     body.push_str(&loops);
+    for a in temps.iter().filter(|a| !a.dims.is_empty()) {
+        let _ = writeln!(body, "    __builtin_free({});", a.name);
+    }
     let used: Vec<&(&str, &str)> = (HELPERS.iter())
         .filter(|(name, _)| body.contains(&format!("{name}(")))
         .collect();

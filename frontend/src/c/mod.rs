@@ -13,13 +13,14 @@ mod alias;
 pub mod cpp;
 pub mod lexer;
 pub mod linemap;
+mod liveness;
 mod lower;
 pub mod parser;
 pub mod syntax;
 pub mod unit;
 
 use crate::diagnostics::{Code, Construct, Diagnostic, Diagnostics};
-use crate::ir::Kernel;
+use crate::ir::{ArrayId, Kernel};
 use crate::source::SourceFile;
 use crate::span::Span;
 use lexer::{lex, Tok};
@@ -40,6 +41,9 @@ pub struct Region {
     pub function: Option<String>,
     /// The region as a kernel, or why it is outside the subset.
     pub kernel: Result<Kernel, Diagnostics>,
+    /// The kernel's arrays whose values the function never reads after the region (its
+    /// automatic locals named nowhere else): see `liveness`.
+    pub dead_after: Vec<ArrayId>,
 }
 
 /// What a pragma line is.
@@ -92,6 +96,7 @@ fn translate_here(original: &SourceFile, preprocessed: &str) -> Result<Vec<Regio
             lines: (scop, endscop),
             function: function.map(|f| f.decl.name.clone()),
             kernel: Err(Diagnostics::new(Vec::new())),
+            dead_after: Vec::new(),
         });
         let region = regions.last_mut().expect("just pushed");
         let Some(function) = function.filter(|f| f.body.contains(&e)) else {
@@ -103,7 +108,13 @@ fn translate_here(original: &SourceFile, preprocessed: &str) -> Result<Vec<Regio
             )]));
             continue;
         };
-        region.kernel = region_kernel(original, &toks, &unit, function, s, e, span);
+        match region_kernel(original, &toks, &unit, function, s, e, span) {
+            Ok((kernel, dead)) => {
+                region.kernel = Ok(kernel);
+                region.dead_after = dead;
+            }
+            Err(d) => region.kernel = Err(d),
+        }
     }
     // Kernels are named after their functions, numbered when a function has several.
     for k in 0..regions.len() {
@@ -204,7 +215,8 @@ fn pp_region(toks: &[PpToken], scop: usize, endscop: usize) -> Option<(usize, us
     Some((s, e))
 }
 
-/// The kernel of the region between tokens `s` and `e` of `function`.
+/// The kernel of the region between tokens `s` and `e` of `function`, and its arrays that
+/// are dead after it.
 fn region_kernel(
     original: &SourceFile,
     toks: &[PpToken],
@@ -213,7 +225,7 @@ fn region_kernel(
     s: usize,
     e: usize,
     span: Span,
-) -> Result<Kernel, Diagnostics> {
+) -> Result<(Kernel, Vec<ArrayId>), Diagnostics> {
     let one = |d: Diagnostic| Diagnostics::new(vec![d]);
     let stmts = Parser::new(&toks[s + 1..e], &unit.typedefs)
         .statements()
@@ -240,5 +252,12 @@ fn region_kernel(
     })
     .map_err(Diagnostics::new)?;
     alias::check(toks, unit, function, &lowered.kernel, &lowered.origins).map_err(one)?;
-    Ok(lowered.kernel)
+    let dead = liveness::dead_after(
+        toks,
+        function.body.clone(),
+        s..e + 1,
+        &lowered.kernel,
+        &lowered.origins,
+    );
+    Ok((lowered.kernel, dead))
 }

@@ -122,6 +122,13 @@ impl Dependences {
     }
 }
 
+/// Value-based read-after-write dependences from the writes `sources` to the reads `sinks`
+/// in the program's original order: each sink instance depends on the last source instance
+/// before it that wrote its element, and on none where no source did.
+pub fn value_flow(program: &Program, sinks: &UnionMap, sources: &UnionMap) -> IslResult<UnionMap> {
+    dataflow(program, sinks, sources, Sources::Must)
+}
+
 /// Whether the sources kill earlier sources (value-based) or not (memory-based).
 #[derive(Clone, Copy)]
 enum Sources {

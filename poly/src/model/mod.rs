@@ -204,7 +204,9 @@ impl Unionable for UnionMap {
 }
 
 /// `[N, M] -> ` for a kernel with parameters, or nothing.
-pub(crate) fn param_prefix(kernel: &Kernel) -> String {
+/// The `[N, M] -> ` prefix that declares the kernel's parameters in isl's notation (empty
+/// when it has none).
+pub fn param_prefix(kernel: &Kernel) -> String {
     if kernel.params.is_empty() {
         String::new()
     } else {
