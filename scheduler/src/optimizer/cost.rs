@@ -68,8 +68,16 @@ pub fn gains_nothing(tree: &Tree) -> Option<KeepOriginal> {
 /// the box around its domain. Loops whose parameters have no value are not judged.
 pub fn steps_too_small(program: &Program, tree: &Tree) -> IslResult<Option<KeepOriginal>> {
     let params = param_point(program)?;
+    let heaviest = heaviest_statements(program);
     for b in outermost_bands(&tree.root) {
         if b.coincident[0] || !(b.coincident.contains(&true) || has_parallel(&b.child)) {
+            continue;
+        }
+        // Only the bands that hold the bulk of the work are judged: ludcmp's forward
+        // substitution, a wavefront of small steps, runs a square's worth of instances
+        // beside the cube of its tiled LU band.
+        let members = b.members[0].domain()?.sets()?;
+        if !(members.iter()).any(|s| s.tuple_name().is_some_and(|t| heaviest.contains(&t))) {
             continue;
         }
         let first = at_params(&b.members[0].intersect_domain(&tree.domain)?, &params)?;
@@ -99,14 +107,20 @@ pub fn steps_too_small(program: &Program, tree: &Tree) -> IslResult<Option<KeepO
 /// the other product, as heavy, stays sequential and untiled there, and the original ran
 /// 3x slower than lu's tiled, wavefronted band.
 pub fn parallel_covers_heaviest(program: &Program, tree: &Tree) -> IslResult<bool> {
-    let most = program.statements.iter().map(|s| s.iterators.len()).max();
     let mut serial = Vec::new();
     serial_statements(&tree.root, &tree.domain, &mut serial)?;
-    Ok(program
-        .statements
+    Ok(heaviest_statements(program)
         .iter()
+        .all(|s| !serial.contains(s)))
+}
+
+/// The isl tuples of the statements with the most loops.
+fn heaviest_statements(program: &Program) -> Vec<String> {
+    let most = program.statements.iter().map(|s| s.iterators.len()).max();
+    (program.statements.iter())
         .filter(|s| Some(s.iterators.len()) == most)
-        .all(|s| !serial.contains(&s.name)))
+        .map(|s| s.tuple.clone())
+        .collect()
 }
 
 /// The names of the statements of `domain` that reach a leaf of `node` outside every

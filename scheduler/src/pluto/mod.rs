@@ -36,6 +36,7 @@ pub use objective::{Objective, PlutoObjective, Vars};
 use crate::affine::AffineSchedule;
 use crate::problem::{FusePolicy, Problem, ScheduleError, Symbolic};
 use crate::transform::fusion::distribute_for_parallelism;
+use crate::transform::merge_bands;
 use crate::transform::{Tree, TreeDeps};
 use crate::{Scheduler, SchedulerNote};
 use poly::isl::Schedule;
@@ -163,8 +164,11 @@ impl Scheduler for Pluto {
         if problem.options.fuse != FusePolicy::Smart {
             return Ok((schedule, notes));
         }
-        let tree = Tree::from_schedule(&schedule)?;
-        let (tree, bands) = distribute_for_parallelism(&tree, &TreeDeps::of(problem)?)?;
+        // Bands merged first, so that a cut sees the whole band it would shorten (ludcmp's
+        // `(i)` over `(j, k)` is lu's `(i, j, k)`, which the depth rule keeps whole).
+        let deps = TreeDeps::of(problem)?;
+        let tree = merge_bands(&Tree::from_schedule(&schedule)?, &deps.validity)?;
+        let (tree, bands) = distribute_for_parallelism(&tree, &deps)?;
         if bands == 0 {
             return Ok((schedule, notes));
         }

@@ -198,6 +198,15 @@ fn try_fuse(
             (report.refused).push(Note::Refused(Step::Fusion, Refusal::CostsParallelism));
             return Ok(None);
         }
+        // Nor a band that could be tiled deeper apart (ludcmp's `(i, j, k)` once its
+        // scalar is expanded, fused with the copies into the expanded array at `(i, j)`).
+        let deepest =
+            |child: &Node, filter: &UnionSet| deepest_band(child, filter, &live_in(live, filter)?);
+        let apart = deepest(&a.child, &a.filter)?.max(deepest(&b.child, &b.filter)?);
+        if deepest(&fused.root, &filter)? < apart {
+            (report.refused).push(Note::Refused(Step::Fusion, Refusal::ShallowerBands));
+            return Ok(None);
+        }
     }
     report.applied += 1;
     Ok(Some(Filtered {

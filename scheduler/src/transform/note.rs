@@ -50,6 +50,9 @@ pub enum Refusal {
     Illegal(Unordered),
     /// Fusion under the `smart` policy would cost a parallel loop.
     CostsParallelism,
+    /// Fusion under the `smart` policy would leave the deepest band (once bands are merged)
+    /// shallower, so that fewer loops could be tiled together.
+    ShallowerBands,
     /// isl failed on it (the step is an optimisation: the tree goes on without it).
     Isl(IslError),
 }
@@ -118,7 +121,7 @@ impl Note {
                 | Note::FusionPolicy { .. }
                 | Note::Applied(_)
                 | Note::TileSizes(_)
-                | Note::Refused(_, Refusal::CostsParallelism)
+                | Note::Refused(_, Refusal::CostsParallelism | Refusal::ShallowerBands)
         )
     }
 }
@@ -128,6 +131,7 @@ impl fmt::Display for Refusal {
         match self {
             Refusal::Illegal(pairs) => pairs.fmt(f),
             Refusal::CostsParallelism => f.write_str("it would cost a parallel loop"),
+            Refusal::ShallowerBands => f.write_str("it would leave the deepest band shallower"),
             Refusal::Isl(e) => e.fmt(f),
         }
     }
@@ -161,14 +165,10 @@ impl fmt::Display for Note {
                 write!(f, "fusion ({policy:?}): {changes} change(s)")
             }
             Note::Applied(step) => write!(f, "{}: applied", step.name()),
-            Note::Refused(step @ Step::Fusion, Refusal::CostsParallelism) => {
-                write!(
-                    f,
-                    "{} skipped (smart): {}",
-                    step.name(),
-                    Refusal::CostsParallelism
-                )
-            }
+            Note::Refused(
+                step @ Step::Fusion,
+                why @ (Refusal::CostsParallelism | Refusal::ShallowerBands),
+            ) => write!(f, "{} skipped (smart): {why}", step.name()),
             Note::Refused(step, why) => write!(f, "{} refused: {why}", step.name()),
             Note::TileSizes(sizes) => sizes.fmt(f),
             Note::OriginalKept(why) => write!(f, "schedule refused, original order kept: {why}"),
