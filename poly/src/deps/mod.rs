@@ -123,10 +123,19 @@ impl Dependences {
 }
 
 /// Value-based read-after-write dependences from the writes `sources` to the reads `sinks`
-/// in the program's original order: each sink instance depends on the last source instance
-/// before it that wrote its element, and on none where no source did.
-pub fn value_flow(program: &Program, sinks: &UnionMap, sources: &UnionMap) -> IslResult<UnionMap> {
-    dataflow(program, sinks, sources, Sources::Must)
+/// in the program's original order (each sink instance depends on the last source instance
+/// before it that wrote its element), and the reads no source reaches (`{ S[i] -> A[e] }`:
+/// they see the value from before the program).
+pub fn value_flow(
+    program: &Program,
+    sinks: &UnionMap,
+    sources: &UnionMap,
+) -> IslResult<(UnionMap, UnionMap)> {
+    let ctx = &program.ctx;
+    let flow = flow_info(program, sinks, sources, Sources::Must)?;
+    let deps = ctx.check(flow.get_may_dependence())?;
+    let exposed = ctx.check(flow.get_may_no_source())?;
+    Ok((Obj::from_raw(ctx, deps), Obj::from_raw(ctx, exposed)))
 }
 
 /// Whether the sources kill earlier sources (value-based) or not (memory-based).
@@ -144,13 +153,24 @@ fn dataflow(
     kind: Sources,
 ) -> IslResult<UnionMap> {
     let ctx = &program.ctx;
+    let flow = flow_info(program, sinks, sources, kind)?;
+    let deps = ctx.check(flow.get_may_dependence())?;
+    Ok(Obj::from_raw(ctx, deps))
+}
+
+/// isl's dataflow analysis from `sources` to `sinks` in the program's original order.
+fn flow_info(
+    program: &Program,
+    sinks: &UnionMap,
+    sources: &UnionMap,
+    kind: Sources,
+) -> IslResult<isl_rs::UnionFlow> {
+    let ctx = &program.ctx;
     let info = ctx.check(UnionAccessInfo::from_sink(sinks.to_raw()))?;
     let info = match kind {
         Sources::Must => ctx.check(info.set_must_source(sources.to_raw()))?,
         Sources::May => ctx.check(info.set_may_source(sources.to_raw()))?,
     };
     let info = ctx.check(info.set_schedule(program.schedule.to_raw()))?;
-    let flow = ctx.check(info.compute_flow())?;
-    let deps = ctx.check(flow.get_may_dependence())?;
-    Ok(Obj::from_raw(ctx, deps))
+    ctx.check(info.compute_flow())
 }

@@ -10,8 +10,8 @@
 use super::bound;
 use frontend::ir::{AffExpr, ArrayId, CmpOp, Cond, Loop, Role, StmtContext, Var};
 use poly::deps::value_flow;
-use poly::isl::{IslResult, UnionSet};
-use poly::model::{isl_text::aff, param_prefix, Program};
+use poly::isl::IslResult;
+use poly::model::{isl_text::aff, param_prefix, rhs_reads, Program};
 use std::collections::BTreeSet;
 
 /// One web of an array, to be given an array of its own with leading dimensions for its
@@ -82,6 +82,16 @@ fn plan(
 ) -> IslResult<Option<Plan>> {
     let array = program.kernel.array(id);
     let live = array.role != Role::Temp && !dead_after.contains(&id);
+    // An array read after the region has one web, all its statements: their common loops
+    // decide, before any isl work (adi's arrays share only the time loop, and a copy per
+    // time step would add a dimension).
+    if live {
+        let members: Vec<&StmtContext> = (contexts.iter()).filter(|c| touches(c, id)).collect();
+        let depth = common_loops(&members).len();
+        if depth == 0 || depth + array.dims.len() > most_dims {
+            return Ok(None);
+        }
+    }
     let Some(webs) = webs_of(program, id)? else {
         return Ok(None);
     };
@@ -135,6 +145,11 @@ fn plan(
     Ok(Some(plan).filter(|p| !p.webs.is_empty()))
 }
 
+/// Whether the statement of `c` reads or writes `array`.
+fn touches(c: &StmtContext, array: ArrayId) -> bool {
+    c.stmt.target.array == array || rhs_reads(c.stmt).iter().any(|a| a.array == array)
+}
+
 /// The webs of `array`'s statements, or `None` when the array is not written or some read
 /// of it may see a value from before the region.
 fn webs_of(program: &Program, array: ArrayId) -> IslResult<Option<Vec<BTreeSet<String>>>> {
@@ -148,26 +163,23 @@ fn webs_of(program: &Program, array: ArrayId) -> IslResult<Option<Vec<BTreeSet<S
     for s in &writes {
         sources = sources.union(&s.write.relation.to_union()?)?;
     }
+    let mut sinks = program.ctx.empty_union_map()?;
     let mut webs = Webs::default();
     for s in &program.statements {
-        let touches = s.write.array == array || s.reads.iter().any(|r| r.array == array);
-        if touches {
+        if s.write.array == array || s.reads.iter().any(|r| r.array == array) {
             webs.add(&s.tuple);
         }
         for read in s.reads.iter().filter(|r| r.array == array) {
-            let sink = read.relation.to_union()?;
-            let flow = value_flow(program, &sink, &sources)?;
-            let reached: UnionSet = flow.range()?;
-            let read_everywhere = read.relation.domain()?.to_union()?;
-            if !read_everywhere.is_subset(&reached)? {
-                return Ok(None);
-            }
-            for m in flow.maps()? {
-                if let (Some(from), Some(to)) = (m.domain()?.tuple_name(), m.range()?.tuple_name())
-                {
-                    webs.join(&from, &to);
-                }
-            }
+            sinks = sinks.union(&read.relation.to_union()?)?;
+        }
+    }
+    let (flow, exposed) = value_flow(program, &sinks, &sources)?;
+    if !exposed.is_empty()? {
+        return Ok(None);
+    }
+    for m in flow.maps()? {
+        if let (Some(from), Some(to)) = (m.domain()?.tuple_name(), m.range()?.tuple_name()) {
+            webs.join(&from, &to);
         }
     }
     let by_tuple = |t: &str| program.statement_by_tuple(t).map(|s| s.name.clone());
@@ -255,7 +267,7 @@ fn flow_stays_within(
             sinks = sinks.union(&r.relation.to_union()?)?;
         }
     }
-    let flow = value_flow(program, &sinks, &sources)?;
+    let (flow, _) = value_flow(program, &sinks, &sources)?;
     let prefix = param_prefix(&program.kernel);
     for m in flow.maps()? {
         let (from, to) = (m.domain()?, m.range()?);

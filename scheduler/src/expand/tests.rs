@@ -85,15 +85,23 @@ fn an_output_written_in_part_per_iteration_is_not_expanded() {
 #[test]
 fn the_expanded_kernel_computes_what_the_original_does() {
     use poly::interp::{Interpreter, Memory, ParamValues};
-    for example in ["polybench/ludcmp.pk", "polybench/doitgen.pk", "polybench/durbin.pk"] {
+    for example in [
+        "polybench/ludcmp.pk",
+        "polybench/doitgen.pk",
+        "polybench/durbin.pk",
+    ] {
         let p = program(example);
         let (kernel, _) = expand(&p, &[], "pc_").unwrap().unwrap();
-        let small: BTreeMap<String, i64> =
-            (p.kernel.params.iter()).map(|q| (q.name.clone(), 7)).collect();
+        let small: BTreeMap<String, i64> = (p.kernel.params.iter())
+            .map(|q| (q.name.clone(), 7))
+            .collect();
         let run = |k: &Kernel| {
             let params = ParamValues::resolve(k, &small, &BTreeMap::new()).unwrap();
             let mut memory = Memory::random(k, &params, 1).unwrap();
-            Interpreter::new(k, &params).unwrap().run_original(&mut memory).unwrap();
+            Interpreter::new(k, &params)
+                .unwrap()
+                .run_original(&mut memory)
+                .unwrap();
             memory
         };
         let (before, after) = (run(&p.kernel), run(&kernel));
