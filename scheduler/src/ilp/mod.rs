@@ -413,6 +413,20 @@ mod tests {
     }
 
     #[test]
+    fn the_memo_answers_as_the_program_does_and_solves_each_once() {
+        let ctx = Ctx::default();
+        let mut feasible = Ilp::new(1);
+        feasible.push(LinExpr::var(0).plus(&LinExpr::constant(-2)).ge0());
+        let mut infeasible = feasible.clone();
+        infeasible.push(LinExpr::constant(1).minus(&LinExpr::var(0)).ge0());
+        let memo = Memo::default();
+        for ilp in [&feasible, &infeasible, &feasible, &infeasible] {
+            assert_eq!(memo.lexmin(ilp, &ctx).unwrap(), ilp.lexmin(&ctx).unwrap());
+        }
+        assert_eq!(memo.solved.borrow().len(), 2);
+    }
+
+    #[test]
     fn infeasible_and_unbounded_systems() {
         let ctx = Ctx::default();
         let mut ilp = Ilp::new(1);
