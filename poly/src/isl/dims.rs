@@ -127,6 +127,24 @@ impl UnionMap {
     pub fn flat_range_product(&self, other: &UnionMap) -> IslResult<UnionMap> {
         self.apply2(other, |a, b| a.flat_range_product(b))
     }
+    /// Each value dimension of `self` (a single-valued union map to values of one space,
+    /// as a schedule's time relation) as its own union map, in order; none for an empty
+    /// `self`.
+    pub fn range_dims(&self) -> IslResult<Vec<UnionMap>> {
+        if self.is_empty()? {
+            return Ok(Vec::new());
+        }
+        let ctx = self.ctx();
+        let mupa = ctx.check(isl_rs::MultiUnionPwAff::from_union_map(self.to_raw()))?;
+        let n = ctx.check(mupa.size())?;
+        (0..n)
+            .map(|k| {
+                let upa = ctx.check(mupa.get_at(k))?;
+                let map = ctx.check(isl_rs::UnionMap::from_union_pw_aff(upa))?;
+                Ok(UnionMap::from_raw(ctx, map))
+            })
+            .collect()
+    }
     /// The relation with every parameter projected out.
     pub fn project_out_all_params(&self) -> IslResult<UnionMap> {
         self.apply(|m| m.project_out_all_params())
@@ -145,5 +163,33 @@ impl Val {
         } else {
             Ok(None)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::isl::Ctx;
+
+    #[test]
+    fn range_dims_splits_a_function_into_its_dimensions() {
+        let ctx = Ctx::default();
+        let time = ctx
+            .union_map("[n] -> { S[i] -> [0, i, 1] : 0 <= i < n; T[i, j] -> [1, j, i] }")
+            .unwrap();
+        let dims = time.range_dims().unwrap();
+        let expected = [
+            "[n] -> { S[i] -> [0] : 0 <= i < n; T[i, j] -> [1] }",
+            "[n] -> { S[i] -> [i] : 0 <= i < n; T[i, j] -> [j] }",
+            "[n] -> { S[i] -> [1] : 0 <= i < n; T[i, j] -> [i] }",
+        ];
+        assert_eq!(dims.len(), expected.len());
+        for (dim, text) in dims.iter().zip(expected) {
+            assert!(
+                dim.is_equal(&ctx.union_map(text).unwrap()).unwrap(),
+                "{dim}"
+            );
+        }
+        let empty = time.subtract(&time).unwrap();
+        assert!(empty.range_dims().unwrap().is_empty());
     }
 }

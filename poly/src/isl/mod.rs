@@ -86,6 +86,8 @@ pub type IslResult<T> = Result<T, IslError>;
 const ISL_ON_ERROR_CONTINUE: i32 = 1;
 
 struct CtxInner {
+    // Declared before `raw` so that the objects it keeps are freed before the context.
+    pairs: pairs::Memo,
     raw: Context,
     budget: Cell<u64>,
 }
@@ -112,6 +114,7 @@ impl Ctx {
         raw.set_max_operations(max_operations);
         Ctx {
             inner: Rc::new(CtxInner {
+                pairs: pairs::Memo::default(),
                 raw,
                 budget: Cell::new(max_operations),
             }),

@@ -6,11 +6,12 @@ mod eliminate;
 use eliminate::Eliminated;
 use num_rational::Rational64;
 use poly::isl::{BasicSet, Ctx, IslError, IslResult, LpMax};
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 /// A linear expression `sum(coeff * x_var) + constant` (sparse; coefficients in `i128` so
 /// that combining the small coefficients of schedules and Farkas duals cannot overflow).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct LinExpr {
     terms: Vec<(usize, i128)>,
     constant: i128,
@@ -108,7 +109,7 @@ impl LinExpr {
 }
 
 /// `expr >= 0` or `expr = 0`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Constraint {
     /// The expression.
     pub expr: LinExpr,
@@ -117,7 +118,7 @@ pub struct Constraint {
 }
 
 /// A system of linear constraints over `n_vars` integer unknowns.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Ilp {
     /// Number of unknowns.
     pub n_vars: usize,
@@ -223,6 +224,27 @@ impl Ilp {
 }
 
 /// Over which numbers the unknowns range.
+/// The lexicographic minima of the integer programs solved so far, by program: a search
+/// that asks again for one it solved (Pluto's fused and distributed searches, a search
+/// restarted with a larger coefficient bound) gets the same answer without solving it
+/// again. Failures are not kept.
+#[derive(Default)]
+pub struct Memo {
+    solved: RefCell<HashMap<Ilp, Option<Vec<i64>>>>,
+}
+
+impl Memo {
+    /// [`Ilp::lexmin`] of `ilp`, solved at most once.
+    pub fn lexmin(&self, ilp: &Ilp, ctx: &Ctx) -> IslResult<Option<Vec<i64>>> {
+        if let Some(known) = self.solved.borrow().get(ilp) {
+            return Ok(known.clone());
+        }
+        let solution = ilp.lexmin(ctx)?;
+        (self.solved.borrow_mut()).insert(ilp.clone(), solution.clone());
+        Ok(solution)
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Numbers {
     Integer,
@@ -388,6 +410,20 @@ mod tests {
         ilp.push(x(1).ge0());
         assert_eq!(ilp.lexmin(&ctx).unwrap(), Some(vec![2, 0]));
         assert_eq!(x(0).plus_scaled(&x(1), 3).eval(&[2, 1]), 5);
+    }
+
+    #[test]
+    fn the_memo_answers_as_the_program_does_and_solves_each_once() {
+        let ctx = Ctx::default();
+        let mut feasible = Ilp::new(1);
+        feasible.push(LinExpr::var(0).plus(&LinExpr::constant(-2)).ge0());
+        let mut infeasible = feasible.clone();
+        infeasible.push(LinExpr::constant(1).minus(&LinExpr::var(0)).ge0());
+        let memo = Memo::default();
+        for ilp in [&feasible, &infeasible, &feasible, &infeasible] {
+            assert_eq!(memo.lexmin(ilp, &ctx).unwrap(), ilp.lexmin(&ctx).unwrap());
+        }
+        assert_eq!(memo.solved.borrow().len(), 2);
     }
 
     #[test]

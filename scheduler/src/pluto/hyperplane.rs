@@ -6,7 +6,7 @@ use super::layout::{Layout, StmtVars};
 use super::objective::{Objective, Vars};
 use crate::affine::StmtRow;
 use crate::farkas::{FarkasDual, Form};
-use crate::ilp::{Ilp, LinExpr};
+use crate::ilp::{Ilp, LinExpr, Memo};
 use poly::isl::{Ctx, IslResult};
 
 /// A dependence between two statements, as the band's hyperplanes must respect it.
@@ -42,6 +42,8 @@ pub struct Settings<'a> {
     pub max_coefficient: i64,
     /// Number of kernel parameters.
     pub n_params: usize,
+    /// The integer programs solved so far in this scheduling.
+    pub memo: &'a Memo,
 }
 
 /// The best hyperplane for `members` respecting `deps` (all between members) weakly, with
@@ -110,7 +112,7 @@ pub fn find(
             add_independence(&mut ilp, s, m.found, orientation);
         }
     }
-    let Some(x) = ilp.lexmin(settings.ctx)? else {
+    let Some(x) = settings.memo.lexmin(&ilp, settings.ctx)? else {
         return Ok(None);
     };
     let value = |e: &LinExpr| e.eval(&x) as i64;

@@ -40,7 +40,7 @@ use crate::transform::merge_bands;
 use crate::transform::{Tree, TreeDeps};
 use crate::{Scheduler, SchedulerNote};
 use poly::isl::Schedule;
-use search::{Run, Search};
+use search::{Run, Search, Shared};
 
 /// The Pluto-style scheduler.
 pub struct Pluto {
@@ -98,11 +98,12 @@ impl Pluto {
         &self,
         problem: &Problem<'_>,
     ) -> Result<(AffineSchedule, Vec<SchedulerNote>), ScheduleError> {
-        let fused = self.bounded(problem, problem.options.fuse)?;
+        let shared = Shared::new(problem)?;
+        let fused = self.bounded(problem, problem.options.fuse, &shared)?;
         if problem.options.fuse != FusePolicy::Smart {
             return Ok(fused);
         }
-        let distributed = self.bounded(problem, FusePolicy::None)?;
+        let distributed = self.bounded(problem, FusePolicy::None, &shared)?;
         if distributed.0 == fused.0 {
             return Ok(fused);
         }
@@ -128,11 +129,12 @@ impl Pluto {
         &self,
         problem: &Problem<'_>,
         fuse: FusePolicy,
+        shared: &Shared,
     ) -> Result<(AffineSchedule, Vec<SchedulerNote>), ScheduleError> {
         let from = (problem.options.max_coefficient).unwrap_or(self.max_coefficient);
         let mut bound = from;
         loop {
-            if let Run::Done(schedule) = Search::new(self, problem, fuse, bound)?.run()? {
+            if let Run::Done(schedule) = Search::new(self, problem, fuse, bound, shared)?.run()? {
                 let notes = if bound > from {
                     vec![SchedulerNote::CoefficientBoundRaised { from, to: bound }]
                 } else {

@@ -6,6 +6,7 @@ use super::Pluto;
 use crate::affine::{AffineSchedule, Band, Row, RowKind, StmtRow};
 use crate::ddg::Ddg;
 use crate::farkas::FarkasDual;
+use crate::ilp::Memo;
 use crate::problem::{FusePolicy, Problem, ScheduleError};
 
 use poly::isl::{Analysis, End, IslResult, PairOrder, UnionMap};
@@ -29,6 +30,32 @@ pub enum Run {
     BoundHit,
 }
 
+/// What every run of one scheduling shares (the fused and the distributed searches of
+/// `smart` fusion, runs restarted with a larger bound): the dependences they start from, the
+/// Farkas duals and the integer programs solved so far, none of which depends on the run.
+pub struct Shared {
+    /// The dependences a schedule must respect, coalesced.
+    validity: UnionMap,
+    /// Pairs of instances that access a common element (see [`Search::band_deps`]).
+    conflicts: UnionMap,
+    /// The Farkas duals computed so far, by dependence text.
+    duals: RefCell<HashMap<String, FarkasDual>>,
+    /// The hyperplanes' integer programs solved so far.
+    ilps: Memo,
+}
+
+impl Shared {
+    /// Nothing solved yet, for `problem`.
+    pub fn new(problem: &Problem<'_>) -> Result<Shared, ScheduleError> {
+        Ok(Shared {
+            validity: problem.validity()?.coalesce()?,
+            conflicts: problem.conflicts()?,
+            duals: RefCell::new(HashMap::new()),
+            ilps: Memo::default(),
+        })
+    }
+}
+
 /// The state of one scheduling run.
 pub struct Search<'a> {
     pluto: &'a Pluto,
@@ -42,11 +69,8 @@ pub struct Search<'a> {
     found: Vec<Vec<Vec<i64>>>,
     /// The dependence instances not yet ordered by the rows so far.
     live: UnionMap,
-    /// Pairs of instances that access a common element, one basic map per pair of accesses
-    /// (see [`Search::band_deps`]).
-    conflicts: UnionMap,
-    /// The Farkas duals computed so far, by dependence text.
-    duals: HashMap<String, FarkasDual>,
+    /// What the runs share.
+    shared: &'a Shared,
     /// The hyperplanes found for groups of statements since the last row or band, by group
     /// (see [`Search::solve_component`]).
     solved: RefCell<Solved>,
@@ -56,12 +80,13 @@ pub struct Search<'a> {
 
 impl<'a> Search<'a> {
     /// A run for `problem` under the fusion policy `fuse`, with iterator coefficients
-    /// bounded by `bound`.
+    /// bounded by `bound`, sharing `shared` with the other runs.
     pub fn new(
         pluto: &'a Pluto,
         problem: &'a Problem<'_>,
         fuse: FusePolicy,
         bound: i64,
+        shared: &'a Shared,
     ) -> Result<Self, ScheduleError> {
         let program = problem.program;
         Ok(Search {
@@ -73,9 +98,8 @@ impl<'a> Search<'a> {
             n_params: program.kernel.params.len(),
             schedule: AffineSchedule::default(),
             found: vec![Vec::new(); program.statements.len()],
-            live: problem.validity()?.coalesce()?,
-            conflicts: problem.conflicts()?,
-            duals: HashMap::new(),
+            live: shared.validity.clone(),
+            shared,
             solved: RefCell::new(HashMap::new()),
         })
     }
@@ -142,6 +166,7 @@ impl<'a> Search<'a> {
             objective: self.pluto.objective.as_ref(),
             max_coefficient: bound,
             n_params: self.n_params,
+            memo: &self.shared.ilps,
         }
     }
 
@@ -441,13 +466,14 @@ impl<'a> Search<'a> {
     /// ([`Problem::conflicts`]; every dependence relates two accesses to one element, so the
     /// pieces cover it). The dual of a union is the intersection of the pieces' duals.
     ///
-    /// Duals are cached by the dependence's text: a scalar cut leaves the dependences
-    /// inside each group unchanged, and they would otherwise be recomputed at every band.
+    /// Duals are cached by the dependence's text, across runs ([`Shared`]): a scalar cut
+    /// leaves the dependences inside each group unchanged, and they would otherwise be
+    /// recomputed at every band and in every run.
     fn band_deps(&mut self) -> IslResult<Vec<BandDep>> {
-        let pieces = self.live.intersect(&self.conflicts)?.maps()?;
+        let pieces = self.live.intersect(&self.shared.conflicts)?.maps()?;
         let mut deps = Vec::with_capacity(pieces.len());
         for m in &pieces {
-            let dual = match self.duals.entry(m.to_string()) {
+            let dual = match self.shared.duals.borrow_mut().entry(m.to_string()) {
                 Entry::Occupied(known) => known.get().clone(),
                 Entry::Vacant(slot) => slot
                     .insert(FarkasDual::of(m, &self.program.context)?)
