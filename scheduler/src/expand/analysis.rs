@@ -10,8 +10,9 @@
 use super::bound;
 use frontend::ir::{AffExpr, ArrayId, CmpOp, Cond, Loop, Role, StmtContext, Var};
 use poly::deps::value_flow;
-use poly::isl::IslResult;
-use poly::model::{isl_text::aff, param_prefix, rhs_reads, Program};
+use poly::isl::{IslResult, Map};
+use poly::model::isl_text::{aff, isl_name};
+use poly::model::{param_prefix, rhs_reads, Program};
 use std::collections::BTreeSet;
 
 /// One web of an array, to be given an array of its own with leading dimensions for its
@@ -60,21 +61,63 @@ pub fn plans(program: &Program, dead_after: &[ArrayId]) -> IslResult<Vec<Plan>> 
         .map(|a| a.dims.len())
         .max()
         .unwrap_or(0);
+    let flow = {
+        let _analysis = program.ctx.analysis();
+        Flow::of(program)?
+    };
     let mut out = Vec::new();
     for a in 0..program.kernel.arrays.len() {
         // Each array is an analysis of its own; one that exceeds isl's budget is left as
         // it is (expansion is an optimisation, never needed).
         let _analysis = program.ctx.analysis();
-        if let Ok(Some(plan)) = plan(program, &contexts, ArrayId(a), dead_after, most_dims) {
+        let id = ArrayId(a);
+        if let Ok(Some(plan)) = plan(program, &flow, &contexts, id, dead_after, most_dims) {
             out.push(plan);
         }
     }
     Ok(out)
 }
 
+/// The value-based flow of the whole program, one relation per pair of statements, and the
+/// reads no write of the program reaches. A statement writes one array, so the flow from
+/// it is the flow through that array.
+struct Flow {
+    /// `(source tuple, sink tuple, { S[i] -> T[j] })`.
+    pairs: Vec<(String, String, Map)>,
+    /// The array (isl tuple) of each read that sees the value from before the program.
+    exposed: BTreeSet<String>,
+}
+
+impl Flow {
+    fn of(program: &Program) -> IslResult<Flow> {
+        let (flow, exposed) = value_flow(program, &program.reads()?, &program.writes()?)?;
+        let mut pairs = Vec::new();
+        for m in flow.maps()? {
+            if let (Some(from), Some(to)) = (m.domain()?.tuple_name(), m.range()?.tuple_name()) {
+                pairs.push((from, to, m));
+            }
+        }
+        let exposed = (exposed.maps()?.iter())
+            .filter_map(|m| m.range().ok()?.tuple_name())
+            .collect();
+        Ok(Flow { pairs, exposed })
+    }
+
+    /// The flow through `array`, from the statements (by tuple) that write it.
+    fn through<'f>(
+        &'f self,
+        writers: &'f BTreeSet<String>,
+    ) -> impl Iterator<Item = &'f (String, String, Map)> + 'f {
+        self.pairs
+            .iter()
+            .filter(move |(from, _, _)| writers.contains(from))
+    }
+}
+
 /// How `array` is expanded, if it is.
 fn plan(
     program: &Program,
+    flow: &Flow,
     contexts: &[StmtContext],
     id: ArrayId,
     dead_after: &[ArrayId],
@@ -92,7 +135,7 @@ fn plan(
             return Ok(None);
         }
     }
-    let Some(webs) = webs_of(program, id)? else {
+    let Some(webs) = webs_of(program, flow, id)? else {
         return Ok(None);
     };
     if live && webs.len() != 1 {
@@ -113,7 +156,7 @@ fn plan(
         if loops.is_empty() || loops.len() + array.dims.len() > most_dims {
             continue;
         }
-        if !flow_stays_within(program, id, &web, loops.len())? {
+        if !flow_stays_within(program, flow, id, &web, loops.len())? {
             continue;
         }
         let Some(ranges) = (0..loops.len())
@@ -152,35 +195,24 @@ fn touches(c: &StmtContext, array: ArrayId) -> bool {
 
 /// The webs of `array`'s statements, or `None` when the array is not written or some read
 /// of it may see a value from before the region.
-fn webs_of(program: &Program, array: ArrayId) -> IslResult<Option<Vec<BTreeSet<String>>>> {
-    let writes: Vec<_> = (program.statements.iter())
-        .filter(|s| s.write.array == array)
-        .collect();
-    if writes.is_empty() {
+fn webs_of(
+    program: &Program,
+    flow: &Flow,
+    array: ArrayId,
+) -> IslResult<Option<Vec<BTreeSet<String>>>> {
+    let writers = writers(program, array);
+    let name = isl_name(&program.kernel.array(array).name);
+    if writers.is_empty() || flow.exposed.contains(&name) {
         return Ok(None);
     }
-    let mut sources = program.ctx.empty_union_map()?;
-    for s in &writes {
-        sources = sources.union(&s.write.relation.to_union()?)?;
-    }
-    let mut sinks = program.ctx.empty_union_map()?;
     let mut webs = Webs::default();
     for s in &program.statements {
         if s.write.array == array || s.reads.iter().any(|r| r.array == array) {
             webs.add(&s.tuple);
         }
-        for read in s.reads.iter().filter(|r| r.array == array) {
-            sinks = sinks.union(&read.relation.to_union()?)?;
-        }
     }
-    let (flow, exposed) = value_flow(program, &sinks, &sources)?;
-    if !exposed.is_empty()? {
-        return Ok(None);
-    }
-    for m in flow.maps()? {
-        if let (Some(from), Some(to)) = (m.domain()?.tuple_name(), m.range()?.tuple_name()) {
-            webs.join(&from, &to);
-        }
+    for (from, to, _) in flow.through(&writers) {
+        webs.join(from, to);
     }
     let by_tuple = |t: &str| program.statement_by_tuple(t).map(|s| s.name.clone());
     Ok(Some(
@@ -189,6 +221,14 @@ fn webs_of(program: &Program, array: ArrayId) -> IslResult<Option<Vec<BTreeSet<S
             .map(|c| c.iter().filter_map(|t| by_tuple(t)).collect())
             .collect(),
     ))
+}
+
+/// The tuples of the statements that write `array`.
+fn writers(program: &Program, array: ArrayId) -> BTreeSet<String> {
+    (program.statements.iter())
+        .filter(|s| s.write.array == array)
+        .map(|s| s.tuple.clone())
+        .collect()
 }
 
 /// Statements joined into connected components (a small union-find by tuple name).
@@ -250,30 +290,22 @@ fn common_loops<'k>(members: &[&StmtContext<'k>]) -> Vec<&'k Loop> {
 /// iteration of their `depth` common loops.
 fn flow_stays_within(
     program: &Program,
+    flow: &Flow,
     array: ArrayId,
     web: &BTreeSet<String>,
     depth: usize,
 ) -> IslResult<bool> {
-    let members: Vec<_> = (program.statements.iter())
+    let writers = writers(program, array);
+    let tuples: BTreeSet<&str> = (program.statements.iter())
         .filter(|s| web.contains(&s.name))
+        .map(|s| s.tuple.as_str())
         .collect();
-    let mut sources = program.ctx.empty_union_map()?;
-    let mut sinks = program.ctx.empty_union_map()?;
-    for s in &members {
-        if s.write.array == array {
-            sources = sources.union(&s.write.relation.to_union()?)?;
-        }
-        for r in s.reads.iter().filter(|r| r.array == array) {
-            sinks = sinks.union(&r.relation.to_union()?)?;
-        }
-    }
-    let (flow, _) = value_flow(program, &sinks, &sources)?;
     let prefix = param_prefix(&program.kernel);
-    for m in flow.maps()? {
+    let within_web = |(from, to, _): &&(String, String, Map)| {
+        tuples.contains(from.as_str()) && tuples.contains(to.as_str())
+    };
+    for (f, t, m) in flow.through(&writers).filter(within_web) {
         let (from, to) = (m.domain()?, m.range()?);
-        let (Some(f), Some(t)) = (from.tuple_name(), to.tuple_name()) else {
-            return Ok(false);
-        };
         let a: Vec<String> = (0..from.n_dims()?).map(|k| format!("a{k}")).collect();
         let b: Vec<String> = (0..to.n_dims()?).map(|k| format!("b{k}")).collect();
         let same: Vec<String> = (0..depth).map(|k| format!("a{k} = b{k}")).collect();
@@ -312,7 +344,7 @@ fn copy_out(
     let prefix = param_prefix(&program.kernel);
     let kernel = &program.kernel;
     let decl = kernel.array(array);
-    let name = poly::model::isl_text::isl_name(&decl.name);
+    let name = isl_name(&decl.name);
     let c: Vec<String> = (0..loops.len()).map(|k| format!("c{k}")).collect();
     let e: Vec<String> = (0..decl.dims.len()).map(|k| format!("e{k}")).collect();
     let mut bounds: Vec<String> = (loops.iter().zip(&c))
