@@ -129,3 +129,36 @@ fn an_original_whose_parallel_loops_leave_heavy_statements_sequential_is_not_kep
     let strided = crate::transform::reorder::strided_accesses(&lu.tree, &lu_program).unwrap();
     assert_eq!(strided.values().sum::<usize>(), 0, "{strided:?}");
 }
+
+/// The deepest tiled band of `node`: its member count.
+fn deepest_tiled(node: &Node) -> usize {
+    let here = match node {
+        Node::Band(b) if matches!(b.kind, BandKind::Tile(_)) => b.members.len(),
+        _ => 0,
+    };
+    let below = node.children().into_iter().map(|(_, c)| deepest_tiled(c));
+    below.fold(here, usize::max)
+}
+
+#[test]
+fn expanded_ludcmp_is_tiled_in_three_dimensions_as_lu_is() {
+    // With its scalar `w` expanded, ludcmp's factorisation is lu's: smart fusion must not
+    // fuse the copies into `w` with it (a shallower band), the cut search must see the
+    // merged (i, j, k) band, and the forward substitution's small wavefront steps must
+    // not send the whole kernel back to the original order.
+    let (program, _) = lift("polybench/ludcmp");
+    let (kernel, _) = crate::expand::expand(&program, &[], "pc_")
+        .unwrap()
+        .unwrap();
+    let program = Program::build(&Ctx::default(), &kernel, &BTreeMap::new()).unwrap();
+    let deps = Dependences::compute(&program).unwrap();
+    let problem = Problem {
+        program: &program,
+        deps: &deps,
+        options: Options::default(),
+    };
+    let pluto = crate::registry::scheduler_named("pluto").unwrap();
+    let done = optimize(&problem, pluto.as_ref(), &tiled_parallel(), &[]).unwrap();
+    assert_eq!(kept(&done.notes), None, "{:?}", done.notes);
+    assert_eq!(deepest_tiled(&done.tree.root), 3, "{:?}", done.notes);
+}
