@@ -25,8 +25,9 @@ pub use pass::Pass;
 use crate::legality::tree_order::unordered;
 use crate::legality::{self, CheckError, Report};
 use crate::transform::analysis::annotate;
+use crate::transform::interleave::interleave;
 use crate::transform::register_tile::register_tile;
-use crate::transform::{Note, Refusal, Staged, Step, TransformOptions, Tree};
+use crate::transform::{Note, Refusal, Staged, Step, TransformOptions, Tree, TreeDeps};
 use crate::{Problem, ScheduleError, Scheduler};
 use poly::isl::{IslError, IslResult, Schedule};
 use poly::order::AnySchedule;
@@ -106,22 +107,14 @@ pub fn optimize(
     let deps = optimized.deps;
     if let Some(block) = transforms.register {
         // Register tiling is an optimisation: if isl fails on it, the kernel goes without.
-        let checked = (|| -> IslResult<(Tree, Option<_>)> {
-            let mut blocked = register_tile(&tree, program, block)?;
-            annotate(&mut blocked, &deps)?;
-            let wrong = unordered(&blocked, &deps.validity)?;
-            Ok((blocked, wrong))
-        })();
-        match checked {
-            Ok((blocked, None)) => {
-                notes.push(Note::Applied(Step::RegisterTiling));
-                tree = blocked;
-            }
-            Ok((_, Some(pairs))) => {
-                notes.push(Note::Refused(Step::RegisterTiling, Refusal::Illegal(pairs)))
-            }
-            Err(e) => notes.push(Note::Refused(Step::RegisterTiling, Refusal::Isl(e))),
-        }
+        tree = optional_step(tree, &deps, Step::RegisterTiling, &mut notes, |t| {
+            register_tile(t, program, block)
+        });
+    }
+    if transforms.parallel {
+        tree = optional_step(tree, &deps, Step::Interleaving, &mut notes, |t| {
+            interleave(t, program)
+        });
     }
     for pass in passes {
         tree = pass.apply(&tree, program)?;
@@ -199,3 +192,35 @@ impl<'a> Original<'a> {
 
 #[cfg(test)]
 mod tests;
+
+/// `step(tree)` in place of `tree` when it is legal, with a note saying whether it was
+/// applied; an optimisation, so an isl failure or an illegal result leaves `tree` as it is.
+fn optional_step(
+    tree: Tree,
+    deps: &TreeDeps,
+    name: Step,
+    notes: &mut Vec<Note>,
+    step: impl Fn(&Tree) -> IslResult<Tree>,
+) -> Tree {
+    let checked = (|| -> IslResult<(Tree, Option<_>)> {
+        let mut next = step(&tree)?;
+        annotate(&mut next, deps)?;
+        let wrong = unordered(&next, &deps.validity)?;
+        Ok((next, wrong))
+    })();
+    match checked {
+        Ok((next, _)) if next.root.is_same(&tree.root) => tree,
+        Ok((next, None)) => {
+            notes.push(Note::Applied(name));
+            next
+        }
+        Ok((_, Some(pairs))) => {
+            notes.push(Note::Refused(name, Refusal::Illegal(pairs)));
+            tree
+        }
+        Err(e) => {
+            notes.push(Note::Refused(name, Refusal::Isl(e)));
+            tree
+        }
+    }
+}

@@ -162,3 +162,23 @@ fn expanded_ludcmp_is_tiled_in_three_dimensions_as_lu_is() {
     assert_eq!(kept(&done.notes), None, "{:?}", done.notes);
     assert_eq!(deepest_tiled(&done.tree.root), 3, "{:?}", done.notes);
 }
+
+#[test]
+fn recurrences_through_divisions_are_interleaved_sums_of_products_are_not() {
+    // adi's sweeps: a parallel `i` around `j` loops whose `p[i][j]` needs `p[i][j - 1]`
+    // through a division.
+    let adi = notes("polybench/adi");
+    assert!(
+        adi.iter()
+            .any(|n| matches!(n, Note::Applied(crate::transform::Step::Interleaving))),
+        "{adi:?}"
+    );
+    // gesummv's dot products would walk `A` down its columns.
+    let gesummv = notes("polybench/gesummv");
+    assert!(
+        !gesummv
+            .iter()
+            .any(|n| matches!(n, Note::Applied(crate::transform::Step::Interleaving))),
+        "{gesummv:?}"
+    );
+}

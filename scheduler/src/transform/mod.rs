@@ -8,6 +8,7 @@
 
 pub mod analysis;
 pub mod fusion;
+pub mod interleave;
 pub mod note;
 pub mod register_tile;
 pub mod reorder;

@@ -26,6 +26,8 @@ pub enum Step {
     IntraTileReordering,
     /// Register tiling innermost reduction bands.
     RegisterTiling,
+    /// Interleaving the independent recurrences of a parallel loop.
+    Interleaving,
 }
 
 impl Step {
@@ -39,6 +41,7 @@ impl Step {
             Step::Wavefront => "wavefront",
             Step::IntraTileReordering => "intra-tile reordering",
             Step::RegisterTiling => "register tiling",
+            Step::Interleaving => "interleaving of recurrences",
         }
     }
 }
