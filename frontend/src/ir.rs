@@ -473,6 +473,33 @@ pub enum ExprKind {
     Cast(Box<Expr>),
 }
 
+impl Expr {
+    /// Its operands (none for a literal, an index or a read).
+    pub fn children(&self) -> Vec<&Expr> {
+        match &self.kind {
+            ExprKind::Literal(_) | ExprKind::Index(_) | ExprKind::Read(_) => Vec::new(),
+            ExprKind::Neg(x) | ExprKind::Not(x) | ExprKind::Cast(x) => vec![x],
+            ExprKind::Binary(_, x, y) | ExprKind::Compare(_, x, y) | ExprKind::Logic(_, x, y) => {
+                vec![x, y]
+            }
+            ExprKind::Select(c, x, y) => vec![c, x, y],
+            ExprKind::Call(_, args) => args.iter().collect(),
+        }
+    }
+    /// Its operands, to rewrite them.
+    pub fn children_mut(&mut self) -> Vec<&mut Expr> {
+        match &mut self.kind {
+            ExprKind::Literal(_) | ExprKind::Index(_) | ExprKind::Read(_) => Vec::new(),
+            ExprKind::Neg(x) | ExprKind::Not(x) | ExprKind::Cast(x) => vec![x],
+            ExprKind::Binary(_, x, y) | ExprKind::Compare(_, x, y) | ExprKind::Logic(_, x, y) => {
+                vec![x, y]
+            }
+            ExprKind::Select(c, x, y) => vec![c, x, y],
+            ExprKind::Call(_, args) => args.iter_mut().collect(),
+        }
+    }
+}
+
 impl Kernel {
     /// The array with the given id.
     pub fn array(&self, id: ArrayId) -> &Array {

@@ -97,21 +97,10 @@ fn redirect(nodes: &mut [Node], array: ArrayId, web: &Web, into: ArrayId) {
 }
 
 fn visit_reads(e: &mut Expr, f: &mut impl FnMut(&mut Access)) {
-    match &mut e.kind {
-        ExprKind::Read(a) => f(a),
-        ExprKind::Literal(_) | ExprKind::Index(_) => {}
-        ExprKind::Neg(x) | ExprKind::Not(x) | ExprKind::Cast(x) => visit_reads(x, f),
-        ExprKind::Binary(_, x, y) | ExprKind::Compare(_, x, y) | ExprKind::Logic(_, x, y) => {
-            visit_reads(x, f);
-            visit_reads(y, f);
-        }
-        ExprKind::Select(c, x, y) => {
-            visit_reads(c, f);
-            visit_reads(x, f);
-            visit_reads(y, f);
-        }
-        ExprKind::Call(_, args) => args.iter_mut().for_each(|a| visit_reads(a, f)),
+    if let ExprKind::Read(a) = &mut e.kind {
+        f(a);
     }
+    e.children_mut().into_iter().for_each(|c| visit_reads(c, f));
 }
 
 /// `if (the loops ran) for e...: array[e] = into[last][e]`.
