@@ -361,23 +361,11 @@ fn walk<'e>(e: &'e Expr, nodes: &mut Vec<(&'e Expr, usize, usize)>, position: &m
     if matches!(e.kind, ExprKind::Read(_)) {
         *position += 1;
     }
-    for c in children(e) {
+    // Left to right: the order [`Emitter`] prints them in.
+    for c in e.children() {
         walk(c, nodes, position);
     }
     nodes[at].2 = nodes.len() - at;
-}
-
-/// The operands of `e`, left to right (the order [`Emitter`] prints them in).
-fn children(e: &Expr) -> Vec<&Expr> {
-    match &e.kind {
-        ExprKind::Literal(_) | ExprKind::Index(_) | ExprKind::Read(_) => Vec::new(),
-        ExprKind::Neg(x) | ExprKind::Not(x) | ExprKind::Cast(x) => vec![x],
-        ExprKind::Binary(_, x, y) | ExprKind::Compare(_, x, y) | ExprKind::Logic(_, x, y) => {
-            vec![x, y]
-        }
-        ExprKind::Select(c, x, y) => vec![c, x, y],
-        ExprKind::Call(_, args) => args.iter().collect(),
-    }
 }
 
 /// The loop variables `e` mentions, each once, added to `out` in order of appearance.

@@ -297,21 +297,10 @@ fn lift_statement(
 /// The array reads of a statement's right-hand side, left to right.
 pub fn rhs_reads(stmt: &Stmt) -> Vec<&frontend::ir::Access> {
     fn go<'a>(e: &'a frontend::ir::Expr, out: &mut Vec<&'a frontend::ir::Access>) {
-        match &e.kind {
-            ExprKind::Literal(_) | ExprKind::Index(_) => {}
-            ExprKind::Read(a) => out.push(a),
-            ExprKind::Neg(a) | ExprKind::Not(a) | ExprKind::Cast(a) => go(a, out),
-            ExprKind::Binary(_, a, b) | ExprKind::Compare(_, a, b) | ExprKind::Logic(_, a, b) => {
-                go(a, out);
-                go(b, out);
-            }
-            ExprKind::Select(c, a, b) => {
-                go(c, out);
-                go(a, out);
-                go(b, out);
-            }
-            ExprKind::Call(_, args) => args.iter().for_each(|a| go(a, out)),
+        if let ExprKind::Read(a) = &e.kind {
+            out.push(a);
         }
+        e.children().into_iter().for_each(|c| go(c, out));
     }
     let mut out = Vec::new();
     go(&stmt.rhs, &mut out);

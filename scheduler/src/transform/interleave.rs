@@ -23,7 +23,8 @@ use std::collections::BTreeSet;
 
 /// The number of recurrences interleaved: enough independent chains to cover a division's
 /// latency, few enough that their rows of each array (16 cache lines) stay in the L1 cache.
-/// Measured on adi: 8 and 16 within 3% of each other, 32 12% slower.
+/// Measured on adi by editing polyc's output by hand to strips of 8, 16 and 32 (the
+/// kernel's own timing, `-DPOLYBENCH_TIME`): 8 and 16 within 3% of each other, 32 12% slower.
 pub const STRIP: u32 = 16;
 
 /// `tree` with the first parallel one-member loop band of each path interleaved, where some

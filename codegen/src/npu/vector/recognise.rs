@@ -278,20 +278,7 @@ fn reads_array(e: &Expr, array: ArrayId) -> bool {
 /// Calls `f` on `e` and every subexpression.
 pub fn visit(e: &Expr, f: &mut impl FnMut(&Expr)) {
     f(e);
-    match &e.kind {
-        ExprKind::Literal(_) | ExprKind::Index(_) | ExprKind::Read(_) => {}
-        ExprKind::Neg(a) | ExprKind::Not(a) | ExprKind::Cast(a) => visit(a, f),
-        ExprKind::Binary(_, a, b) | ExprKind::Compare(_, a, b) | ExprKind::Logic(_, a, b) => {
-            visit(a, f);
-            visit(b, f);
-        }
-        ExprKind::Select(c, a, b) => {
-            visit(c, f);
-            visit(a, f);
-            visit(b, f);
-        }
-        ExprKind::Call(_, args) => args.iter().for_each(|a| visit(a, f)),
-    }
+    e.children().into_iter().for_each(|c| visit(c, f));
 }
 
 /// The kinds of the arrays seen so far, checked against their shapes.
