@@ -8,8 +8,9 @@
 //! Exactness is kept: every instance runs in the original order and computes the same
 //! operations; only where the target's value lives changes. This is sound because the
 //! statement is the only one in the loop, its right-hand side reads nothing of the target's
-//! array ([`Accumulable`]), its target is proven in bounds, and distinct iterations of the
-//! inner loops write distinct elements (each inner iterator is one of the target's indices).
+//! array but the target element itself, which it then reads from the accumulator
+//! ([`Accumulable`]), its target is proven in bounds, and distinct iterations of the inner
+//! loops write distinct elements (each inner iterator is one of the target's indices).
 //!
 //! The nest is printed twice: with constant trip counts (full register tiles, which the
 //! compiler unrolls and vectorises) and with the actual ones (partial tiles).

@@ -89,9 +89,12 @@ pub fn kernel_function(
     let kernel = &program.kernel;
     let proven = in_bounds(program)?;
     let in_bounds = |stmt: &str, k: usize| proven.contains(&(stmt.to_owned(), k));
+    let disjoint = apart(program)?;
+    let apart = |stmt: &str, k: usize| disjoint.contains(&(stmt.to_owned(), k));
     let arrays = Arrays {
         kernel,
         in_bounds: &in_bounds,
+        apart: &apart,
         dialect: Dialect::Kernel,
     };
     let statements = Statements::new(program, &arrays)?;
@@ -297,6 +300,29 @@ fn in_bounds(program: &Program) -> IslResult<BTreeSet<(String, usize)>> {
             let range = access.relation.range()?;
             if range.is_subset(&bounds[access.array.0])? {
                 proven.insert((s.name.clone(), k));
+            }
+        }
+    }
+    Ok(proven)
+}
+
+/// The reads `(statement, position)` of the statement's own target array that never read
+/// the element it writes: for no two instances writing the same element does one read what
+/// they write (trisolv's `x[j]` in `x[i] = x[i] - L[i][j] * x[j]`, where `j < i`). Where
+/// the element is held in a local across a loop (`promote`), such a read still reads memory.
+pub(crate) fn apart(program: &Program) -> IslResult<BTreeSet<(String, usize)>> {
+    let mut proven = BTreeSet::new();
+    for s in &program.statements {
+        let rhs_reads = &s.reads[s.reads.len() - rhs_count(program, s)..];
+        let write = &s.write.relation;
+        let same_element = write.apply_range(&write.reverse()?)?;
+        for (k, read) in rhs_reads.iter().enumerate() {
+            if read.array != s.write.array {
+                continue;
+            }
+            let hits = write.apply_range(&read.relation.reverse()?)?;
+            if hits.intersect(&same_element)?.is_empty()? {
+                proven.insert((s.name.clone(), k + 1));
             }
         }
     }

@@ -9,9 +9,11 @@
 //! `restrict`, then loads and stores `tmp[i]` at every step of `j` (gesummv in parallel ran
 //! 3.5x slower per thread than the same loops outside OpenMP).
 //!
-//! Exactness is kept: every access of the body to that array is to the one element, so the
-//! local holds exactly the value the element would; the operations and their order are
-//! unchanged. The element is proven within the array's extents, and it is loaded and stored
+//! Exactness is kept: every access of the body to that array is to the one element, or a
+//! read of the same statement proven never to read the element (trisolv's `x[j]` beside
+//! `x[i]`, `j < i`: [`ElementAccess::apart`]), so the local holds exactly the value the
+//! element would and the other reads find theirs in memory; the operations and their order
+//! are unchanged. The element is proven within the array's extents, and it is loaded and stored
 //! only when the loop runs at least once (then some instance accesses it).
 
 use super::cexpr::{hoistable, CExprs};
@@ -77,9 +79,17 @@ pub(super) fn promotion<'n>(
     'arrays: for array in written {
         let mut first: Option<&ElementAccess> = None;
         let mut positions = Vec::new();
+        // A read apart from the element stays a read of memory: sound only when it and the
+        // element's accesses belong to one statement (which `apart` is proven for).
+        let touching = (accesses.iter())
+            .filter(|(all, _)| all.iter().any(|a| a.array == array))
+            .count();
         for (all, args) in &accesses {
             let mut mine = Vec::new();
             for a in all.iter().filter(|a| a.array == array) {
+                if a.apart && touching == 1 {
+                    continue;
+                }
                 let moves = (a.iterators.iter()).any(|&p| args[p].mentions(&f.iterator));
                 let same = first.is_none_or(|b| b.element == a.element);
                 if !a.in_bounds || moves || !same {

@@ -18,6 +18,9 @@ pub struct Arrays<'k> {
     /// Per statement, per access (the target first, then the right-hand side's reads left
     /// to right): whether its indices are proven within the array's extents.
     pub in_bounds: &'k dyn Fn(&str, usize) -> bool,
+    /// Per statement, per read of its own target array: whether it never reads the element
+    /// the statement writes at the instances writing that element.
+    pub apart: &'k dyn Fn(&str, usize) -> bool,
     /// The C written.
     pub dialect: Dialect,
 }
@@ -83,6 +86,9 @@ pub struct ElementAccess {
     pub read_only: bool,
     /// Whether its indices are proven within the array's extents.
     pub in_bounds: bool,
+    /// Whether it is a read of the statement's target array proven never to read the element
+    /// written, at the instances writing that element ([`Arrays::apart`]).
+    pub apart: bool,
     /// The positions of the statement iterators its indices mention.
     pub iterators: Vec<usize>,
     /// The positions of the statement iterators its last (contiguous) index mentions.
@@ -128,6 +134,7 @@ pub fn element_accesses(
                 write: position == 0,
                 read_only: array.role == Role::In,
                 in_bounds: (arrays.in_bounds)(&stmt.name, position),
+                apart: (arrays.apart)(&stmt.name, position),
                 iterators: positions(&access.indices),
                 last_index_iterators: positions(
                     &access.indices[access.indices.len().saturating_sub(1)..],
@@ -301,12 +308,17 @@ pub struct Accumulable {
     pub index_names: Vec<String>,
     /// The target element as a C lvalue in the C names of the statement's iterators.
     pub lvalue: String,
+    /// The access positions (see [`Part::Access`]) of the right-hand side's reads of the
+    /// target element itself (atax's `tmp[i] = tmp[i] + A[i][j] * x[j]`), which read the
+    /// accumulator too.
+    pub self_reads: Vec<usize>,
 }
 
 /// How `stmt`'s target can be held in an accumulator: only when each of its indices is a
-/// distinct iterator, it is proven within the array's extents, and the right-hand side reads
-/// nothing of the target's array (so the accumulator is the only copy read while it lives).
-/// `iterators` are the names of the statement's enclosing loop variables, outermost first.
+/// distinct iterator, it is proven within the array's extents, and the right-hand side
+/// reads nothing of the target's array but the target element itself (so the accumulator
+/// is the only copy read while it lives). `iterators` are the names of the statement's
+/// enclosing loop variables, outermost first.
 pub fn accumulable(arrays: &Arrays<'_>, stmt: &Stmt, iterators: &[String]) -> Option<Accumulable> {
     let target = &stmt.target;
     if !(arrays.in_bounds)(&stmt.name, 0) || target.indices.is_empty() {
@@ -323,11 +335,14 @@ pub fn accumulable(arrays: &Arrays<'_>, stmt: &Stmt, iterators: &[String]) -> Op
         }
         index_iterators.push(p);
     }
-    if poly::model::rhs_reads(stmt)
-        .iter()
-        .any(|a| a.array == target.array)
-    {
-        return None;
+    let mut self_reads = Vec::new();
+    for (k, read) in poly::model::rhs_reads(stmt).iter().enumerate() {
+        if read.array == target.array {
+            if read.indices != target.indices {
+                return None;
+            }
+            self_reads.push(k + 1);
+        }
     }
     let mut e = Emitter::new(arrays, stmt, &[]);
     Some(Accumulable {
@@ -338,6 +353,7 @@ pub fn accumulable(arrays: &Arrays<'_>, stmt: &Stmt, iterators: &[String]) -> Op
             .collect(),
         index_iterators,
         lvalue: e.lvalue(target),
+        self_reads,
     })
 }
 
@@ -702,6 +718,7 @@ mod tests {
         let arrays = Arrays {
             kernel: &kernel,
             in_bounds: &in_bounds,
+            apart: &|_, _| false,
             dialect: Dialect::Kernel,
         };
         let statements = kernel.statements();
@@ -743,6 +760,7 @@ mod tests {
         let arrays = Arrays {
             kernel: &kernel,
             in_bounds: &in_bounds,
+            apart: &|_, _| false,
             dialect: Dialect::Kernel,
         };
         let statements = kernel.statements();

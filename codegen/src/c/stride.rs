@@ -59,6 +59,7 @@ mod tests {
                     write: array == 0,
                     read_only: array != 0,
                     in_bounds: true,
+                    apart: false,
                     iterators,
                     last_index_iterators: last,
                     element,

@@ -113,7 +113,7 @@ pub fn optimize(
     }
     if transforms.parallel {
         tree = optional_step(tree, &deps, Step::Interleaving, &mut notes, |t| {
-            interleave(t, program)
+            interleave(t, program, &deps.all)
         });
     }
     for pass in passes {

@@ -164,6 +164,19 @@ fn expanded_ludcmp_is_tiled_in_three_dimensions_as_lu_is() {
 }
 
 #[test]
+fn independent_sums_are_jammed_dependent_ones_are_not() {
+    let applied = |notes: &[Note]| {
+        (notes.iter()).any(|n| matches!(n, Note::Applied(crate::transform::Step::Interleaving)))
+    };
+    // atax's row sums `tmp[i]` do not depend on one another, though `i` carries `y[j]`.
+    let atax = notes("polybench/atax");
+    assert!(applied(&atax), "{atax:?}");
+    // trisolv's sum `x[i]` reads the `x[j]` of earlier rows.
+    let trisolv = notes("polybench/trisolv");
+    assert!(!applied(&trisolv), "{trisolv:?}");
+}
+
+#[test]
 fn recurrences_through_divisions_are_interleaved_sums_of_products_are_not() {
     // adi's sweeps: a parallel `i` around `j` loops whose `p[i][j]` needs `p[i][j - 1]`
     // through a division.
@@ -173,7 +186,7 @@ fn recurrences_through_divisions_are_interleaved_sums_of_products_are_not() {
             .any(|n| matches!(n, Note::Applied(crate::transform::Step::Interleaving))),
         "{adi:?}"
     );
-    // gesummv's dot products would walk `A` down its columns.
+    // gesummv's two sums share their loop: jammed, they would not be held in locals.
     let gesummv = notes("polybench/gesummv");
     assert!(
         !gesummv
