@@ -279,13 +279,8 @@ impl LoopPrinter<'_, '_> {
         );
         let args: Vec<String> = block.args.iter().map(|a| self.expr(a)).collect();
         let mut replaced = vec![(Part::Access(0), element.as_str())];
-        (replaced).extend(
-            block
-                .acc
-                .self_reads
-                .iter()
-                .map(|&p| (Part::Access(p), element.as_str())),
-        );
+        let self_reads = block.acc.self_reads.iter();
+        replaced.extend(self_reads.map(|&p| (Part::Access(p), element.as_str())));
         replaced.extend(
             (self.panels.iter())
                 .filter(|p| std::ptr::eq(p.block, f))
