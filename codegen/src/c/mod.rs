@@ -89,8 +89,7 @@ pub fn kernel_function(
     let kernel = &program.kernel;
     let proven = in_bounds(program)?;
     let in_bounds = |stmt: &str, k: usize| proven.contains(&(stmt.to_owned(), k));
-    let disjoint = apart(program)?;
-    let apart = |stmt: &str, k: usize| disjoint.contains(&(stmt.to_owned(), k));
+    let apart = apart(program)?;
     let arrays = Arrays {
         kernel,
         in_bounds: &in_bounds,
@@ -295,8 +294,10 @@ fn in_bounds(program: &Program) -> IslResult<BTreeSet<(String, usize)>> {
     }
     let mut proven = BTreeSet::new();
     for s in &program.statements {
-        let rhs_reads = &s.reads[s.reads.len() - rhs_count(program, s)..];
-        for (k, access) in std::iter::once(&s.write).chain(rhs_reads).enumerate() {
+        for (k, access) in std::iter::once(&s.write)
+            .chain(rhs_reads(program, s))
+            .enumerate()
+        {
             let range = access.relation.range()?;
             if range.is_subset(&bounds[access.array.0])? {
                 proven.insert((s.name.clone(), k));
@@ -313,10 +314,9 @@ fn in_bounds(program: &Program) -> IslResult<BTreeSet<(String, usize)>> {
 pub(crate) fn apart(program: &Program) -> IslResult<BTreeSet<(String, usize)>> {
     let mut proven = BTreeSet::new();
     for s in &program.statements {
-        let rhs_reads = &s.reads[s.reads.len() - rhs_count(program, s)..];
         let write = &s.write.relation;
         let same_element = write.apply_range(&write.reverse()?)?;
-        for (k, read) in rhs_reads.iter().enumerate() {
+        for (k, read) in rhs_reads(program, s).iter().enumerate() {
             if read.array != s.write.array {
                 continue;
             }
@@ -329,12 +329,11 @@ pub(crate) fn apart(program: &Program) -> IslResult<BTreeSet<(String, usize)>> {
     Ok(proven)
 }
 
-/// How many reads the statement's right-hand side makes.
-fn rhs_count(program: &Program, s: &poly::model::Statement) -> usize {
-    program
-        .kernel
-        .statements()
-        .iter()
+/// The access relations of the reads the statement's right-hand side makes, left to right
+/// (the model lists them last, after any read of the target a compound assignment makes).
+fn rhs_reads<'p>(program: &Program, s: &'p poly::model::Statement) -> &'p [poly::model::Access] {
+    let count = (program.kernel.statements().iter())
         .find(|sc| sc.stmt.name == s.name)
-        .map_or(0, |sc| poly::model::rhs_reads(sc.stmt).len())
+        .map_or(0, |sc| poly::model::rhs_reads(sc.stmt).len());
+    &s.reads[s.reads.len() - count..]
 }

@@ -69,8 +69,7 @@ pub fn scop_block(
     // Every access of the region is made by the original program too, where it is within
     // its array or the program is undefined: none is checked.
     let in_bounds = |_: &str, _: usize| true;
-    let disjoint = super::apart(program)?;
-    let apart = |stmt: &str, k: usize| disjoint.contains(&(stmt.to_owned(), k));
+    let apart = super::apart(program)?;
     let dialect = Dialect::Source;
     let arrays = Arrays {
         kernel,

@@ -9,6 +9,7 @@ use frontend::ir::{
     Access, AffExpr, AssignOp, BinOp, ElemType, Expr, ExprKind, Func, Kernel, LogicOp, Role, Stmt,
     Type,
 };
+use std::collections::BTreeSet;
 use std::ops::Range;
 
 /// Whether an array is passed by value (a 0-d input) and how its accesses are checked.
@@ -18,9 +19,9 @@ pub struct Arrays<'k> {
     /// Per statement, per access (the target first, then the right-hand side's reads left
     /// to right): whether its indices are proven within the array's extents.
     pub in_bounds: &'k dyn Fn(&str, usize) -> bool,
-    /// Per statement, per read of its own target array: whether it never reads the element
-    /// the statement writes at the instances writing that element.
-    pub apart: &'k dyn Fn(&str, usize) -> bool,
+    /// The reads `(statement, access position)` of a statement's own target array proven
+    /// never to read the element it writes, at the instances writing that element.
+    pub apart: &'k BTreeSet<(String, usize)>,
     /// The C written.
     pub dialect: Dialect,
 }
@@ -134,7 +135,7 @@ pub fn element_accesses(
                 write: position == 0,
                 read_only: array.role == Role::In,
                 in_bounds: (arrays.in_bounds)(&stmt.name, position),
-                apart: (arrays.apart)(&stmt.name, position),
+                apart: (arrays.apart).contains(&(stmt.name.clone(), position)),
                 iterators: positions(&access.indices),
                 last_index_iterators: positions(
                     &access.indices[access.indices.len().saturating_sub(1)..],
@@ -718,7 +719,7 @@ mod tests {
         let arrays = Arrays {
             kernel: &kernel,
             in_bounds: &in_bounds,
-            apart: &|_, _| false,
+            apart: &BTreeSet::new(),
             dialect: Dialect::Kernel,
         };
         let statements = kernel.statements();
@@ -760,7 +761,7 @@ mod tests {
         let arrays = Arrays {
             kernel: &kernel,
             in_bounds: &in_bounds,
-            apart: &|_, _| false,
+            apart: &BTreeSet::new(),
             dialect: Dialect::Kernel,
         };
         let statements = kernel.statements();
