@@ -344,3 +344,28 @@ fn expansion_gives_each_web_an_array_of_its_own() {
     let kept = polyc_c(&program, &out, &["--no-expand"]).expect("polyc c --no-expand");
     assert!(!kept.contains("expanded"), "{kept}");
 }
+
+#[test]
+fn expanded_arrays_that_cannot_be_allocated_leave_the_region_as_written() {
+    if !available(&Cpp::command()[0]) || !available("gcc") {
+        return;
+    }
+    let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/expand.c");
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let expected = build_and_run(&program, &dir.path().join("original"), &[]).expect("original");
+    let out = dir.path().join("expand.c");
+    let report = polyc_c(&program, &out, &[]).expect("polyc c");
+    assert!(report.contains("expanded"), "{report}");
+    // Every allocation fails: the heap arrays are null, and the statements as written run.
+    let failing = ["-D__builtin_malloc(n)=((void *)0)"];
+    let got = build_and_run(&out, &dir.path().join("failing"), &failing).expect("rewrite");
+    assert_eq!(
+        String::from_utf8_lossy(&got),
+        String::from_utf8_lossy(&expected)
+    );
+    let text = std::fs::read_to_string(&out).expect("rewrite");
+    assert!(
+        text.contains("out of memory: the region as written"),
+        "{text}"
+    );
+}

@@ -266,6 +266,16 @@ fn generate(program: Program, c: &Compilation) -> Result<ScopBlock, CliError> {
     )?)
 }
 
+/// The lines of `region` (from its `#pragma scop` line to its `#pragma endscop` line)
+/// between the two pragmas, each without the `indent` of the pragma line.
+fn statements(region: &str, indent: &str) -> String {
+    let lines: Vec<&str> = region.lines().collect();
+    let inner = lines.get(1..lines.len().saturating_sub(1)).unwrap_or(&[]);
+    (inner.iter())
+        .map(|l| format!("{}\n", l.strip_prefix(indent).unwrap_or(l)))
+        .collect()
+}
+
 /// `text` with each optimised region replaced by its block, indented as its `#pragma scop`
 /// line was.
 fn rewrite(text: &str, regions: &[Region], outcomes: &[Outcome]) -> String {
@@ -283,8 +293,9 @@ fn rewrite(text: &str, regions: &[Region], outcomes: &[Outcome]) -> String {
             "/* polyc: the loops of the #pragma scop region of lines {}-{}, optimised */",
             region.lines.0, region.lines.1
         );
+        let text = block.text(&statements(line, indent));
         let body: Vec<String> = std::iter::once(comment.as_str())
-            .chain(block.text.lines())
+            .chain(text.lines())
             .map(|l| {
                 if l.is_empty() {
                     String::new()

@@ -15,6 +15,10 @@
 //! }
 //! ```
 //!
+//! An expanded variable's arrays are on the heap: the loops run when every allocation
+//! succeeds, else the region's statements as written (`ScopBlock::text` is given them), so
+//! that a program short of memory computes what it computed before.
+//!
 //! The loops' iterators are isl's `c0, c1, ...` renamed `pc_c0, pc_c1, ...`, and each
 //! statement binds the region's iterators to them, so the statements read as the user wrote
 //! them. The caller makes sure that no name of the file starts with `pc_`.
@@ -32,13 +36,64 @@ use poly::model::Program;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// The block that replaces a region.
+/// The block that replaces a region: the loops, with what they need around them. Its
+/// text ([`ScopBlock::text`]) takes the region's statements as the file has them, which
+/// run instead of the loops when the heap arrays of expanded variables cannot be allocated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScopBlock {
-    /// The C text: a compound statement, no trailing newline.
-    pub text: String,
+    /// The index helpers' definitions, the region's own scalars and the heap arrays'
+    /// allocations, one line each.
+    head: Vec<String>,
+    /// The loops, indented one level.
+    loops: String,
+    /// The heap arrays' names.
+    heap: Vec<String>,
+    /// The names of the helpers defined, undefined at the end.
+    helpers: Vec<&'static str>,
     /// Whether it holds OpenMP pragmas (then the file needs `-fopenmp` to run in parallel).
     pub openmp: bool,
+}
+
+impl ScopBlock {
+    /// The C text, a compound statement without a trailing newline; `original` is the
+    /// region's text between its pragmas, run as it is when an allocation fails.
+    pub fn text(&self, original: &str) -> String {
+        let mut text = String::from("{\n");
+        for line in &self.head {
+            let _ = writeln!(text, "{line}");
+        }
+        if self.heap.is_empty() {
+            text.push_str(&self.loops);
+        } else {
+            let _ = writeln!(text, "    if ({}) {{", self.heap.join(" && "));
+            for line in self.loops.lines() {
+                let _ = writeln!(text, "{}", indented(line));
+            }
+            text.push_str("    } else { /* out of memory: the region as written */\n");
+            for line in original.lines() {
+                let _ = writeln!(text, "{}", indented(&indented(line)));
+            }
+            text.push_str("    }\n");
+        }
+        for name in &self.heap {
+            let _ = writeln!(text, "    __builtin_free({name});");
+        }
+        for name in &self.helpers {
+            let _ = writeln!(text, "#undef {name}");
+        }
+        text.push('}');
+        text
+    }
+}
+
+/// `line` four columns further right (an empty line stays empty; a preprocessor line may
+/// be indented).
+fn indented(line: &str) -> String {
+    if line.is_empty() {
+        String::new()
+    } else {
+        format!("    {line}")
+    }
 }
 
 /// The index helpers the loops may use, each as a macro of the block.
@@ -85,14 +140,12 @@ pub fn scop_block(
     let options = LoopOptions { dialect, ..options };
     let loops = print_loops(&ast, 1, &params, &statements, options)?;
 
-    let mut body = String::new();
-    let temps: Vec<_> = (kernel.arrays.iter())
-        .filter(|a| a.role == Role::Temp)
-        .collect();
-    for a in &temps {
+    let mut head = Vec::new();
+    let mut heap = Vec::new();
+    for a in (kernel.arrays.iter()).filter(|a| a.role == Role::Temp) {
         let ty = dialect.storage(a.elem);
         if a.dims.is_empty() {
-            let _ = writeln!(body, "    {ty} {};", a.name);
+            head.push(format!("    {ty} {};", a.name));
             continue;
         }
         // On the heap: an expanded array may be as large as the kernel's largest. An
@@ -100,33 +153,25 @@ pub fn scop_block(
         let extents: Vec<String> = (a.dims.iter())
             .map(|d| format!("[pc_max(1, {})]", affine_in(dialect, d)))
             .collect();
-        let _ = writeln!(
-            body,
+        head.push(format!(
             "    {ty} (*restrict {}){} = __builtin_malloc(sizeof({ty}{}));",
             a.name,
             extents[1..].concat(),
             extents.concat()
-        );
+        ));
+        heap.push(a.name.clone());
     }
-    body.push_str(&loops);
-    for a in temps.iter().filter(|a| !a.dims.is_empty()) {
-        let _ = writeln!(body, "    __builtin_free({});", a.name);
-    }
+    let text = format!("{}{loops}", head.join("\n"));
     let used: Vec<&(&str, &str)> = (HELPERS.iter())
-        .filter(|(name, _)| body.contains(&format!("{name}(")))
+        .filter(|(name, _)| text.contains(&format!("{name}(")))
         .collect();
-    let mut text = String::from("{\n");
-    for (_, define) in &used {
-        let _ = writeln!(text, "{define}");
-    }
-    text.push_str(&body);
-    for (name, _) in &used {
-        let _ = writeln!(text, "#undef {name}");
-    }
-    text.push('}');
+    let defines = used.iter().map(|(_, define)| define.to_string());
     Ok(ScopBlock {
+        head: defines.chain(head).collect(),
         openmp: loops.contains("#pragma omp"),
-        text,
+        loops,
+        heap,
+        helpers: used.iter().map(|(name, _)| *name).collect(),
     })
 }
 
