@@ -54,19 +54,20 @@ pub fn measure(
     }
 }
 
-/// The measurements as an aligned table.
-pub fn table(rows: &[Measurement]) -> String {
-    let header = [
-        "kernel",
-        "scheduler",
-        "bands",
-        "band depths",
-        "parallel",
-        "tiles",
-        "ms",
-    ];
-    let cells: Vec<Vec<String>> = rows
-        .iter()
+/// The columns of [`table`] and [`csv`].
+const HEADER: [&str; 7] = [
+    "kernel",
+    "scheduler",
+    "bands",
+    "band depths",
+    "parallel",
+    "tiles",
+    "ms",
+];
+
+/// Each measurement as the cells of one row under [`HEADER`].
+fn cells(rows: &[Measurement]) -> Vec<Vec<String>> {
+    rows.iter()
         .map(|m| {
             let mut row = vec![m.kernel.clone(), m.scheduler.to_string()];
             match &m.outcome {
@@ -101,7 +102,33 @@ pub fn table(rows: &[Measurement]) -> String {
             row.push(format!("{:.1}", m.time.as_secs_f64() * 1000.0));
             row
         })
-        .collect();
+        .collect()
+}
+
+/// The measurements as comma-separated values (RFC 4180: a field holding a comma, a quote
+/// or a line break is quoted, its quotes doubled), a header line first.
+pub fn csv(rows: &[Measurement]) -> String {
+    let field = |f: &str| {
+        if f.contains([',', '"', '\n', '\r']) {
+            format!("\"{}\"", f.replace('"', "\"\""))
+        } else {
+            f.to_owned()
+        }
+    };
+    let line = |r: &[String]| {
+        let fields: Vec<String> = r.iter().map(|f| field(f)).collect();
+        format!("{}\n", fields.join(","))
+    };
+    let header: Vec<String> = HEADER.iter().map(|h| h.to_string()).collect();
+    std::iter::once(line(&header))
+        .chain(cells(rows).iter().map(|r| line(r)))
+        .collect()
+}
+
+/// The measurements as an aligned table.
+pub fn table(rows: &[Measurement]) -> String {
+    let header = HEADER;
+    let cells = cells(rows);
     let widths: Vec<usize> = (0..header.len())
         .map(|c| {
             cells
@@ -156,8 +183,13 @@ mod tests {
         let members: usize = shape.bands.iter().map(|b| b.parallel.len()).sum();
         assert_eq!(shape.parallel_loops, 2);
         assert!(members > shape.parallel_loops, "{members}");
-        let table = table(&[m]);
+        let table = table(std::slice::from_ref(&m));
         let row = table.lines().nth(1).unwrap();
         assert_eq!(row.split_whitespace().nth(4), Some("2"), "{table}");
+        // The same row as CSV: the band depths, a list, quoted.
+        let csv = csv(&[m]);
+        let row = csv.lines().nth(1).unwrap();
+        assert!(row.starts_with("durbin,pluto,"), "{csv}");
+        assert!(row.contains(",\"") && row.contains(",2,"), "{csv}");
     }
 }

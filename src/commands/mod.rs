@@ -25,7 +25,11 @@ use clap::{Parser, Subcommand};
 
 /// A polyhedral optimizing compiler for affine tensor kernels.
 #[derive(Parser, Debug)]
-#[command(name = "polyc", version, about)]
+#[command(
+    name = "polyc",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("POLYC_COMMIT"), ")"),
+    about
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
