@@ -10,8 +10,14 @@
 //! C[i, j] = f16(acc[i, j]);              // or max(acc[i, j], 0.0), f16(max(acc[i, j], 0.0))
 //! ```
 //!
-//! The accumulator then never exists in GM. Later fusions (a bias, a scale) extend
-//! [`Epilogue`].
+//! Any other element-wise statement the vector path compiles over the accumulator,
+//! per-column vectors and scalars (a bias, a scale, ReLU after a bias) is computed by the
+//! vector unit on each tile in UB, after a plain f32 copy out of L0C ([`vector`]). Either
+//! way the accumulator never exists in GM.
+
+mod vector;
+
+pub use vector::VectorEpilogue;
 
 use super::recognise::Operand;
 use super::NpuError;
@@ -23,7 +29,7 @@ use scheduler::mapping::software::{Sizes, Software};
 use std::collections::BTreeMap;
 
 /// The element-wise step between the accumulator and the stored result.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Epilogue {
     /// The result is the f32 sums themselves.
     None,
@@ -31,22 +37,36 @@ pub enum Epilogue {
     Cast(ElemType),
     /// `max(sum, 0)` in the result's type (f32, or rounded to f16 or bf16).
     Relu(ElemType),
+    /// An element-wise statement computed by the vector unit on each tile in UB.
+    Vector(Box<VectorEpilogue>),
 }
 
 impl Epilogue {
     /// Whether the L0C -> UB copy zeroes negatives.
-    pub fn relu(self) -> bool {
+    pub fn relu(&self) -> bool {
         matches!(self, Epilogue::Relu(_))
     }
 
+    /// The statement the vector unit computes, if any.
+    pub fn vector(&self) -> Option<&VectorEpilogue> {
+        match self {
+            Epilogue::Vector(v) => Some(v),
+            _ => None,
+        }
+    }
+
     /// What the program's header says about it.
-    pub fn describe(self) -> String {
+    pub fn describe(&self) -> String {
         match self {
             Epilogue::None => "C holds the f32 sums.".to_string(),
             Epilogue::Cast(t) => format!("C = {}(sum), converted on the way out of L0C.", t.name()),
             Epilogue::Relu(t) => format!(
                 "C = {}(max(sum, 0)), by the L0C -> UB copy's ReLU.",
                 t.name()
+            ),
+            Epilogue::Vector(v) => format!(
+                "Statement {} computed by the vector unit on each tile in UB, the f32 sums copied out of L0C as they are.",
+                v.statement
             ),
         }
     }
@@ -64,7 +84,7 @@ pub fn recognise(
     let stmt = ctx.stmt;
     let refuse = |why: &str| {
         Err(NpuError::Unsupported(format!(
-            "statement {} after the product {why}; the NPU back end fuses `C[..] = f16(acc[..])`, `max(acc[..], 0.0)` or both, element by element",
+            "statement {} after the product {why}",
             stmt.name
         )))
     };
@@ -78,11 +98,51 @@ pub fn recognise(
     if stmt.op != AssignOp::Assign || out.role != Role::Out {
         return refuse(&format!("does not write `{}` as an output", out.name));
     }
+    let shape = super::recognise::extents(kernel, stmt.target.array, sizes)?;
+    if shape != acc.shape {
+        return refuse(&format!(
+            "writes `{}`, whose shape is not the accumulator's",
+            out.name
+        ));
+    }
+    let epilogue = match copy_form(kernel, ctx, acc, sizes) {
+        Ok(e) => e,
+        Err(not_copy) => match VectorEpilogue::recognise(kernel, ctx, acc, sizes) {
+            Ok(v) => Epilogue::Vector(Box::new(v)),
+            Err(not_vector) => {
+                return refuse(&format!(
+                    "{not_copy}, which the copy out of L0C computes, and the vector unit does not compute it on the product's tiles: {not_vector}"
+                ))
+            }
+        },
+    };
+    Ok((
+        Operand {
+            tensor: stmt.target.array,
+            name: out.name.clone(),
+            shape,
+            dims: acc.dims.clone(),
+            elem: out.elem,
+        },
+        epilogue,
+    ))
+}
+
+/// The epilogue of `ctx` when the copy out of L0C computes it (`C[..] = f16(acc[..])`,
+/// `max(acc[..], 0.0)` or both, element by element), or why it is not one.
+fn copy_form(
+    kernel: &Kernel,
+    ctx: &StmtContext,
+    acc: &Operand,
+    sizes: &BTreeMap<String, i64>,
+) -> Result<Epilogue, String> {
+    let stmt = ctx.stmt;
+    let out = kernel.array(stmt.target.array);
     let Some((read, epilogue)) = shape(&stmt.rhs, out.elem) else {
-        return refuse("is not a conversion or a ReLU of the accumulator");
+        return Err("is not a conversion or a ReLU of the accumulator".into());
     };
     if read.array != acc.tensor || read.indices != stmt.target.indices {
-        return refuse(&format!(
+        return Err(format!(
             "does not read `{}` at the element it writes",
             acc.name
         ));
@@ -101,28 +161,12 @@ pub fn recognise(
                 })
         });
     if !whole {
-        return refuse(&format!(
+        return Err(format!(
             "does not cover every element of `{}` once, in loops from 0 with step 1",
             acc.name
         ));
     }
-    let shape = super::recognise::extents(kernel, stmt.target.array, sizes)?;
-    if shape != acc.shape {
-        return refuse(&format!(
-            "writes `{}`, whose shape is not the accumulator's",
-            out.name
-        ));
-    }
-    Ok((
-        Operand {
-            tensor: stmt.target.array,
-            name: out.name.clone(),
-            shape,
-            dims: acc.dims.clone(),
-            elem: out.elem,
-        },
-        epilogue,
-    ))
+    Ok(epilogue)
 }
 
 /// The accumulator read and the epilogue of an expression of type `ty`, if it has one of

@@ -3,7 +3,8 @@
 //! `scheduler::mapping` and every datum moved explicitly through GM, L1, L0A/L0B/L0C and UB.
 //!
 //! What it compiles today: matrix products, batched or not, with an element-wise epilogue
-//! (a conversion, ReLU) fused into the copy out of L0C (`recognise`, `epilogue`), as tiled,
+//! (a conversion, ReLU) fused into the copy out of L0C or computed by the vector unit on
+//! each tile in UB (a bias, a scale: `recognise`, `epilogue`, `matmul::tail`), as tiled,
 //! multi-core programs in the strict synchronisation semantics (`matmul`); element-wise,
 //! broadcast and row-reduction kernels on the vector unit (`vector`). Everything else is
 //! refused with the reason. See `docs/npu-backend.md`.
@@ -154,14 +155,13 @@ pub fn compile(
             machine.name
         ))
     })?;
-    let (cores, ids) = (machine.cores as i64, machine.flag_ids as i64);
-    let program = matmul::program(&mm, cores, ids, schedule)?;
+    let program = matmul::program(&mm, machine, schedule)?;
     Ok(Compiled {
         program,
         plan: Plan::Matmul {
             schedule,
-            epilogue: mm.epilogue,
             predicted: schedule.predict(&mm, machine),
+            epilogue: mm.epilogue,
             mapping: mm.mapping,
         },
     })
@@ -194,7 +194,6 @@ pub fn candidates(
     match &chosen.plan {
         Plan::Matmul { epilogue, .. } => {
             let mm = recognise::matmul(kernel, params, &Target::of_npu(machine))?;
-            let (cores, ids) = (machine.cores as i64, machine.flag_ids as i64);
             for (cost, schedule) in matmul::Schedule::ranked(&mm, machine)
                 .into_iter()
                 .take(limit)
@@ -203,10 +202,10 @@ pub fn candidates(
                     label: schedule.describe(),
                     predicted: cost,
                     compiled: Compiled {
-                        program: matmul::program(&mm, cores, ids, schedule)?,
+                        program: matmul::program(&mm, machine, schedule)?,
                         plan: Plan::Matmul {
                             schedule,
-                            epilogue: *epilogue,
+                            epilogue: epilogue.clone(),
                             predicted: cost,
                             mapping: mm.mapping.clone(),
                         },

@@ -14,10 +14,15 @@ mod fold;
 pub mod model;
 pub mod ring;
 pub mod strips;
+pub mod tail;
 
 use super::recognise::{Dim, Matmul, Operand};
 use super::NpuError;
-use npu_sim::program::{BufferId, CmpOp, DType, Direction, Dma, DmaMode, Expr, MemRef, TensorId};
+use npu_sim::builder::Builder;
+use npu_sim::program::{
+    BufferId, CmpOp, DType, Direction, Dma, DmaMode, Expr, MemRef, TensorId, Tier,
+};
+use npu_sim::Machine;
 
 /// Rows and columns of a fractal.
 const F: i64 = 16;
@@ -34,7 +39,11 @@ struct Names {
     a_l0: BufferId,
     b_l0: BufferId,
     c_l0: BufferId,
+    /// The tiles' sums out of L0C (in C's type, or f32 for a vector epilogue), one slot
+    /// after the other.
     c_ub: BufferId,
+    /// Where C is stored from: `c_ub`, or the vector epilogue's results.
+    c_out: BufferId,
 }
 
 /// How a product is scheduled, with its sizes.
@@ -64,13 +73,13 @@ impl Schedule {
     }
 }
 
-/// The NPU program of a matrix product on `cores` cores, following `schedule`.
+/// The NPU program of a matrix product on `machine`, following `schedule`.
 pub fn program(
     mm: &Matmul,
-    cores: i64,
-    flag_ids: i64,
+    machine: &Machine,
     schedule: Schedule,
 ) -> Result<npu_sim::Program, NpuError> {
+    let (cores, flag_ids) = (machine.cores as i64, machine.flag_ids as i64);
     let c_bytes = mm.c.elem.size_bytes() as i64;
     let (_, tn) = schedule.tile();
     if !stores_apart(mm, tn, c_bytes) {
@@ -87,9 +96,18 @@ pub fn program(
             )));
         }
     }
+    let tail = match mm.epilogue.vector() {
+        Some(epi) => Some(tail::Tail::new(epi, machine, tn).ok_or_else(|| {
+            NpuError::Unsupported(format!(
+                "tiles {tn} wide do not divide C's {} columns, which the vector epilogue needs",
+                mm.n
+            ))
+        })?),
+        None => None,
+    };
     let program = match schedule {
-        Schedule::Ring(r) => ring::program(mm, cores, r)?,
-        Schedule::Strips(s) => strips::program(mm, cores, flag_ids, s)?,
+        Schedule::Ring(r) => ring::program(mm, cores, r, tail.as_ref())?,
+        Schedule::Strips(s) => strips::program(mm, cores, flag_ids, s, tail.as_ref())?,
     };
     program.finish().map_err(|d| {
         NpuError::Internal(format!(
@@ -131,6 +149,64 @@ fn tensors(
         declare(&mm.b, Direction::In)?,
         declare(&mm.c, Direction::Out)?,
     ))
+}
+
+/// C's tiles in UB: `slots` of `elems` elements, each `rows` rows at most. Without a vector
+/// epilogue, one buffer in C's type (the sums converted on their way out of L0C). With one,
+/// the results in C's type and `sums` slots of f32 sums: only V touches the sums (the copy
+/// out of L0C and the epilogue, with a barrier between spans), so one slot is enough where
+/// the schedule's flags do not tell slots apart.
+#[derive(Clone, Copy, Debug)]
+struct CTiles {
+    slots: i64,
+    elems: i64,
+    sums: i64,
+    rows: i64,
+}
+
+/// Declares C's UB buffers (the sums, the results: the same buffer without a vector
+/// epilogue) and, with a vector epilogue, its own buffers, its per-core inputs loaded and
+/// values computed before the tiles.
+fn c_buffers(
+    b: &mut Builder,
+    mm: &Matmul,
+    tail: Option<&tail::Tail>,
+    t: CTiles,
+) -> Result<(BufferId, BufferId, Option<tail::Buffers>), NpuError> {
+    let tc = dtype(mm.c.elem)?;
+    let size = |slots: i64| [(slots * t.elems) as u64];
+    Ok(match tail {
+        None => {
+            let c_ub = b.buffer("c_ub", Tier::Ub, tc, &size(t.slots));
+            (c_ub, c_ub, None)
+        }
+        Some(tail) => {
+            let c_ub = b.buffer("c_ub", Tier::Ub, DType::F32, &size(t.sums));
+            let c_out = b.buffer("c_out", Tier::Ub, tc, &size(t.slots));
+            let (bufs, loads) = tail.declare(b, t.rows)?;
+            tail.prologue(b, &bufs, loads);
+            (c_ub, c_out, Some(bufs))
+        }
+    })
+}
+
+/// UB bytes of C's tiles and of the vector epilogue's buffers for tiles `tn` wide; `None`
+/// when that width does not suit the epilogue.
+fn c_ub_bytes(mm: &Matmul, machine: &Machine, tn: i64, t: CTiles) -> Option<i64> {
+    let c_bytes = mm.c.elem.size_bytes() as i64;
+    match mm.epilogue.vector() {
+        None => Some(t.slots * t.elems * c_bytes),
+        Some(epi) => {
+            let tail = tail::Tail::new(epi, machine, tn)?;
+            let align = 32;
+            let bytes = |n: i64| (n + align - 1) / align * align;
+            Some(
+                bytes(t.sums * t.elems * 4)
+                    + bytes(t.slots * t.elems * c_bytes)
+                    + tail.ub_bytes(t.rows),
+            )
+        }
+    }
 }
 
 /// The copy of `rows x cols` of C from L0C (NZ, `pitch` rows per fractal column) to UB (ND,

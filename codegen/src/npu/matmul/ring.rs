@@ -15,8 +15,10 @@
 //! and where a size sets a layout's pitch (K and N of the L0 operands) the sub-step is
 //! emitted once per pitch that occurs.
 
+use super::tail::{Buffers, Tail};
 use super::{c, dtype, index, round16, row_stride, Grid, Names, F, FRACTAL};
 use crate::npu::recognise::Matmul;
+use crate::npu::vector::emit::{Place, Rows};
 use crate::npu::NpuError;
 use npu_sim::builder::Builder;
 use npu_sim::program::{CmpOp, DType, Dma, DmaMode, Expr, Pipe, Tier};
@@ -38,6 +40,16 @@ pub struct Ring {
 }
 
 impl Ring {
+    /// C's tiles in UB: two slots of each (see `CTiles`).
+    pub(super) fn c_tiles(&self) -> super::CTiles {
+        super::CTiles {
+            slots: 2,
+            elems: self.tm * self.tn,
+            sums: 2,
+            rows: self.tm,
+        }
+    }
+
     /// One line for the program's header.
     pub fn describe(&self) -> String {
         let panel = if self.panel {
@@ -69,12 +81,19 @@ const FREE: [(Pipe, Pipe); 4] = [
 ];
 
 /// The program of a matrix product on `cores` cores, not yet finished.
-pub(super) fn program(mm: &Matmul, cores: i64, t: Ring) -> Result<Builder, NpuError> {
+pub(super) fn program(
+    mm: &Matmul,
+    cores: i64,
+    t: Ring,
+    tail: Option<&Tail>,
+) -> Result<Builder, NpuError> {
     let mut b = Builder::new();
     let chunks = (mm.k + t.kc - 1) / t.kc;
     let a_slots = if t.panel { chunks } else { 2 };
     let (a, bt, ct) = super::tensors(&mut b, mm)?;
-    let (ta, tb, tc) = (dtype(mm.a.elem)?, dtype(mm.b.elem)?, dtype(mm.c.elem)?);
+    let (ta, tb) = (dtype(mm.a.elem)?, dtype(mm.b.elem)?);
+    let (c_ub, c_out, bufs) = super::c_buffers(&mut b, mm, tail, t.c_tiles())?;
+    let epilogue = tail.zip(bufs.as_ref());
     let names = Names {
         a,
         b: bt,
@@ -89,7 +108,8 @@ pub(super) fn program(mm: &Matmul, cores: i64, t: Ring) -> Result<Builder, NpuEr
         a_l0: b.buffer("a_l0", Tier::L0a, ta, &[2, (t.tm * t.tk) as u64]),
         b_l0: b.buffer("b_l0", Tier::L0b, tb, &[2, (t.tk * t.tn) as u64]),
         c_l0: b.buffer("c_l0", Tier::L0c, DType::F32, &[2, (t.tm * t.tn) as u64]),
-        c_ub: b.buffer("c_ub", Tier::Ub, tc, &[2, (t.tm * t.tn) as u64]),
+        c_ub,
+        c_out,
     };
     let grid = Grid::new(mm, t.tm, t.tn, cores);
     for (src, dst) in FREE {
@@ -109,7 +129,7 @@ pub(super) fn program(mm: &Matmul, cores: i64, t: Ring) -> Result<Builder, NpuEr
                 load(b, mm, &names, t, &tile, &kc, &chunk);
                 steps(b, mm, &names, t, &tile, &kc, &chunk);
             });
-            drain(b, mm, &names, t, &tile);
+            drain(b, mm, &names, t, &tile, epilogue);
         });
     });
     for (src, dst) in FREE {
@@ -257,13 +277,22 @@ fn sub_step(
     b.set_flag(Pipe::M, Pipe::Mte1, l0);
 }
 
-/// M hands the tile to V, which converts it (L0C NZ -> UB ND); MTE3 stores it.
-fn drain(b: &mut Builder, mm: &Matmul, n: &Names, t: Ring, tile: &Tile) {
+/// M hands the tile to V, which converts it (L0C NZ -> UB ND) and computes the vector
+/// epilogue, if any; MTE3 stores it.
+fn drain(
+    b: &mut Builder,
+    mm: &Matmul,
+    n: &Names,
+    t: Ring,
+    tile: &Tile,
+    epilogue: Option<(&Tail, &Buffers)>,
+) {
     let s = tile.slot.clone();
+    let slot = s.clone() * (t.tm * t.tn);
     b.set_flag(Pipe::M, Pipe::V, s.clone());
     b.wait_flag(Pipe::M, Pipe::V, s.clone());
     b.wait_flag(Pipe::Mte3, Pipe::V, s.clone());
-    let dst = b.at(n.c_ub, [s.clone(), c(0)]);
+    let dst = b.at(n.c_ub, [slot.clone()]);
     let src = b.at(n.c_l0, [s.clone(), c(0)]);
     b.origin(Some("C tile, L0C NZ -> UB ND"));
     b.push(super::out_of_l0c(
@@ -273,6 +302,17 @@ fn drain(b: &mut Builder, mm: &Matmul, n: &Names, t: Ring, tile: &Tile) {
         (tile.at.rows16.clone(), c(t.tn)),
     ));
     b.origin(None);
+    if let Some((tail, bufs)) = epilogue {
+        let at = |buf| Place {
+            buf,
+            offset: slot.clone(),
+        };
+        let rows = Rows {
+            count: tile.at.rows.clone(),
+            max: t.tm,
+        };
+        tail.span(b, bufs, (&at(n.c_ub), &at(n.c_out)), rows, &tile.at.col0);
+    }
     b.set_flag(Pipe::V, Pipe::M, s.clone());
     b.set_flag(Pipe::V, Pipe::Mte3, s.clone());
     b.wait_flag(Pipe::V, Pipe::Mte3, s.clone());
@@ -285,7 +325,7 @@ fn drain(b: &mut Builder, mm: &Matmul, n: &Names, t: Ring, tile: &Tile) {
             tile.at.col0.clone(),
         ),
     );
-    let src = b.at(n.c_ub, [s.clone(), c(0)]);
+    let src = b.at(n.c_out, [slot]);
     b.origin(Some("C tile store"));
     b.push(
         Dma::new(dst, src, tile.at.rows.clone(), tile.at.cols.clone())

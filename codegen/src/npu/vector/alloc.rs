@@ -74,8 +74,15 @@ pub struct Temps {
 
 /// Places the temporaries of `graph`'s live per-group values; `fixed(v)` says which values
 /// the caller places. Invariant values (per core) are fixed too: they live for the whole
-/// program.
-pub fn temps(graph: &Graph, live: &[bool], fixed: &dyn Fn(Val) -> bool) -> Temps {
+/// program. A given value for which `seeded(v)` holds occupies a temporary of its class
+/// until its last use (the caller puts it there), so that operations can compute in place
+/// over it.
+pub fn temps(
+    graph: &Graph,
+    live: &[bool],
+    fixed: &dyn Fn(Val) -> bool,
+    seeded: &dyn Fn(Val) -> bool,
+) -> Temps {
     let last = graph.last_uses(live);
     let mut t = Temps {
         slot: vec![None; graph.nodes.len()],
@@ -94,7 +101,7 @@ pub fn temps(graph: &Graph, live: &[bool], fixed: &dyn Fn(Val) -> bool) -> Temps
         operands.dedup();
         operands.sort_unstable();
         operands.dedup();
-        let needs = n.op != Op::Given && !fixed(i) && !n.layout.invariant();
+        let needs = (n.op != Op::Given || seeded(i)) && !fixed(i) && !n.layout.invariant();
         if n.op.elementwise() {
             operands.iter().for_each(|&a| release(&t, &mut free, a, i));
         }

@@ -160,9 +160,12 @@ pub fn compile_with(
         align,
     };
     let group = group::build(&vk, kernel, frame)?;
-    let temps = alloc::temps(&group.graph, &group.live, &|v| {
-        group.graph.nodes[v].home.is_some()
-    });
+    let temps = alloc::temps(
+        &group.graph,
+        &group.live,
+        &|v| group.graph.nodes[v].home.is_some(),
+        &|_| false,
+    );
     let ctx = program::Context {
         kernel,
         params,

@@ -20,7 +20,7 @@ mod timeline;
 
 use super::ring::Ring;
 use super::strips::Strips;
-use super::{round16, row_stride, stores_apart, Grid, Schedule, F};
+use super::{c_ub_bytes, round16, row_stride, stores_apart, Grid, Schedule, F};
 use crate::npu::recognise::Matmul;
 use figures::Figures;
 use npu_sim::machine::Mem;
@@ -102,20 +102,22 @@ fn candidates(mm: &Matmul, machine: &Machine) -> Vec<Schedule> {
                     let kc = ((mm.k + tk - 1) / tk * tk).min(steps * tk);
                     let chunks = (mm.k + kc - 1) / kc;
                     for panel in [false, true] {
+                        let ring = Ring {
+                            tm,
+                            tn,
+                            tk,
+                            kc,
+                            panel,
+                        };
                         let a_l1 = if panel { chunks } else { 2 } * tm * kc * 2;
                         let fits = a_l1 + 2 * kc * tn * 2 <= cap(Mem::L1)
                             && 2 * tm * tn * 4 <= cap(Mem::L0c)
-                            && 2 * tm * tn * c_bytes <= cap(Mem::Ub);
+                            && c_ub_bytes(mm, machine, tn, ring.c_tiles())
+                                .is_some_and(|b| b <= cap(Mem::Ub));
                         // a resident band is rewritten behind the ring's flags, which needs
                         // two chunks
                         if fits && !(panel && chunks < 2) {
-                            out.push(Schedule::Ring(Ring {
-                                tm,
-                                tn,
-                                tk,
-                                kc,
-                                panel,
-                            }));
+                            out.push(Schedule::Ring(ring));
                         }
                     }
                 }
@@ -256,12 +258,16 @@ impl<'a> Model<'a> {
                     + f.gm(tm, kc * 2, 0, a_row)
                     + f.gm(kc, tn * 2, 0, b_row)
                     + f.stage((tm + tn) * r.tk * 2);
-                let tail =
-                    f.drain(tm * tn * 4) + f.store_latency + f.gm(tm, tn * c_bytes, 0, c_row);
+                let tail = f.drain(tm * tn * 4)
+                    + epilogue(mm, self.machine, tn, tm)
+                    + f.store_latency
+                    + f.gm(tm, tn * c_bytes, 0, c_row);
                 self.bound(s) + fill + tail
             }
             Schedule::Strips(st) => {
-                let costs = timeline::costs(st, mm.k, f, (a_row, b_row, c_row), c_bytes);
+                let mut costs = timeline::costs(st, mm.k, f, (a_row, b_row, c_row), c_bytes);
+                let sr = st.strip_rows();
+                costs.drain_row += epilogue(mm, self.machine, tn, sr) / sr as f64;
                 let steps = st.steps(mm.k);
                 (shape.patterns.iter())
                     .map(|bands| timeline::core_cycles(st, steps, f, &costs, bands))
@@ -269,6 +275,14 @@ impl<'a> Model<'a> {
             }
         }
     }
+}
+
+/// The vector unit's cycles for a vector epilogue over `rows` rows of tiles `tn` wide (0
+/// without one).
+fn epilogue(mm: &Matmul, machine: &Machine, tn: i64, rows: i64) -> f64 {
+    (mm.epilogue.vector())
+        .and_then(|epi| super::tail::Tail::new(epi, machine, tn))
+        .map_or(0.0, |t| t.cycles(rows))
 }
 
 /// The byte distance between two rows of A, of B and of C in GM.

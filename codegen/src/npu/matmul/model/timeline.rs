@@ -27,7 +27,8 @@ pub(super) struct Costs {
     pub stage_b: [f64; 2],
     /// One strip's `mmad` (full, last step).
     pub mmad: [f64; 2],
-    /// One row of a strip converted out of L0C (without latency).
+    /// One row of a strip converted out of L0C (without latency), with its share of the
+    /// vector epilogue.
     pub drain_row: f64,
     /// The parts in which the last tile's strips drain.
     pub parts: Vec<i64>,

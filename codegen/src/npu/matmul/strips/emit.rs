@@ -2,9 +2,11 @@
 
 use super::{c_row_bytes, Strips};
 use crate::npu::matmul::fold::{at, clamp, fold, minus, positive, push, repeat, set, wait, when};
+use crate::npu::matmul::tail::{Buffers, Tail};
 use crate::npu::matmul::Names;
 use crate::npu::matmul::{c, dtype, index, round16, row_stride, Grid, Tile, F, FRACTAL};
 use crate::npu::recognise::Matmul;
+use crate::npu::vector::emit::{Place, Rows};
 use crate::npu::NpuError;
 use npu_sim::builder::Builder;
 use npu_sim::program::{CmpOp, DType, Dma, DmaMode, Expr, Pipe, Tier};
@@ -48,6 +50,8 @@ struct Emit<'a> {
     mm: &'a Matmul,
     s: Strips,
     n: Names,
+    /// The vector epilogue with its buffers, if any.
+    epilogue: Option<(&'a Tail<'a>, &'a Buffers)>,
     grid: Grid,
     steps: i64,
     /// Rows of a strip, of a half of A.
@@ -82,13 +86,15 @@ pub(in crate::npu::matmul) fn program(
     cores: i64,
     flag_ids: i64,
     s: Strips,
+    tail: Option<&Tail>,
 ) -> Result<Builder, NpuError> {
     s.check(mm, cores, flag_ids)
         .map_err(|why| NpuError::Internal(format!("{s:?}: {why}")))?;
     let mut b = Builder::new();
     let (a, bt, ct) = crate::npu::matmul::tensors(&mut b, mm)?;
-    let (ta, tb, tc) = (dtype(mm.a.elem)?, dtype(mm.b.elem)?, dtype(mm.c.elem)?);
+    let (ta, tb) = (dtype(mm.a.elem)?, dtype(mm.b.elem)?);
     let sr = s.strip_rows();
+    let (c_ub, c_out, bufs) = crate::npu::matmul::c_buffers(&mut b, mm, tail, s.c_tiles())?;
     let n = Names {
         a,
         b: bt,
@@ -108,7 +114,8 @@ pub(in crate::npu::matmul) fn program(
             DType::F32,
             &[s.strips as u64, (sr * s.tn) as u64],
         ),
-        c_ub: b.buffer("c_ub", Tier::Ub, tc, &[s.strips as u64, (sr * s.tn) as u64]),
+        c_ub,
+        c_out,
     };
     let grid = Grid::new(mm, s.tm, s.tn, cores);
     let steps = s.steps(mm.k);
@@ -118,6 +125,7 @@ pub(in crate::npu::matmul) fn program(
         mm,
         s,
         n,
+        epilogue: tail.zip(bufs.as_ref()),
         grid,
         steps,
         sr,
@@ -485,8 +493,9 @@ impl Emit<'_> {
     }
 
     /// V and MTE3: strip `p` of a tile, in spans (flag id, first row, rows): each converted
-    /// L0C (NZ f32) -> UB (ND, C's type, the epilogue applied) and stored, V waiting for the
-    /// previous store with the span's id before writing UB.
+    /// L0C (NZ f32) -> UB (ND, C's type, the epilogue applied; f32 before a vector
+    /// epilogue, which V then computes) and stored, V waiting for the previous store with
+    /// the span's id before writing UB.
     fn drain(
         &self,
         b: &mut Builder,
@@ -501,8 +510,16 @@ impl Emit<'_> {
         for &(id, r, n) in spans {
             wait(b, Pipe::Mte3, Pipe::V, id);
             let rows = clamp(minus(&tile.rows, p * sr + r), n);
+            // the span's first element in C's results in UB, and in its sums (one strip's
+            // slot with a vector epilogue)
+            let first = p * sr * s.tn + r * s.tn;
+            let sums = if self.epilogue.is_some() {
+                r * s.tn
+            } else {
+                first
+            };
             when(b, "rows", positive(&rows), |b| {
-                let dst = at(b, self.n.c_ub, [c(p), c(r * s.tn)]);
+                let dst = at(b, self.n.c_ub, [c(sums)]);
                 // row r of an NZ block is at r * 16
                 let src = at(b, self.n.c_l0, [c(p), c(r * F)]);
                 push(
@@ -515,6 +532,15 @@ impl Emit<'_> {
                         (pitch.clone(), c(s.tn)),
                     ),
                 );
+                if let Some((tail, bufs)) = self.epilogue {
+                    let place = |buf, at| Place { buf, offset: c(at) };
+                    let span = Rows {
+                        count: rows.clone(),
+                        max: n,
+                    };
+                    let (sums, out) = (place(self.n.c_ub, sums), place(self.n.c_out, first));
+                    tail.span(b, bufs, (&sums, &out), span, &tile.col0);
+                }
             });
             set(b, Pipe::V, Pipe::Mte3, id);
             wait(b, Pipe::V, Pipe::Mte3, id);
@@ -525,7 +551,7 @@ impl Emit<'_> {
                     self.n.c,
                     index(&mm.c, &tile.batch, row, tile.col0.clone()),
                 );
-                let src = at(b, self.n.c_ub, [c(p), c(r * s.tn)]);
+                let src = at(b, self.n.c_out, [c(first)]);
                 push(
                     b,
                     "C store",

@@ -179,17 +179,29 @@ impl Strips {
     }
 
     /// Whether the buffers fit `machine`'s tiers: A's band and the B slots in L1, two L0
-    /// slots, one tile in L0C (f32) and in UB (C's type).
+    /// slots, one tile in L0C (f32) and in UB (C's type; f32 and C's type with a vector
+    /// epilogue, and its buffers).
     pub fn fits(&self, mm: &Matmul, machine: &Machine) -> bool {
         let cap = |m: Mem| machine.tiers.get(&m).map_or(0, |t| t.capacity as i64);
         let (a, b) = (mm.a.elem.size_bytes() as i64, mm.b.elem.size_bytes() as i64);
-        let c_bytes = mm.c.elem.size_bytes() as i64;
         self.tm * round16(mm.k) * a + (self.ring + self.last) * self.tk * self.tn * b
             <= cap(Mem::L1)
             && 2 * self.tm * self.tk * a <= cap(Mem::L0a)
             && 2 * self.tk * self.tn * b <= cap(Mem::L0b)
             && self.tm * self.tn * 4 <= cap(Mem::L0c)
-            && self.tm * self.tn * c_bytes <= cap(Mem::Ub)
+            && super::c_ub_bytes(mm, machine, self.tn, self.c_tiles())
+                .is_some_and(|b| b <= cap(Mem::Ub))
+    }
+
+    /// C's tiles in UB: a slot of results per strip, one of sums (see `CTiles`).
+    pub(super) fn c_tiles(&self) -> super::CTiles {
+        let sr = self.strip_rows();
+        super::CTiles {
+            slots: self.strips,
+            elems: sr * self.tn,
+            sums: 1,
+            rows: sr,
+        }
     }
 
     /// One line for the program's header.

@@ -1,0 +1,154 @@
+//! Epilogues the vector unit computes on each tile of the product in UB: any element-wise
+//! statement the vector path compiles (`crate::npu::vector`), over the accumulator's tile,
+//! per-column vectors (a bias `b[j]`) and scalars, such as
+//! `C[i, j] = f16(max(acc[i, j] + f32(b[j]), 0.0))`.
+//!
+//! The statement is recognised as the vector path would recognise a kernel made of it alone
+//! whose input is the accumulator: its rows are the product's batches and rows, its columns
+//! the product's columns. The tile then never leaves UB between the matrix unit and the
+//! store of the result.
+
+use super::super::recognise::{extents, Dim, Operand};
+use super::super::vector::group::build;
+use super::super::vector::lower::Frame;
+use super::super::vector::recognise::{recognise, Kind, VectorKernel};
+use super::super::NpuError;
+use frontend::ir::{ArrayId, Kernel, Node, Role, StmtContext};
+use std::collections::BTreeMap;
+
+/// An element-wise statement after the product, computed by the vector unit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VectorEpilogue {
+    /// The statement alone, as a kernel whose input is the accumulator.
+    pub kernel: Kernel,
+    /// Its vector form: rows are the product's batches and rows, columns its columns.
+    pub vk: VectorKernel,
+    /// The accumulator (an input of [`Self::kernel`]).
+    pub acc: ArrayId,
+    /// The stored result.
+    pub out: ArrayId,
+    /// The statement's name.
+    pub statement: String,
+    /// The GM shapes of the inputs other than the accumulator (a scalar's is `[1]`).
+    pub shapes: BTreeMap<ArrayId, Vec<u64>>,
+}
+
+impl VectorEpilogue {
+    /// The epilogue statement `ctx` over the product's accumulator `acc`, or why the vector
+    /// unit does not compute it on the product's tiles.
+    pub fn recognise(
+        kernel: &Kernel,
+        ctx: &StmtContext,
+        acc: &Operand,
+        sizes: &BTreeMap<String, i64>,
+    ) -> Result<VectorEpilogue, String> {
+        let stmt = ctx.stmt;
+        let mut alone = kernel.clone();
+        alone.body = only(&kernel.body, &stmt.name);
+        alone.arrays[acc.tensor.0].role = Role::In;
+        let vk = recognise(&alone, sizes).map_err(|e| e.to_string())?;
+        // the tile in UB is row-major: batches, rows, then columns
+        let rank = acc.dims.len();
+        let row_major = acc.dims.iter().enumerate().all(|(d, dim)| match dim {
+            Dim::Batch(j) => *j == d,
+            Dim::Row => d + 2 == rank,
+            Dim::Col => d + 1 == rank,
+        });
+        let (rows, cols) = acc.shape.split_at(rank.saturating_sub(1));
+        if !row_major || vk.rows != rows || vk.cols.as_slice() != cols {
+            return Err(format!(
+                "it does not run over `{}`'s rows and columns as the product computes them",
+                acc.name
+            ));
+        }
+        if vk.reduces() {
+            return Err("it reduces; an epilogue is element by element".into());
+        }
+        let out = stmt.target.array;
+        for (&a, &kind) in &vk.arrays {
+            let name = &kernel.array(a).name;
+            let fits = match kind {
+                Kind::Tile => a == acc.tensor || a == out,
+                Kind::Col | Kind::Scalar => a != acc.tensor && a != out,
+                Kind::Row => false,
+            };
+            if !fits {
+                let what = match kind {
+                    Kind::Tile => "a tile other than the accumulator",
+                    Kind::Row => "one value per row",
+                    Kind::Col | Kind::Scalar => "not element by element",
+                };
+                return Err(format!(
+                    "it reads `{name}`, {what}; an epilogue reads the accumulator, per-column vectors and scalars"
+                ));
+            }
+        }
+        if vk.arrays.get(&acc.tensor) != Some(&Kind::Tile)
+            || vk.arrays.get(&out) != Some(&Kind::Tile)
+        {
+            return Err(format!(
+                "it does not read `{}` at the element it writes",
+                acc.name
+            ));
+        }
+        // what the vector unit cannot compute exactly (a truncating conversion, a function
+        // it lacks) is refused here; the refusals of an element-wise statement depend on its
+        // types and operations only, not on the frame's sizes
+        let frame = Frame {
+            width: cols.iter().product(),
+            bytes_per_repeat: 256,
+            max_repeat: 255,
+            align: 32,
+        };
+        build(&vk, &alone, frame).map_err(|e| match e {
+            NpuError::Unsupported(why) => why,
+            other => other.to_string(),
+        })?;
+        let mut shapes = BTreeMap::new();
+        for (&a, _) in vk
+            .arrays
+            .iter()
+            .filter(|(a, _)| **a != acc.tensor && **a != out)
+        {
+            let extents = extents(kernel, a, sizes).map_err(|e| e.to_string())?;
+            let shape: Vec<u64> = extents.iter().map(|&e| e as u64).collect();
+            shapes.insert(a, if shape.is_empty() { vec![1] } else { shape });
+        }
+        Ok(VectorEpilogue {
+            shapes,
+            kernel: alone,
+            vk,
+            acc: acc.tensor,
+            out,
+            statement: stmt.name.clone(),
+        })
+    }
+}
+
+/// The nodes of `body` that lead to statement `name`, and nothing else.
+fn only(body: &[Node], name: &str) -> Vec<Node> {
+    let mut out = Vec::new();
+    for n in body {
+        match n {
+            Node::Stmt(s) if s.name == name => out.push(n.clone()),
+            Node::Stmt(_) => {}
+            Node::Loop(l) => {
+                let inner = only(&l.body, name);
+                if !inner.is_empty() {
+                    let mut l = l.clone();
+                    l.body = inner;
+                    out.push(Node::Loop(l));
+                }
+            }
+            Node::If(i) => {
+                let inner = only(&i.then, name);
+                if !inner.is_empty() {
+                    let mut i = i.clone();
+                    i.then = inner;
+                    out.push(Node::If(i));
+                }
+            }
+        }
+    }
+    out
+}

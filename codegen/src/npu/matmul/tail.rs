@@ -1,0 +1,326 @@
+//! A product's vector epilogue in its program ([`VectorEpilogue`]): the statement's values
+//! as a vector-path graph over a span of a C tile's rows in UB, the f32 sums a value given
+//! in place, the result stored into the tile's output slot.
+//!
+//! Per core, before the tiles: MTE2 loads the per-column vectors and scalars (whole), and V
+//! computes what depends on them only (a bias converted to f32) over all the columns. Per
+//! span of rows drained from L0C: a `barrier V` (the copy out of L0C is on V too), the
+//! graph's instructions, the per-column values read at the tile's first column, and a
+//! `barrier V` (the next copy may write the sums they read: only V touches them, so the
+//! schedules keep one slot of sums where their flags do not tell slots apart). The tiles'
+//! columns must divide C's columns, so that every row of a tile is whole in UB.
+
+use super::dtype;
+use crate::npu::epilogue::VectorEpilogue;
+use crate::npu::vector::alloc::{self, Class, Temps};
+use crate::npu::vector::emit::{Emitter, Place, Rows, Unit};
+use crate::npu::vector::graph::{Graph, Layout, Op, Val};
+use crate::npu::vector::group::{self, Group};
+use crate::npu::vector::lower::Frame;
+use crate::npu::vector::recognise::Kind;
+use crate::npu::NpuError;
+use frontend::ir::ArrayId;
+use npu_sim::builder::Builder;
+use npu_sim::program::{BufferId, Direction, Dma, Expr, Pipe, Tier};
+use npu_sim::Machine;
+use std::collections::BTreeMap;
+
+/// The flag id of (MTE2, V) that orders the per-core loads before V reads them (the
+/// product's schedules use no other flag of that pair).
+const LOADED: i64 = 0;
+
+/// A vector epilogue laid out for tiles `tn` columns wide.
+pub struct Tail<'e> {
+    epi: &'e VectorEpilogue,
+    group: Group,
+    temps: Temps,
+    /// The temporary the sums occupy (the tile's sums buffer), if they are read.
+    sums: Option<(Class, usize)>,
+    /// Rows of `tn` columns.
+    unit: Unit,
+    /// All of C's columns, for the values computed once per core.
+    wide: Unit,
+    flag_cycles: f64,
+}
+
+/// Where a value of the tail lives.
+#[derive(Clone, Copy, Debug)]
+enum Home {
+    /// A buffer of the tail's own (per-core values, temporaries).
+    Own(BufferId),
+    /// The span's f32 sums.
+    Sums,
+    /// The span's result.
+    Out,
+    /// Nowhere: never computed or read.
+    Unused,
+}
+
+/// The UB buffers a tail declares (besides the tile's sums and result), and where each value
+/// lives.
+pub struct Buffers {
+    homes: Vec<Home>,
+}
+
+/// Bytes of `elems` elements of `d`, rounded up to `align`.
+fn bytes(elems: i64, d: npu_sim::program::DType, align: i64) -> i64 {
+    (elems * d.size() as i64 + align - 1) / align * align
+}
+
+impl<'e> Tail<'e> {
+    /// The tail of `epi` for tiles `tn` columns wide on `machine`, `None` when `tn` does not
+    /// divide C's columns.
+    pub fn new(epi: &'e VectorEpilogue, machine: &Machine, tn: i64) -> Option<Tail<'e>> {
+        let cols = epi.vk.cols?;
+        if cols % tn != 0 {
+            return None;
+        }
+        let ub_align = machine.tier(Tier::Ub).map_or(32, |t| t.align as i64);
+        let frame = |width| Frame {
+            width,
+            bytes_per_repeat: machine.vector.bytes_per_repeat as i64,
+            max_repeat: machine.vector.max_repeat as i64,
+            align: ub_align.max(npu_sim::hazards::BLOCK as i64),
+        };
+        let unit = |width| Unit {
+            frame: frame(width),
+            startup: machine.vector.startup,
+        };
+        let group = group::build(&epi.vk, &epi.kernel, frame(tn)).ok()?;
+        let sums = (group.loaded.iter()).find(|(_, a)| *a == epi.acc)?.0;
+        // the sums' slot is the first operation's to compute in place
+        let temps = alloc::temps(
+            &group.graph,
+            &group.live,
+            &|v| group.graph.nodes[v].home.is_some(),
+            &|v| v == sums,
+        );
+        let sums = temps.slot[sums];
+        Some(Tail {
+            epi,
+            group,
+            temps,
+            sums,
+            unit: unit(tn),
+            wide: unit(cols),
+            flag_cycles: machine.scalar.flag_cycles,
+        })
+    }
+
+    fn graph(&self) -> &Graph {
+        &self.group.graph
+    }
+
+    /// The values loaded once per core, with their arrays.
+    fn given(&self) -> impl Iterator<Item = (Val, ArrayId)> + '_ {
+        (self.group.loaded.iter().copied()).filter(|(_, a)| *a != self.epi.acc)
+    }
+
+    /// The values computed once per core (per-column values and constants).
+    fn invariants(&self) -> impl Iterator<Item = Val> + '_ {
+        let g = self.graph();
+        (0..g.nodes.len())
+            .filter(move |&v| self.group.live[v] && g.nodes[v].op != Op::Given)
+            .filter(move |&v| g.nodes[v].layout.invariant())
+    }
+
+    /// The values computed per span of rows, in order.
+    fn per_span(&self) -> impl Iterator<Item = Val> + '_ {
+        let g = self.graph();
+        (0..g.nodes.len())
+            .filter(move |&v| self.group.live[v] && g.nodes[v].op != Op::Given)
+            .filter(move |&v| !g.nodes[v].layout.invariant())
+    }
+
+    /// Elements of a per-core value of `layout` and type `d`.
+    fn core_elems(&self, layout: Layout, d: npu_sim::program::DType) -> i64 {
+        let f = &self.wide.frame;
+        alloc::LayoutKey::of(layout).elements(1, f.width, f.lanes(d))
+    }
+
+    /// The buffers' UB sizes for spans of at most `rows` rows, in bytes.
+    fn sizes(&self, rows: i64) -> Vec<(i64, npu_sim::program::DType)> {
+        let g = self.graph();
+        let mut out = Vec::new();
+        for (v, _) in self.given() {
+            let n = &g.nodes[v];
+            out.push((self.core_elems(n.layout, n.dtype), n.dtype));
+        }
+        for v in self.invariants() {
+            let n = &g.nodes[v];
+            out.push((self.core_elems(n.layout, n.dtype), n.dtype));
+        }
+        let f = &self.unit.frame;
+        for (&class, &count) in &self.temps.count {
+            let elems = class.layout.elements(rows, f.width, f.lanes(class.dtype));
+            let own = (0..count)
+                .filter(|&i| self.sums != Some((class, i)))
+                .count();
+            out.extend(std::iter::repeat_n((elems, class.dtype), own));
+        }
+        out
+    }
+
+    /// UB bytes of the tail's own buffers for spans of at most `rows` rows.
+    pub fn ub_bytes(&self, rows: i64) -> i64 {
+        let align = self.unit.frame.align;
+        (self.sizes(rows).iter())
+            .map(|&(elems, d)| bytes(elems, d, align))
+            .sum()
+    }
+
+    /// Vector cycles of a span of `rows` rows (a flag cycle per instruction's barrier,
+    /// counted generously).
+    pub fn cycles(&self, rows: i64) -> f64 {
+        (self.per_span())
+            .map(|v| self.unit.cycles(self.graph(), v, rows) + self.flag_cycles)
+            .sum::<f64>()
+            + self.flag_cycles
+    }
+
+    /// Declares the tail's buffers for spans of at most `rows` rows, and the GM tensors of
+    /// the per-core inputs.
+    pub fn declare(&self, b: &mut Builder, rows: i64) -> Result<(Buffers, Vec<Dma>), NpuError> {
+        let g = self.graph();
+        let k = &self.epi.kernel;
+        let mut homes = vec![Home::Unused; g.nodes.len()];
+        let mut loads = Vec::new();
+        for (v, a) in self.given() {
+            let array = k.array(a);
+            let n = &g.nodes[v];
+            let shape = (self.epi.shapes.get(&a))
+                .ok_or_else(|| NpuError::Internal(format!("no shape for `{}`", array.name)))?;
+            let tensor = b.tensor(&array.name, dtype(array.elem)?, shape, Direction::In);
+            let elems = self.core_elems(n.layout, n.dtype);
+            let id = b.buffer(
+                &format!("ub_{}", array.name),
+                Tier::Ub,
+                n.dtype,
+                &[elems as u64],
+            );
+            let len = match self.epi.vk.arrays[&a] {
+                Kind::Col => self.wide.frame.width,
+                _ => 1,
+            };
+            loads.push(Dma::new(
+                b.at(id, [Expr::Const(0)]),
+                b.at(tensor, vec![Expr::Const(0); shape.len()]),
+                1,
+                len,
+            ));
+            homes[v] = Home::Own(id);
+        }
+        for v in self.invariants() {
+            let n = &g.nodes[v];
+            let elems = self.core_elems(n.layout, n.dtype);
+            let id = b.buffer(&format!("epi{v}"), Tier::Ub, n.dtype, &[elems as u64]);
+            homes[v] = Home::Own(id);
+        }
+        let f = &self.unit.frame;
+        let mut temps: BTreeMap<(Class, usize), Home> = BTreeMap::new();
+        for (&class, &count) in &self.temps.count {
+            let elems = class.layout.elements(rows, f.width, f.lanes(class.dtype));
+            for i in 0..count {
+                let home = if self.sums == Some((class, i)) {
+                    Home::Sums
+                } else {
+                    Home::Own(b.buffer(
+                        &format!("epi_{}_{i}", class.dtype),
+                        Tier::Ub,
+                        class.dtype,
+                        &[elems as u64],
+                    ))
+                };
+                temps.insert((class, i), home);
+            }
+        }
+        for v in self.per_span() {
+            let n = &g.nodes[v];
+            homes[v] = if n.home == Some(self.epi.out.0) {
+                Home::Out
+            } else {
+                let slot = self.temps.slot[v].and_then(|s| temps.get(&s));
+                *slot.ok_or_else(|| {
+                    NpuError::Internal(format!("epilogue value {v} has no buffer"))
+                })?
+            };
+        }
+        for (v, a) in &self.group.loaded {
+            if *a == self.epi.acc {
+                homes[*v] = Home::Sums;
+            }
+        }
+        Ok((Buffers { homes }, loads))
+    }
+
+    /// Per core, before the tiles: the per-core inputs loaded (`loads`, from
+    /// [`Tail::declare`]) and the values that depend on them only computed.
+    pub fn prologue(&self, b: &mut Builder, bufs: &Buffers, loads: Vec<Dma>) {
+        if !loads.is_empty() {
+            b.origin(Some(&format!("{}: per-core inputs", self.epi.statement)));
+            for d in loads {
+                b.push(d);
+            }
+            b.origin(None);
+            b.set_flag(Pipe::Mte2, Pipe::V, LOADED);
+            b.wait_flag(Pipe::Mte2, Pipe::V, LOADED);
+        }
+        let none = Place {
+            buf: BufferId(0),
+            offset: Expr::Const(0),
+        };
+        let place = |v: Val| self.place(bufs, v, (&none, &none), &Expr::Const(0));
+        let once = Rows {
+            count: Expr::Const(1),
+            max: 1,
+        };
+        let mut e = Emitter::new(b, self.wide);
+        e.b.origin(Some(&format!("{}: per-core values", self.epi.statement)));
+        for v in self.invariants() {
+            e.node(self.graph(), v, &|w| place(w), &once);
+        }
+        e.b.origin(None);
+    }
+
+    /// Where value `v` is: the span's sums and result at `tile` (sums, result), a
+    /// per-column value at the tile's first column `col0`.
+    fn place(&self, bufs: &Buffers, v: Val, (sums, out): (&Place, &Place), col0: &Expr) -> Place {
+        let col = self.graph().nodes[v].layout == Layout::Col;
+        match bufs.homes[v] {
+            Home::Own(buf) => Place {
+                buf,
+                offset: if col { col0.clone() } else { Expr::Const(0) },
+            },
+            Home::Sums => sums.clone(),
+            Home::Out => out.clone(),
+            // never read: `per_span` and `invariants` hold live values only
+            Home::Unused => sums.clone(),
+        }
+    }
+
+    /// V: the epilogue over `rows` rows of a tile whose f32 sums are at `sums` and whose
+    /// result goes to `out`, the tile's first column `col0`.
+    pub fn span(
+        &self,
+        b: &mut Builder,
+        bufs: &Buffers,
+        (sums, out): (&Place, &Place),
+        rows: Rows,
+        col0: &Expr,
+    ) {
+        let mut e = Emitter::new(b, self.unit);
+        e.barrier();
+        e.b.origin(Some(&format!("{} on the tile", self.epi.statement)));
+        for v in self.per_span() {
+            e.node(
+                self.graph(),
+                v,
+                &|w| self.place(bufs, w, (sums, out), col0),
+                &rows,
+            );
+        }
+        // the next copy out of L0C may write the sums these read
+        e.barrier();
+        e.b.origin(None);
+    }
+}
