@@ -387,6 +387,72 @@ fn every_way_of_streaming_matches() {
 }
 
 /// Kernels the back end refuses, each with its reason.
+/// `text`'s convolution followed by `f(.)` of its sums: the statement `O[..] = sum(..) ..;`
+/// becomes `O[..] = f(sum(..) .., rest)` (`rest` the function's other arguments, if any).
+fn after(text: &str, f: &str, rest: &str) -> String {
+    (text.lines())
+        .map(|l| match l.split_once("= sum(") {
+            Some((target, sum)) => {
+                let sum = sum.trim_end().trim_end_matches(';');
+                format!("{target}= {f}(sum({sum}{rest});")
+            }
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A ReLU after the convolution is applied by the copy out of L0C (the sums never reach
+/// GM), in every layout, padded or not, on three presets.
+#[test]
+fn a_relu_after_the_convolution_matches_the_interpreter() {
+    for (layout, st, p) in [
+        (Layout::Nhwc, 1, 1),
+        (Layout::Hwio, 2, 0),
+        (Layout::Nchw, 1, 1),
+    ] {
+        let text = after(&conv(layout, st, p), "max", ", 0.0");
+        assert!(text.contains("max(sum("), "{text}");
+        let small = after(&conv(layout, 1, 0), "max", ", 0.0");
+        for (machine, text, sz) in [
+            ("ascend-like", &text, sizes((1, 20, 9, 7, 24), 3, p, st)),
+            (
+                "ascend-like-halfgm",
+                &text,
+                sizes((1, 20, 9, 7, 24), 3, p, st),
+            ),
+            ("mini", &small, sizes((1, 16, 5, 6, 16), 1, 0, 1)),
+        ] {
+            let case = Case::new(text, &sz);
+            let m = Machine::load(machine).unwrap();
+            let compiled = compile(&case.kernel, &case.sizes, &m, true).unwrap();
+            let Plan::Conv { summary, .. } = &compiled.plan else {
+                panic!("not a convolution: {:?}", compiled.plan)
+            };
+            assert!(summary.contains("ReLU"), "{summary}");
+            // the sums are a temporary the program never declares
+            let tensors: Vec<&str> = (compiled.program.tensors.iter())
+                .map(|t| t.name.as_str())
+                .collect();
+            assert_eq!(tensors.len(), 3, "{tensors:?}");
+            let err = case.error(&compiled, &m);
+            assert!(
+                err <= tolerance(ElemType::F32),
+                "{layout:?} on {machine}: {err:e}"
+            );
+        }
+    }
+    // other epilogues are the matrix product's: a convolution's output stays f32
+    let m = Machine::load("ascend-like").unwrap();
+    let text = after(&conv(Layout::Nhwc, 1, 0), "f16", "").replace("O: f32", "O: f16");
+    let case = Case::new(&text, &[]);
+    let refused = compile(&case.kernel, &case.sizes, &m, true);
+    assert!(
+        matches!(refused, Err(NpuError::Unsupported(ref w)) if w.contains("fuses only a ReLU")),
+        "{refused:?}"
+    );
+}
+
 #[test]
 fn convolutions_outside_its_reach_are_refused_with_a_reason() {
     let m = Machine::load("ascend-like").unwrap();

@@ -150,6 +150,9 @@ pub struct Conv {
     pub weight_layout: Weights,
     /// The output (f32).
     pub output: Tensor,
+    /// Whether the output is `max(sum, 0)`, by the copy out of L0C (a ReLU statement after
+    /// the convolution, over a temporary).
+    pub relu: bool,
     /// Its layout.
     pub output_layout: Activations,
     /// The proved mapping, in the mapping text format.
@@ -188,8 +191,13 @@ impl Conv {
                 p.top, p.bottom, p.left, p.right
             )
         };
+        let relu = if self.relu {
+            ", ReLU on the way out of L0C"
+        } else {
+            ""
+        };
         format!(
-            "{}x{} convolution, stride {}{pad}: {} image(s) of {} x {} x {} ({:?}) -> {} x {} x {} ({:?}), weights {:?}",
+            "{}x{} convolution, stride {}{pad}: {} image(s) of {} x {} x {} ({:?}) -> {} x {} x {} ({:?}), weights {:?}{relu}",
             self.r, self.s, self.stride, self.batch, self.h, self.w, self.c, self.input_layout,
             self.oh, self.ow, self.k, self.output_layout, self.weight_layout
         )

@@ -478,7 +478,8 @@ fn transposed_window(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, at: &S
     });
 }
 
-/// V converts the finished tile (L0C NZ -> UB ND); MTE3 stores it.
+/// V converts the finished tile (L0C NZ -> UB ND, ReLU on the way if asked); MTE3 stores
+/// it.
 #[allow(clippy::too_many_arguments)]
 fn drain(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, count: &Expr) {
     let Ctx { cv, t, sh, n } = *cx;
@@ -504,11 +505,10 @@ fn drain(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, count: &Expr) {
         ),
     };
     b.origin(Some("output tile, L0C NZ -> UB ND"));
-    b.push(
-        Dma::new(ub.clone(), l0c, rows.clone(), cols.clone())
-            .strides(height, pitch)
-            .mode(DmaMode::Nz2nd),
-    );
+    let copy = Dma::new(ub.clone(), l0c, rows.clone(), cols.clone())
+        .strides(height, pitch)
+        .mode(DmaMode::Nz2nd);
+    b.push(if cv.relu { copy.with_relu() } else { copy });
     b.origin(None);
     L0C.release(b, count);
     UB.publish(b, count);

@@ -15,9 +15,12 @@
 //! padding).
 
 use super::{Activations, Conv, Pad, Tensor, Weights};
-use crate::npu::recognise::{mmad, prove};
+use crate::npu::epilogue::Epilogue;
+use crate::npu::recognise::{mmad, prove, Operand};
 use crate::npu::NpuError;
-use frontend::ir::{Access, AffExpr, ArrayId, AssignOp, ExprKind, Kernel, Role, StmtContext, Var};
+use frontend::ir::{
+    Access, AffExpr, ArrayId, AssignOp, ElemType, ExprKind, Kernel, Role, StmtContext, Var,
+};
 use scheduler::mapping::physical::Mapping;
 use scheduler::mapping::qexpr::QExpr;
 use scheduler::mapping::software::{linear_coefficients, Sizes, Software};
@@ -142,7 +145,17 @@ pub fn convolution(
     sizes: &BTreeMap<String, i64>,
     target: &Target,
 ) -> Result<Option<Conv>, NpuError> {
-    let stmts = kernel.statements();
+    let all = kernel.statements();
+    // an element-wise statement after the multiply-accumulate is its epilogue
+    let (stmts, after) = match all.split_last() {
+        Some((last, rest))
+            if mmad(kernel, last, target).is_err()
+                && rest.last().is_some_and(|u| mmad(kernel, u, target).is_ok()) =>
+        {
+            (rest, Some(last))
+        }
+        _ => (&all[..], None),
+    };
     let Some(update) = stmts.last() else {
         return Ok(None);
     };
@@ -237,7 +250,7 @@ pub fn convolution(
             rd.name(xa.array)
         ));
     }
-    let (input, pad) = padding(&rd, &stmts, xa.array, [0, hdim, wdim, cdim])?;
+    let (input, pad) = padding(&rd, stmts, xa.array, [0, hdim, wdim, cdim])?;
     let (h, w) = (input.shape[hdim], input.shape[wdim]);
     if (w + pad.left + pad.right - s) / sw + 1 != ow {
         return refuse(format!(
@@ -250,7 +263,11 @@ pub fn convolution(
             "statement {stmt}'s output images of {oh} x {ow} x {k} f32 values do not start on 32-byte GM blocks (a store's first element must): with more than one image, OH * OW * K must be a multiple of 8"
         ));
     }
-    init(&stmts, update)?;
+    init(stmts, update)?;
+    let (output, relu) = match after {
+        Some(ctx) => epilogue(kernel, ctx, output, sizes)?,
+        None => (output, false),
+    };
     let input_layout = if cdim == 1 {
         Activations::Nchw
     } else {
@@ -283,9 +300,49 @@ pub fn convolution(
         weights,
         weight_layout,
         output,
+        relu,
         output_layout,
         mapping,
     }))
+}
+
+/// The output written by `ctx`, an epilogue statement after the convolution whose sums are
+/// the temporary `sums`, and whether it is a ReLU: the back end fuses what the copy out of
+/// L0C computes and keeps f32 (`O[..] = max(sums[..], 0.0)`, or a plain copy).
+fn epilogue(
+    kernel: &Kernel,
+    ctx: &StmtContext,
+    sums: Tensor,
+    sizes: &BTreeMap<String, i64>,
+) -> Result<(Tensor, bool), NpuError> {
+    let acc = Operand {
+        tensor: sums.id,
+        name: sums.name.clone(),
+        shape: sums.shape.clone(),
+        // rows and columns of the sums as a matrix are the convolution's own business
+        dims: Vec::new(),
+        elem: ElemType::F32,
+    };
+    let (out, e) = super::super::epilogue::recognise(kernel, ctx, &acc, sizes)?;
+    let relu = match e {
+        Epilogue::None => false,
+        Epilogue::Relu(ElemType::F32) => true,
+        other => {
+            return refuse(format!(
+                "statement {} after the convolution is fused as \"{}\", but a convolution fuses only a ReLU into its copy out of L0C, its output staying f32",
+                ctx.stmt.name,
+                other.describe()
+            ))
+        }
+    };
+    Ok((
+        Tensor {
+            id: out.tensor,
+            name: out.name,
+            shape: out.shape,
+        },
+        relu,
+    ))
 }
 
 /// The loops of the statement by role, read from the accesses.
