@@ -290,6 +290,16 @@ fn the_half_bandwidth_preset_and_the_mini_machine_give_the_same_values() {
         &sizes((1, 16, 5, 6, 16), 1, 0, 1),
         "mini",
     );
+    // a smaller first tile (3 pixels, then 16) whose second tile's band rows need two
+    // pieces: the stream counted the slab's tiles without the smaller first one and loaded
+    // one piece (an unwritten read, exit 2)
+    check(
+        Layout::Hwio,
+        2,
+        0,
+        &sizes((1, 16, 5, 6, 16), 1, 0, 2),
+        "mini",
+    );
 }
 
 /// What a tiling streams and how: the cheapest tiling of each kind is run.

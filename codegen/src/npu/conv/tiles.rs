@@ -619,7 +619,6 @@ impl Tiles {
 /// what earlier tiles of its slab needed (pointwise, a tile's: its pieces stay in its slot).
 pub fn max_chunk(cv: &Conv, orient: Orientation, t: &Tiles) -> i64 {
     let mode = BandMode::of(cv, orient);
-    let tiles = cdiv(t.ps, t.mp);
     let group = match mode {
         BandMode::Rows => t.band_group,
         BandMode::Pixels => 1,
@@ -627,6 +626,8 @@ pub fn max_chunk(cv: &Conv, orient: Orientation, t: &Tiles) -> i64 {
     (0..cdiv(cv.pixels(), t.ps))
         .flat_map(|q| {
             let range = (q * t.ps, (q * t.ps + t.ps).min(cv.pixels()));
+            // the first tile may be smaller than the others
+            let tiles = t.count(range.1 - range.0);
             (0..cdiv(tiles, group)).map(move |g| {
                 let last = (g * group + group - 1).min(tiles - 1);
                 need(cv, mode, t, range, last) - need(cv, mode, t, range, g * group - 1)
