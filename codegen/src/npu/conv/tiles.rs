@@ -247,7 +247,8 @@ impl Footprint {
         }
     }
 
-    /// Bytes of L1 it takes (each buffer on L1's 32-byte alignment).
+    /// Bytes of L1 it takes (each buffer on L1's 32-byte alignment, and at least 16
+    /// elements: the program declares every one, used or not).
     pub fn l1_bytes(&self) -> i64 {
         [
             self.band,
@@ -258,7 +259,7 @@ impl Footprint {
             self.zeros,
         ]
         .iter()
-        .map(|&e| up(e * 2, 32))
+        .map(|&e| up(e.max(16) * 2, 32))
         .sum()
     }
 }
