@@ -116,6 +116,7 @@ fn a_resident_a_panel_over_several_tiles_and_bands_per_core_matches() {
         tk: 32,
         kc: 64,
         panel: true,
+        split: 1,
     });
     for sizes in [
         [("M", 96), ("N", 104), ("K", 150)],
@@ -151,12 +152,65 @@ fn tiles_never_store_into_a_shared_gm_block() {
         tk: 32,
         kc: 64,
         panel: true,
+        split: 1,
     });
     let refused = matmul::program(&mm, &m, narrow);
     assert!(
         matches!(refused, Err(NpuError::Unsupported(_))),
         "{refused:?}"
     );
+}
+
+/// Products with fewer tiles than cores and a long reduction split K over the cores, each
+/// part's sums added into C atomically (C zeroed first): the model's choice on three
+/// presets, and forced splits with edge tiles, a batch and an odd number of parts per core.
+#[test]
+fn split_k_products_match_the_interpreter() {
+    let split_of = |s: &Schedule| match s {
+        Schedule::Ring(r) => r.split,
+        Schedule::Strips(_) => 1,
+    };
+    for (m, n, k) in [(64, 64, 4096), (100, 48, 3000)] {
+        for machine in ["ascend-like", "ascend-like-halfgm", "mini"] {
+            let (err, schedule) = differential(GEMM, &[("M", m), ("N", n), ("K", k)], machine);
+            assert!(
+                err <= tolerance(ElemType::F32),
+                "{m}x{n}x{k} on {machine}: {err:e}"
+            );
+            if machine != "mini" {
+                assert!(
+                    split_of(&schedule) > 1,
+                    "{m}x{n}x{k} on {machine}: {schedule:?}"
+                );
+            }
+        }
+    }
+    for (text, sizes, split) in [
+        (GEMM, vec![("M", 40), ("N", 72), ("K", 500)], 2),
+        (GEMM, vec![("M", 40), ("N", 72), ("K", 500)], 4),
+        (BMM, vec![("NB", 3), ("M", 20), ("N", 32), ("K", 256)], 4),
+    ] {
+        let ring = Schedule::Ring(Ring {
+            tm: 32,
+            tn: 32,
+            tk: 32,
+            kc: 64,
+            panel: false,
+            split,
+        });
+        let (err, _) = differential_with(text, &sizes, "ascend-like", Some(ring));
+        assert!(
+            err <= tolerance(ElemType::F32),
+            "{sizes:?} split {split}: {err:e}"
+        );
+    }
+    // an f16 C (or any epilogue) is never split: the atomic adds would add rounded values
+    let (_, schedule) = differential(
+        GEMM_F16,
+        &[("M", 64), ("N", 64), ("K", 4096)],
+        "ascend-like",
+    );
+    assert_eq!(split_of(&schedule), 1, "{schedule:?}");
 }
 
 #[test]
@@ -535,6 +589,7 @@ fn vector_epilogues_match_the_interpreter() {
             tk: 32,
             kc: 64,
             panel: false,
+            split: 1,
         });
         let (err, _) = differential_with(&text, &[], "ascend-like", Some(ring));
         assert!(err <= tol, "{epilogue} in a ring: {err:e}");

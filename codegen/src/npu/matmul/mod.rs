@@ -106,7 +106,7 @@ pub fn program(
         None => None,
     };
     let program = match schedule {
-        Schedule::Ring(r) => ring::program(mm, cores, r, tail.as_ref())?,
+        Schedule::Ring(r) => ring::program(mm, machine, r, tail.as_ref())?,
         Schedule::Strips(s) => strips::program(mm, cores, flag_ids, s, tail.as_ref())?,
     };
     program.finish().map_err(|d| {
@@ -293,7 +293,9 @@ struct Grid {
     nt: i64,
     /// Tiles in all.
     tiles: i64,
-    /// Tiles per core (the last cores may have fewer, or none).
+    /// Work items per tile (split-K parts; 1 without).
+    parts: i64,
+    /// Work items per core (the last cores may have fewer, or none).
     per_core: i64,
     cores: i64,
 }
@@ -321,22 +323,39 @@ impl Grid {
             tn,
             nt,
             tiles,
+            parts: 1,
             per_core: (tiles + cores - 1) / cores,
             cores,
         }
     }
 
-    /// The number of this core's tile `tt`.
+    /// The grid with each tile cut into `parts` work items (split-K), dealt to the cores
+    /// like tiles: item `i` is part `i % parts` of tile `i / parts`.
+    fn split(self, parts: i64) -> Grid {
+        let items = self.tiles * parts;
+        Grid {
+            parts,
+            per_core: (items + self.cores - 1) / self.cores,
+            ..self
+        }
+    }
+
+    /// Work items in all.
+    fn items(&self) -> i64 {
+        self.tiles * self.parts
+    }
+
+    /// The number of this core's work item `tt` (its tile's, without split-K).
     fn index(&self, tt: &Expr) -> Expr {
         Expr::Core * self.per_core + tt.clone()
     }
 
-    /// How many tiles this core has.
+    /// How many work items this core has.
     fn mine(&self) -> Expr {
-        if self.tiles == self.per_core * self.cores {
+        if self.items() == self.per_core * self.cores {
             return c(self.per_core);
         }
-        (c(self.tiles) - Expr::Core * self.per_core)
+        (c(self.items()) - Expr::Core * self.per_core)
             .min(self.per_core)
             .max(0)
     }

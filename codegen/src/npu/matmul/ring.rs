@@ -9,6 +9,13 @@
 //! - M multiplies into the tile's L0C slot (the first sub-step overwrites);
 //! - V converts the finished tile L0C (NZ) -> UB (ND), MTE3 stores it to GM.
 //!
+//! With `split` parts (split-K, for products with fewer tiles than cores), each tile's K
+//! chunks are cut into `split` parts, each part a work item of its own dealt to the cores
+//! like a tile: every core first zeroes its share of C (`sync_all` after it, as an atomic
+//! add needs its destination written), and each item adds its partial tile into C with an
+//! atomic store (the simulator's `SetAtomicAdd`); the parts' sums then meet in any order,
+//! which `--reorder-reductions` allows. Only an f32 C without an epilogue is split.
+//!
 //! Every resource is a ring of two slots with a "full" flag one way and a "free" flag the
 //! other; the free flags are set once before the program and waited for at its end. Tiles
 //! at the edges have fewer rows, columns or K values: sizes are expressions of the tile,
@@ -22,6 +29,7 @@ use crate::npu::vector::emit::{Place, Rows};
 use crate::npu::NpuError;
 use npu_sim::builder::Builder;
 use npu_sim::program::{CmpOp, DType, Dma, DmaMode, Expr, Pipe, Tier};
+use npu_sim::Machine;
 
 /// The sizes of the ring schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +45,10 @@ pub struct Ring {
     /// Whether A's `TM x K` panel stays in L1 while a core computes the tiles of one row
     /// band (loaded with the band's first tile), instead of coming with every tile.
     pub panel: bool,
+    /// Parts each tile's K chunks are cut into, each a work item whose partial tile is
+    /// added into C atomically (1: no split-K). More than 1 only without a panel, for an f32
+    /// C without an epilogue, with the chunks a multiple of it.
+    pub split: i64,
 }
 
 impl Ring {
@@ -57,8 +69,16 @@ impl Ring {
         } else {
             ""
         };
+        let split = if self.split > 1 {
+            format!(
+                " Each tile's K is split into {} parts computed on their own, their sums added into C atomically.",
+                self.split
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "Ring schedule: C tiles of {} x {} double-buffered in L0C, K in chunks of {} through L1 and steps of {} through L0.{panel}",
+            "Ring schedule: C tiles of {} x {} double-buffered in L0C, K in chunks of {} through L1 and steps of {} through L0.{panel}{split}",
             self.tm, self.tn, self.kc, self.tk
         )
     }
@@ -70,6 +90,8 @@ struct Tile {
     at: super::Tile,
     slot: Expr,
     new_band: Expr,
+    /// The first K value of its part (the first `mmad` overwrites the L0C slot).
+    k_first: Expr,
 }
 
 /// The flag rings: (source pipe, destination pipe) of every "free" flag pre-set twice.
@@ -83,10 +105,11 @@ const FREE: [(Pipe, Pipe); 4] = [
 /// The program of a matrix product on `cores` cores, not yet finished.
 pub(super) fn program(
     mm: &Matmul,
-    cores: i64,
+    machine: &Machine,
     t: Ring,
     tail: Option<&Tail>,
 ) -> Result<Builder, NpuError> {
+    let cores = machine.cores as i64;
     let mut b = Builder::new();
     let chunks = (mm.k + t.kc - 1) / t.kc;
     let a_slots = if t.panel { chunks } else { 2 };
@@ -111,21 +134,34 @@ pub(super) fn program(
         c_ub,
         c_out,
     };
-    let grid = Grid::new(mm, t.tm, t.tn, cores);
+    let grid = Grid::new(mm, t.tm, t.tn, cores).split(t.split);
+    if t.split > 1 {
+        zero_c(&mut b, mm, &names, t, machine);
+    }
     for (src, dst) in FREE {
         b.set_flag(src, dst, 0);
         b.set_flag(src, dst, 1);
     }
+    // chunks per work item
+    let per = chunks / t.split;
     b.repeat("t", grid.per_core, |b, tt| {
-        let idx = grid.index(&tt);
-        b.when("mine", idx.clone().cmp(CmpOp::Lt, grid.tiles), |b| {
+        let item = grid.index(&tt);
+        b.when("mine", item.clone().cmp(CmpOp::Lt, grid.items()), |b| {
+            let (idx, part) = if t.split > 1 {
+                (item.clone() / t.split, Some(item % t.split))
+            } else {
+                (item, None)
+            };
             let tile = Tile {
                 at: grid.tile(mm, idx),
                 slot: tt.clone() % 2,
                 new_band: grid.new_band(&tt),
+                k_first: part.clone().map_or(c(0), |p| p * (per * t.kc)),
             };
-            b.repeat("kc", chunks, |b, kc| {
-                let chunk = tt.clone() * chunks + kc.clone();
+            b.repeat("kc", per, |b, kc| {
+                let chunk = tt.clone() * per + kc.clone();
+                // the chunk of K (the part's own, split)
+                let kc = part.clone().map_or(kc.clone(), |p| p * per + kc);
                 load(b, mm, &names, t, &tile, &kc, &chunk);
                 steps(b, mm, &names, t, &tile, &kc, &chunk);
             });
@@ -137,6 +173,58 @@ pub(super) fn program(
         b.wait_flag(src, dst, 1);
     }
     Ok(b)
+}
+
+/// Split-K's start: each core writes zeros over its share of C (from UB slot 0 of `c_ub`,
+/// zeroed by V), then every core waits for all of them (`sync_all`), so that the atomic
+/// adds find C written.
+fn zero_c(b: &mut Builder, mm: &Matmul, n: &Names, t: Ring, machine: &Machine) {
+    let cores = machine.cores as i64;
+    let total: i64 = mm.c.shape.iter().product();
+    let piece = t.tm * t.tn;
+    // whole 32-byte blocks of f32 per core
+    let share = (total + cores * 8 - 1) / (cores * 8) * 8;
+    {
+        let unit = crate::npu::vector::emit::Unit {
+            frame: crate::npu::vector::lower::Frame {
+                width: piece,
+                bytes_per_repeat: machine.vector.bytes_per_repeat as i64,
+                max_repeat: machine.vector.max_repeat as i64,
+                align: npu_sim::hazards::BLOCK as i64,
+            },
+            startup: machine.vector.startup,
+        };
+        let mut e = crate::npu::vector::emit::Emitter::new(b, unit);
+        e.b.origin(Some("zeros for C"));
+        let place = Place {
+            buf: n.c_ub,
+            offset: c(0),
+        };
+        e.fill(&place, DType::F32, piece);
+        e.b.origin(None);
+    }
+    b.set_flag(Pipe::V, Pipe::Mte3, 0);
+    b.wait_flag(Pipe::V, Pipe::Mte3, 0);
+    let start = Expr::Core * share;
+    let len = (c(total) - start.clone()).min(share).max(0);
+    b.repeat("z", (len.clone() + (piece - 1)) / piece, |b, z| {
+        let at = start.clone() + z.clone() * piece;
+        let mut index = vec![c(0); mm.c.shape.len()];
+        if let Some(last) = index.last_mut() {
+            *last = at.clone();
+        }
+        let dst = b.at(n.c, index);
+        let src = b.at(n.c_ub, [c(0)]);
+        b.origin(Some("C zeroed before the atomic adds"));
+        b.push(Dma::new(
+            dst,
+            src,
+            1,
+            (start.clone() + len.clone() - at).min(piece),
+        ));
+        b.origin(None);
+    });
+    b.sync_all();
 }
 
 /// MTE2: chunk `kc` of A and B into L1 slot `chunk % 2`, ND -> NZ.
@@ -263,7 +351,7 @@ fn sub_step(
     });
     b.origin(None);
     b.set_flag(Pipe::Mte1, Pipe::M, l0.clone());
-    let first = k0.clone().cmp(CmpOp::Eq, 0);
+    let first = k0.clone().cmp(CmpOp::Eq, tile.k_first.clone());
     b.when("fresh", first.clone(), |b| {
         b.wait_flag(Pipe::V, Pipe::M, tile.slot.clone())
     });
@@ -326,11 +414,15 @@ fn drain(
         ),
     );
     let src = b.at(n.c_out, [slot]);
-    b.origin(Some("C tile store"));
-    b.push(
-        Dma::new(dst, src, tile.at.rows.clone(), tile.at.cols.clone())
-            .strides(t.tn, row_stride(&mm.c)),
-    );
+    let store = Dma::new(dst, src, tile.at.rows.clone(), tile.at.cols.clone())
+        .strides(t.tn, row_stride(&mm.c));
+    if t.split > 1 {
+        b.origin(Some("C tile's partial sums, added atomically"));
+        b.push(store.atomic_add());
+    } else {
+        b.origin(Some("C tile store"));
+        b.push(store);
+    }
     b.origin(None);
     b.set_flag(Pipe::Mte3, Pipe::V, s);
 }

@@ -101,13 +101,14 @@ fn candidates(mm: &Matmul, machine: &Machine) -> Vec<Schedule> {
                 for steps in [4, 2, 1] {
                     let kc = ((mm.k + tk - 1) / tk * tk).min(steps * tk);
                     let chunks = (mm.k + kc - 1) / kc;
-                    for panel in [false, true] {
+                    for (panel, split) in ring_variants(mm, machine, (tm, tn), chunks) {
                         let ring = Ring {
                             tm,
                             tn,
                             tk,
                             kc,
                             panel,
+                            split,
                         };
                         let a_l1 = if panel { chunks } else { 2 } * tm * kc * 2;
                         let fits = a_l1 + 2 * kc * tn * 2 <= cap(Mem::L1)
@@ -145,6 +146,31 @@ fn candidates(mm: &Matmul, machine: &Machine) -> Vec<Schedule> {
                         }
                     }
                 }
+            }
+        }
+    }
+    out
+}
+
+/// The ring schedule's variants for tiles `tm x tn` and `chunks` K chunks: with and without
+/// A's panel and, when there are fewer tiles than cores and C is f32 without an epilogue
+/// (atomic adds of partial sums compute it), split-K into 2 to 16 parts that divide the
+/// chunks, without a panel, as long as the parts do not outnumber the cores twice.
+fn ring_variants(
+    mm: &Matmul,
+    machine: &Machine,
+    (tm, tn): (i64, i64),
+    chunks: i64,
+) -> Vec<(bool, i64)> {
+    let mut out = vec![(false, 1), (true, 1)];
+    let cores = machine.cores.max(1) as i64;
+    let tiles = Grid::new(mm, tm, tn, cores).tiles;
+    let plain = mm.c.elem == frontend::ir::ElemType::F32
+        && mm.epilogue == crate::npu::epilogue::Epilogue::None;
+    if plain && tiles < cores {
+        for split in [2, 4, 8, 16] {
+            if chunks % split == 0 && tiles * split <= 2 * cores {
+                out.push((false, split));
             }
         }
     }
@@ -203,6 +229,11 @@ impl<'a> Model<'a> {
     /// A lower bound of the busiest core's cycles under `s`: the larger of its cube cycles
     /// and its GM cycles, on the core that needs the most.
     fn bound(&mut self, s: &Schedule) -> f64 {
+        if let Schedule::Ring(r) = s {
+            if r.split > 1 {
+                return self.split_bound(r);
+            }
+        }
         let mm = self.mm;
         let (tm, tn) = s.tile();
         let shape = self.shape((tm, tn));
@@ -243,6 +274,24 @@ impl<'a> Model<'a> {
             .fold(0.0, f64::max)
     }
 
+    /// [`Model::bound`] of a ring with split-K: the busiest core's work items, each `chunks
+    /// / split` chunks of A and B and an atomic store against its cube cycles, with as many
+    /// cores at work as have items.
+    fn split_bound(&self, r: &Ring) -> f64 {
+        let mm = self.mm;
+        let cores = self.machine.cores.max(1) as i64;
+        let grid = Grid::new(mm, r.tm, r.tn, cores).split(r.split);
+        let active = (grid.items() + grid.per_core - 1) / grid.per_core.max(1);
+        let f = Figures::new(self.machine, active);
+        let (a_row, b_row, c_row) = row_bytes(mm);
+        let kc = r.kc.min(mm.k);
+        let per = (mm.k + r.kc - 1) / r.kc / r.split;
+        let gm = per as f64 * (f.gm(r.tm, kc * 2, 0, a_row) + f.gm(kc, r.tn * 2, 0, b_row))
+            + f.gm(r.tm, r.tn * 4, 0, c_row);
+        let cube = (per * (r.kc / r.tk)) as f64 * f.mmad(r.tm, r.tk, r.tn);
+        grid.per_core as f64 * gm.max(cube)
+    }
+
     /// The model's cycles of the busiest core under `s`.
     fn cost(&mut self, s: &Schedule) -> f64 {
         let mm = self.mm;
@@ -262,7 +311,15 @@ impl<'a> Model<'a> {
                     + epilogue(mm, self.machine, tn, tm)
                     + f.store_latency
                     + f.gm(tm, tn * c_bytes, 0, c_row);
-                self.bound(s) + fill + tail
+                // split-K first zeroes each core's share of C, then waits for every core
+                let zero = if r.split > 1 {
+                    let total: i64 = mm.c.shape.iter().product();
+                    let cores = self.machine.cores.max(1) as i64;
+                    f.store_latency + f.gm(1, total * 4 / cores, 0, 0) + f.load_latency
+                } else {
+                    0.0
+                };
+                self.bound(s) + fill + tail + zero
             }
             Schedule::Strips(st) => {
                 let mut costs = timeline::costs(st, mm.k, f, (a_row, b_row, c_row), c_bytes);
