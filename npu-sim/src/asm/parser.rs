@@ -516,10 +516,15 @@ impl Parser {
             )),
             Tok::Float(f) => Ok((Num::Float(sign * f), span)),
             Tok::Int(_) => Err(Diagnostic::new(Code::BadValue, span, "number too large")),
-            _ => {
-                self.pos -= 1;
-                Err(self.unexpected("a number"))
-            }
+            tok => match tok {
+                Tok::Ident(name) if let Some(v) = non_finite(&name) => {
+                    Ok((Num::Float(sign * v), span))
+                }
+                _ => {
+                    self.pos -= 1;
+                    Err(self.unexpected("a number"))
+                }
+            },
         }
     }
 
@@ -564,6 +569,9 @@ impl Parser {
                     args.opts.push((name, Some(v), span.to(self.prev_span())));
                 } else if name == "ALL" {
                     args.pos.push(Arg::All(span));
+                } else if let Some(v) = non_finite(&name) {
+                    // the printer writes infinite and NaN immediates as `inf` and `NaN`
+                    args.pos.push(Arg::Num(Num::Float(v), span));
                 } else if let Some(p) = Pipe::from_name(&name) {
                     args.pos.push(Arg::Pipe(p, span));
                 } else {
@@ -1111,6 +1119,37 @@ mod tests {
         assert!(matches!(v.op, VecOp::Scalar { value, .. } if value == -1.5));
     }
 
+    /// The printer writes non-finite immediates as `inf`, `-inf` and `NaN`; they read back
+    /// (a compiled max reduction starts from -inf).
+    #[test]
+    fn non_finite_immediates_read_back_as_printed() {
+        let text = "buffer a : ub f32[64]\nvdup a[0], -inf, mask=64\nvmaxs a[0], a[0], inf\nvadds a[0], a[0], NaN";
+        let p = parse(text).unwrap();
+        let values: Vec<f64> = (p.body.iter())
+            .map(|s| match s {
+                Stmt::Instr(i) => match &i.op {
+                    Op::Vector(v) => match v.op {
+                        VecOp::Dup { value } | VecOp::Scalar { value, .. } => value,
+                        _ => panic!("{v:?}"),
+                    },
+                    other => panic!("{other:?}"),
+                },
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(values[..2], [f64::NEG_INFINITY, f64::INFINITY]);
+        assert!(values[2].is_nan());
+        let printed = crate::asm::printer::print(&p);
+        assert!(
+            printed.contains("-inf") && printed.contains("NaN"),
+            "{printed}"
+        );
+        assert_eq!(
+            crate::asm::printer::print(&parse(&printed).unwrap()),
+            printed
+        );
+    }
+
     #[test]
     fn affine_expressions_normalise_constant_factors() {
         let p = parse("buffer a : ub f16[64]\nloop i in 0..2 { vmov a[i*3 - (i+1)/2 % 5], a[0] }")
@@ -1171,5 +1210,14 @@ mod tests {
             code("buffer a : ub f16[8]\nvmov a[0], a[0], bogus=1"),
             Code::UnknownOption
         );
+    }
+}
+
+/// The value of a non-finite immediate as the printer writes it (`inf`, `NaN`).
+fn non_finite(name: &str) -> Option<f64> {
+    match name {
+        "inf" => Some(f64::INFINITY),
+        "NaN" => Some(f64::NAN),
+        _ => None,
     }
 }
