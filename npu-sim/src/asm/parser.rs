@@ -1098,6 +1098,15 @@ fn check_vector(prog: &Program, v: &Vector, span: Span) -> PResult<()> {
     Ok(())
 }
 
+/// The value of a non-finite immediate as the printer writes it (`inf`, `NaN`).
+fn non_finite(name: &str) -> Option<f64> {
+    match name {
+        "inf" => Some(f64::INFINITY),
+        "NaN" => Some(f64::NAN),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1210,14 +1219,5 @@ mod tests {
             code("buffer a : ub f16[8]\nvmov a[0], a[0], bogus=1"),
             Code::UnknownOption
         );
-    }
-}
-
-/// The value of a non-finite immediate as the printer writes it (`inf`, `NaN`).
-fn non_finite(name: &str) -> Option<f64> {
-    match name {
-        "inf" => Some(f64::INFINITY),
-        "NaN" => Some(f64::NAN),
-        _ => None,
     }
 }
