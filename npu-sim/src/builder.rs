@@ -404,11 +404,13 @@ impl Builder {
         self.push(Op::SyncAll);
     }
 
-    /// The program, checked by the assembler's rules (it must print and parse back to itself).
+    /// The program, its expressions simplified ([`crate::simplify`]), checked by the
+    /// assembler's rules (it must print and parse back to itself).
     /// Its spans point into its printed text ([`crate::print`]), so that diagnostics can show
     /// the line of an instruction in the text a user would read.
     pub fn finish(mut self) -> Result<Program, Diagnostic> {
         self.prog.body = self.open.swap_remove(0);
+        crate::simplify::simplify(&mut self.prog);
         let text = crate::print(&self.prog);
         let parsed = crate::assemble(&text)?;
         if parsed != self.prog {

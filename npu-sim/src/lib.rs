@@ -28,6 +28,7 @@ pub mod order;
 pub mod program;
 pub mod report;
 pub mod run;
+pub mod simplify;
 pub mod tensor;
 pub mod timing;
 pub mod trace;

@@ -192,29 +192,6 @@ fn refs(op: &Op) -> Vec<&MemRef> {
     crate::expand::operand_refs(op)
 }
 
-fn refs_mut(op: &mut Op) -> Vec<&mut MemRef> {
-    match op {
-        Op::Dma(d) => vec![&mut d.dst, &mut d.src],
-        Op::Load3d(i) => vec![&mut i.dst, &mut i.src],
-        Op::Mmad(m) => vec![&mut m.c, &mut m.a, &mut m.b],
-        Op::Vector(v) => {
-            let mut out = vec![&mut v.dst];
-            match &mut v.op {
-                VecOp::Binary { a, b, .. } | VecOp::Cmp { a, b, .. } => out.extend([a, b]),
-                VecOp::Select { cond, a, b } => out.extend([cond, a, b]),
-                VecOp::Unary { a, .. }
-                | VecOp::Scalar { a, .. }
-                | VecOp::Bcast { a }
-                | VecOp::Conv { a }
-                | VecOp::Reduce { a, .. } => out.push(a),
-                VecOp::Dup { .. } => {}
-            }
-            out
-        }
-        Op::SetFlag(_) | Op::WaitFlag(_) | Op::Barrier(_) | Op::SyncAll => vec![],
-    }
-}
-
 /// The program with reference `r` of the instruction at `path` rewritten by `f` (which
 /// returns `None` when it finds nothing to change).
 fn rewrite_ref(
@@ -224,7 +201,7 @@ fn rewrite_ref(
     f: fn(&Expr) -> Option<Expr>,
 ) -> Option<Program> {
     let mut m = p.clone();
-    let target = refs_mut(&mut instr_at_mut(&mut m.body, path).op)
+    let target = Op::refs_mut(&mut instr_at_mut(&mut m.body, path).op)
         .into_iter()
         .nth(r)?;
     let mut changed = false;

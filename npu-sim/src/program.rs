@@ -406,7 +406,93 @@ pub enum Op {
     SyncAll,
 }
 
+/// A vector instruction's references, mutably: `dst`, then the operation's sources.
+fn vector_refs_mut<'a>(dst: &'a mut MemRef, op: &'a mut VecOp) -> Vec<&'a mut MemRef> {
+    let mut out = vec![dst];
+    match op {
+        VecOp::Binary { a, b, .. } | VecOp::Cmp { a, b, .. } => out.extend([a, b]),
+        VecOp::Select { cond, a, b } => out.extend([cond, a, b]),
+        VecOp::Unary { a, .. }
+        | VecOp::Scalar { a, .. }
+        | VecOp::Bcast { a }
+        | VecOp::Conv { a }
+        | VecOp::Reduce { a, .. } => out.push(a),
+        VecOp::Dup { .. } => {}
+    }
+    out
+}
+
 impl Op {
+    /// Its memory references, mutably: the destination first, then the sources.
+    pub fn refs_mut(&mut self) -> Vec<&mut MemRef> {
+        match self {
+            Op::Dma(d) => vec![&mut d.dst, &mut d.src],
+            Op::Load3d(i) => vec![&mut i.dst, &mut i.src],
+            Op::Mmad(m) => vec![&mut m.c, &mut m.a, &mut m.b],
+            Op::Vector(v) => vector_refs_mut(&mut v.dst, &mut v.op),
+            Op::SetFlag(_) | Op::WaitFlag(_) | Op::Barrier(_) | Op::SyncAll => vec![],
+        }
+    }
+
+    /// Every expression it evaluates, mutably: its references' indices, then its sizes,
+    /// options and flag id.
+    pub fn exprs_mut(&mut self) -> Vec<&mut Expr> {
+        let mut sizes: Vec<&mut Expr> = Vec::new();
+        let refs = match self {
+            Op::Dma(d) => {
+                let z = &mut d.sizes;
+                sizes.extend([
+                    &mut z.count,
+                    &mut z.len,
+                    &mut z.src_stride,
+                    &mut z.dst_stride,
+                ]);
+                vec![&mut d.dst, &mut d.src]
+            }
+            Op::Load3d(i) => {
+                let z = &mut i.sizes;
+                sizes.extend([
+                    &mut z.h,
+                    &mut z.w,
+                    &mut z.c,
+                    &mut z.kh,
+                    &mut z.kw,
+                    &mut z.stride,
+                    &mut z.pad_top,
+                    &mut z.pad_bottom,
+                    &mut z.pad_left,
+                    &mut z.pad_right,
+                    &mut z.m_start,
+                    &mut z.m_ext,
+                    &mut z.k_start,
+                    &mut z.k_ext,
+                ]);
+                vec![&mut i.dst, &mut i.src]
+            }
+            Op::Mmad(m) => {
+                let z = &mut m.sizes;
+                sizes.extend([&mut z.m, &mut z.k, &mut z.n, &mut m.init]);
+                vec![&mut m.c, &mut m.a, &mut m.b]
+            }
+            Op::Vector(v) => {
+                let z = &mut v.sizes;
+                sizes.push(&mut z.repeat);
+                sizes.extend(z.mask.iter_mut());
+                sizes.extend(z.dst_rs.iter_mut());
+                sizes.extend(z.src_rs.iter_mut().flatten());
+                vector_refs_mut(&mut v.dst, &mut v.op)
+            }
+            Op::SetFlag(f) | Op::WaitFlag(f) => {
+                sizes.push(&mut f.id);
+                vec![]
+            }
+            Op::Barrier(_) | Op::SyncAll => vec![],
+        };
+        let mut out: Vec<&mut Expr> = refs.into_iter().flat_map(|r| r.index.iter_mut()).collect();
+        out.extend(sizes);
+        out
+    }
+
     /// The mnemonic.
     pub fn mnemonic(&self) -> String {
         match self {
