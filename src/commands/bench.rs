@@ -19,6 +19,7 @@
 
 use super::bench_c;
 use super::compile::{self, CodegenArgs};
+use super::format::Format;
 use super::input::{defines, is_c_file, lift_one, parse_define, CArgs};
 use super::schedule::ScheduleOptions;
 use crate::error::CliError;
@@ -84,6 +85,10 @@ pub struct BenchArgs {
     /// With `--target npu`: how many of the back end's candidate programs to simulate.
     #[arg(long, default_value_t = 6)]
     pub candidates: usize,
+    /// With `--target npu`: how the candidates and the ranking figures are printed (CSV: a
+    /// line per candidate).
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
     #[command(flatten)]
     pub codegen: CodegenArgs,
 }
@@ -199,6 +204,7 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
             machine: &args.machine,
             reorder: args.reorder_reductions,
             candidates: args.candidates,
+            format: args.format,
         });
     }
     if let Some(c) = args.files.iter().find(|f| is_c_file(f)) {

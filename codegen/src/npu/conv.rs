@@ -59,14 +59,33 @@ pub fn compile_with(
     machine: &Machine,
 ) -> Result<Compiled, NpuError> {
     let program = emit::program(&cv, &tiles, machine)?;
+    let predicted = model::cycles(&cv, machine, geometry::Orientation::of(&cv), &tiles);
     Ok(Compiled {
         program,
         plan: Plan::Conv {
             summary: cv.summary(),
             tiles,
+            predicted,
             mapping: cv.mapping,
         },
     })
+}
+
+/// The programs of the cheapest tilings of a recognised convolution by the model, at most
+/// `limit`, the model's choice ([`compile`]'s) first. Tilings that differ only where the
+/// program does not are one candidate, the cheaper.
+pub fn ranked(cv: &Conv, machine: &Machine, limit: usize) -> Result<Vec<Compiled>, NpuError> {
+    let mut out: Vec<Compiled> = Vec::new();
+    for (_, tiles) in tiles::Tiles::ranked(cv, machine) {
+        if out.len() >= limit {
+            break;
+        }
+        let compiled = compile_with(cv.clone(), tiles, machine)?;
+        if out.iter().all(|o| o.program != compiled.program) {
+            out.push(compiled);
+        }
+    }
+    Ok(out)
 }
 
 /// How an activation tensor orders its four dimensions.
