@@ -133,7 +133,10 @@ fn bench(b: &NpuBench, machine: &Machine, file: &str) -> Result<Bench, CliError>
             label: c.label,
         });
     }
-    let points: Vec<(f64, f64)> = rows.iter().map(|r| (r.predicted, r.cycles as f64)).collect();
+    let points: Vec<(f64, f64)> = rows
+        .iter()
+        .map(|r| (r.predicted, r.cycles as f64))
+        .collect();
     Ok(Bench {
         kernel: kernel.name,
         ranking: Ranking::of(&points),

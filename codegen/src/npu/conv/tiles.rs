@@ -453,7 +453,10 @@ impl Tiles {
     /// The cheapest tiles for `cv` on `machine` by the model (of equal costs, the larger
     /// tiles), or `None` if nothing fits.
     pub fn choose(cv: &Conv, machine: &Machine) -> Option<Tiles> {
-        Tiles::ranked(cv, machine).into_iter().next().map(|(_, t)| t)
+        Tiles::ranked(cv, machine)
+            .into_iter()
+            .next()
+            .map(|(_, t)| t)
     }
 
     /// [`Tiles::options`] cheapest first by the model (of equal costs, the larger tiles
@@ -578,11 +581,14 @@ impl Tiles {
             return prologue().into_iter().collect();
         }
         // streamed: the first tile in 1, 2, 4, ... blocks of output channels (weights that
-        // come in blocks of output channels), the cheapest
+        // come in blocks of output channels), the cheapest; every block of the last slab of
+        // channels must hold some (the program has no empty block)
         let blocks = if transposed_weights(cv) { 1 } else { ks / 16 };
+        let last = cv.k - (cdiv(cv.k, ks) - 1) * ks;
         let kbs = (0..)
             .map(|e| 1 << e)
-            .take_while(|&kb| kb <= blocks.min(4) && ks % (kb * 16) == 0);
+            .take_while(|&kb| kb <= blocks.min(4) && ks % (kb * 16) == 0)
+            .filter(|&kb| (kb - 1) * (ks / kb) < last);
         // a smaller first tile (about one output row, or half a tile) starts sooner
         let firsts: Vec<i64> = match BandMode::of(cv, orient) {
             BandMode::Pixels => vec![mp],
