@@ -487,7 +487,12 @@ fn slab(cv: &Conv, f: &Figures, orient: Orientation, t: &Tiles, range: (i64, i64
     let step = |m: f64, n: f64| -> f64 {
         let cube = m / 16.0 * (kd / 16.0).ceil() * n / 16.0 + f.startup;
         let mte1 = match orient {
-            Orientation::PixelRows => (m + n) * kd * 2.0 / f.l1.0 + f.l1.1,
+            // two transfers (the window, the weights), the second's latency under the
+            // first's data
+            Orientation::PixelRows => {
+                let data = (m + n) * kd * 2.0 / f.l1.0;
+                data.max(f.l1.1 + data / 2.0)
+            }
             Orientation::ChannelRows => {
                 let runs = ((t.mp - 1) / cv.ow + 2) as f64 * kd / 16.0;
                 n * kd * 2.0 / f.l1.0 + runs * f.l1.1
