@@ -487,11 +487,11 @@ fn slab(cv: &Conv, f: &Figures, orient: Orientation, t: &Tiles, range: (i64, i64
     let step = |m: f64, n: f64| -> f64 {
         let cube = m / 16.0 * (kd / 16.0).ceil() * n / 16.0 + f.startup;
         let mte1 = match orient {
-            // two transfers (the window, the weights), the second's latency under the
-            // first's data
+            // two transfers (the window, the weights), each one's latency under the
+            // other's data as far as it goes
             Orientation::PixelRows => {
-                let data = (m + n) * kd * 2.0 / f.l1.0;
-                data.max(f.l1.1 + data / 2.0)
+                let (a, b) = (m * kd * 2.0 / f.l1.0, n * kd * 2.0 / f.l1.0);
+                a + b + (f.l1.1 - a).max(0.0) + (f.l1.1 - b).max(0.0)
             }
             Orientation::ChannelRows => {
                 let runs = ((t.mp - 1) / cv.ow + 2) as f64 * kd / 16.0;
