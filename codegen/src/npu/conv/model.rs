@@ -482,10 +482,17 @@ fn slab(cv: &Conv, f: &Figures, orient: Orientation, t: &Tiles, range: (i64, i64
         chunk_ready.iter_mut().for_each(|b| *b = end);
     }
     // the tiles
-    let steps = cdiv(cv.rs(), t.nrs) * cdiv(cv.c1(), t.kc1);
-    let kd = (cv.c1() * cv.rs() * 16) as f64 / steps as f64;
-    let step = |m: f64, n: f64| -> f64 {
-        let cube = m / 16.0 * (kd / 16.0).ceil() * n / 16.0 + f.startup;
+    // the sub-steps' depths in fractal columns: per channel block, groups of `nrs` window
+    // positions, the last maybe fewer; pointwise, groups of `kc1` channel blocks
+    let groups = |all: i64, per: i64| (0..cdiv(all, per)).map(move |j| per.min(all - j * per));
+    let depths: Vec<i64> = if t.kc1 > 1 || cv.rs() == 1 {
+        groups(cv.c1(), t.kc1).collect()
+    } else {
+        (0..cv.c1()).flat_map(|_| groups(cv.rs(), t.nrs)).collect()
+    };
+    let step = |m: f64, n: f64, depth: i64| -> f64 {
+        let kd = (depth * 16) as f64;
+        let cube = m / 16.0 * depth as f64 * n / 16.0 + f.startup;
         let mte1 = match orient {
             // two transfers (the window, the weights), each one's latency under the
             // other's data as far as it goes
@@ -500,6 +507,8 @@ fn slab(cv: &Conv, f: &Figures, orient: Orientation, t: &Tiles, range: (i64, i64
         };
         cube.max(mte1)
     };
+    // a tile of `m` rows by `n` output channels: its sub-steps one after the other
+    let tile = |m: f64, n: f64| -> f64 { depths.iter().map(|&d| step(m, n, d)).sum() };
     let mut cube_free = 0.0f64;
     let (mut drains, mut stores): (Vec<f64>, Vec<f64>) = (vec![], vec![]);
     for (g, &px) in pixels.iter().enumerate() {
@@ -522,12 +531,12 @@ fn slab(cv: &Conv, f: &Figures, orient: Orientation, t: &Tiles, range: (i64, i64
                 (ks / t.kblocks) as f64
             };
             let per_block =
-                steps as f64 * step(rows, kn) / if transposed_weights(cv) { blocks } else { 1.0 };
+                tile(rows, kn) / if transposed_weights(cv) { blocks } else { 1.0 };
             for &ready in &weights_ready {
                 at = at.max(ready) + per_block;
             }
         } else {
-            at += steps as f64 * step(rows, ks as f64);
+            at += tile(rows, ks as f64);
         }
         cube_free = at;
         // the drain into UB once the store two back has left its slot
