@@ -9,6 +9,7 @@ use super::format::Format;
 use super::input::{choose, defines, read_kernels};
 use super::ranking::Ranking;
 use crate::error::CliError;
+use codegen::npu::conv::Offer;
 use codegen::npu::{candidates, simulate, NpuError};
 use npu_sim::Machine;
 use poly::interp::{Memory, ParamValues};
@@ -30,6 +31,8 @@ pub struct NpuBench<'a> {
     pub candidates: usize,
     /// How the results are printed.
     pub format: Format,
+    /// Which of a convolution's options are candidates.
+    pub offer: Offer,
 }
 
 /// The pipes whose utilisation is printed, by the simulator's names, with their headings.
@@ -112,7 +115,8 @@ fn bench(b: &NpuBench, machine: &Machine, file: &str) -> Result<Bench, CliError>
     let params = ParamValues::resolve(&kernel, &defines(b.define), &BTreeMap::new())
         .map_err(|e| CliError::User(e.to_string()))?;
     let sizes: BTreeMap<String, i64> = params.iter().map(|(n, v)| (n.to_string(), v)).collect();
-    let found = candidates(&kernel, &sizes, machine, b.reorder, b.candidates).map_err(npu)?;
+    let found =
+        candidates(&kernel, &sizes, machine, b.reorder, b.candidates, b.offer).map_err(npu)?;
     let memory = Memory::random(&kernel, &params, 1).map_err(|e| CliError::User(e.to_string()))?;
     let mut rows = Vec::new();
     for c in found {

@@ -185,14 +185,15 @@ pub struct Candidate {
 /// Several ways of compiling `kernel`, cheapest first by the back end's model, at most
 /// `limit` of them; the first is what [`compile`] returns. For a matrix product, the
 /// schedules and sizes the model costed; for the vector path, groups of other sizes around
-/// the chosen one; for a convolution, its cheapest tilings ([`conv::ranked`]: one mapping,
-/// the orientation its output's layout needs).
+/// the chosen one; for a convolution, its cheapest tilings or their variants as `offer` says
+/// ([`conv::ranked`]: one mapping, the orientation its output's layout needs).
 pub fn candidates(
     kernel: &Kernel,
     params: &BTreeMap<String, i64>,
     machine: &Machine,
     reorder: bool,
     limit: usize,
+    offer: conv::Offer,
 ) -> Result<Vec<Candidate>, NpuError> {
     let chosen = compile(kernel, params, machine, reorder)?;
     let mut out = Vec::new();
@@ -222,7 +223,7 @@ pub fn candidates(
         Plan::Conv { .. } => {
             let cv = conv::recognise(kernel, params, machine)?
                 .ok_or_else(|| NpuError::Internal("the convolution is gone".into()))?;
-            for compiled in conv::ranked(&cv, machine, limit)? {
+            for compiled in conv::ranked(&cv, machine, limit, offer)? {
                 let Plan::Conv {
                     tiles, predicted, ..
                 } = &compiled.plan
