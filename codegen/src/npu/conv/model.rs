@@ -530,8 +530,7 @@ fn slab(cv: &Conv, f: &Figures, orient: Orientation, t: &Tiles, range: (i64, i64
             } else {
                 (ks / t.kblocks) as f64
             };
-            let per_block =
-                tile(rows, kn) / if transposed_weights(cv) { blocks } else { 1.0 };
+            let per_block = tile(rows, kn) / if transposed_weights(cv) { blocks } else { 1.0 };
             for &ready in &weights_ready {
                 at = at.max(ready) + per_block;
             }

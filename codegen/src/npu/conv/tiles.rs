@@ -659,7 +659,7 @@ impl Tiles {
 /// what earlier tiles of its slab needed (pointwise, a tile's: its pieces stay in its slot).
 pub fn max_chunk(cv: &Conv, orient: Orientation, t: &Tiles) -> i64 {
     let mode = BandMode::of(cv, orient);
-    let tiles = cdiv(t.ps, t.mp);
+    let tiles = t.count(t.ps);
     let group = match mode {
         BandMode::Rows => t.band_group,
         BandMode::Pixels => 1,
