@@ -20,10 +20,10 @@
 use super::bench_c;
 use super::compile::{self, CodegenArgs};
 use super::format::Format;
-use codegen::npu::conv::Offer;
 use super::input::{defines, is_c_file, lift_one, parse_define, CArgs};
 use super::schedule::ScheduleOptions;
 use crate::error::CliError;
+use codegen::npu::conv::Offer;
 use codegen::runner::{self, Comparison};
 use codegen::toolchain::{self, CCompiler, FloatMode, RunOutput};
 use poly::interp::ParamValues;
