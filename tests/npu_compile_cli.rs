@@ -142,3 +142,58 @@ fn bench_compares_the_back_ends_candidates_in_the_simulator() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--reorder-reductions"));
 }
+
+/// `polyc bench --target npu` on several convolutions: their tilings as candidates, the
+/// ranking per kernel and in total, as JSON and as CSV (a line per candidate).
+#[test]
+fn bench_ranks_convolution_tilings_over_several_files() {
+    let args = |format: &'static str| {
+        [
+            "bench",
+            "examples/conv2d.pk",
+            "examples/resnet50/conv5-expand.pk",
+            "--target",
+            "npu",
+            "--reorder-reductions",
+            "--candidates",
+            "3",
+            "--format",
+            format,
+        ]
+    };
+    let o = polyc(&args("json"));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    let kernels = json["kernels"].as_array().expect("kernels");
+    assert_eq!(kernels.len(), 2, "{stdout}");
+    let mut pairs = 0;
+    for k in kernels {
+        let n = k["candidates"].as_array().expect("candidates").len();
+        assert!((2..=3).contains(&n), "{stdout}");
+        assert!(k["candidates"][0]["label"]
+            .as_str()
+            .unwrap()
+            .contains("slabs"));
+        pairs += k["ranking"]["pairs"].as_u64().unwrap();
+    }
+    assert_eq!(json["total"]["pairs"].as_u64(), Some(pairs), "{stdout}");
+    let o = polyc(&args("csv"));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0));
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].starts_with("kernel,machine,candidate,predicted,simulated"));
+    assert!(lines[1].starts_with("conv2d,ascend-like,1,"), "{stdout}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("conv5_expand,")),
+        "{stdout}"
+    );
+    let o = polyc(&["bench", "examples/matmul.pk", "--format", "csv"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--target npu"));
+}

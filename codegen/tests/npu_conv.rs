@@ -5,8 +5,8 @@
 
 mod common;
 
-use codegen::npu::conv::{self, tiles::Tiles};
-use codegen::npu::{compile, Compiled, NpuError, Plan};
+use codegen::npu::conv::{self, tiles::Tiles, Offer};
+use codegen::npu::{candidates, compile, Compiled, NpuError, Plan};
 use codegen::runner::tolerance;
 use frontend::ir::{ElemType, Kernel};
 use frontend::SourceFile;
@@ -394,6 +394,88 @@ fn every_way_of_streaming_matches() {
     assert!(any(|k| k.band_hop) && any(|k| k.streamed && !k.band_hop));
     assert!(any(|k| k.weight_hop) && any(|k| k.streamed && !k.weight_hop));
     assert!(any(|k| k.ragged) && any(|k| !k.streamed && k.wide));
+}
+
+/// The back end's candidates for a convolution (`polyc bench --target npu`): the model's
+/// choice first, then the others cheapest first by the model, every program distinct, one
+/// per tiling unless every variant is asked for, each race-free and matching the
+/// interpreter.
+#[test]
+fn convolution_candidates_are_distinct_and_each_matches() {
+    let case = Case::new(
+        &conv(Layout::Nhwc, 1, 1),
+        &sizes((1, 20, 9, 7, 56), 3, 1, 1),
+    );
+    let m = Machine::load("ascend-like").unwrap();
+    let chosen = compile(&case.kernel, &case.sizes, &m, true).unwrap();
+    for offer in [Offer::Tilings, Offer::Variants] {
+        let found = candidates(&case.kernel, &case.sizes, &m, true, 4, offer).unwrap();
+        assert!(found.len() > 1, "{offer:?}: {} candidate(s)", found.len());
+        assert_eq!(found[0].compiled.program, chosen.program, "{offer:?}");
+        let tiles: Vec<Tiles> = (found.iter())
+            .map(|c| match c.compiled.plan {
+                Plan::Conv { tiles, .. } => tiles,
+                ref other => panic!("not a convolution: {other:?}"),
+            })
+            .collect();
+        for (i, c) in found.iter().enumerate() {
+            assert!(i == 0 || c.predicted >= found[i - 1].predicted, "{offer:?}");
+            for (d, t) in found[i + 1..].iter().zip(&tiles[i + 1..]) {
+                assert_ne!(c.compiled.program, d.compiled.program, "{offer:?}");
+                if offer == Offer::Tilings {
+                    let (a, b) = (tiles[i], *t);
+                    assert_ne!((a.ks, a.ps, a.mp), (b.ks, b.ps, b.mp));
+                }
+            }
+            let err = case.error(&c.compiled, &m);
+            assert!(err <= tolerance(ElemType::F32), "{}: {err:e}", c.label);
+        }
+    }
+}
+
+/// A slab of fewer output channels than the others (56 in slabs of 32) whose first tile
+/// goes through blocks of them, the last block short: the program matches.
+#[test]
+fn a_short_last_slab_of_channels_by_blocks_matches() {
+    let case = Case::new(
+        &conv(Layout::Nhwc, 1, 1),
+        &sizes((1, 20, 9, 7, 56), 3, 1, 1),
+    );
+    let m = Machine::load("ascend-like").unwrap();
+    let cv = conv::recognise(&case.kernel, &case.sizes, &m)
+        .unwrap()
+        .expect("a convolution");
+    let (_, t) = (Tiles::ranked(&cv, &m).into_iter())
+        .find(|(_, t)| t.ks == 32 && t.kblocks > 1)
+        .expect("slabs of 32 channels by blocks");
+    let err = case.error(&conv::compile_with(cv, t, &m).unwrap(), &m);
+    assert!(err <= tolerance(ElemType::F32), "{t:?}: {err:e}");
+}
+
+/// A slab with a smaller first tile whose pixels, counted in whole tiles, make fewer tiles
+/// than it has (15 pixels: 9 then 6, where 15 / 16 rounds up to one), its band in one chunk
+/// of UB pieces: every band row is streamed (the pieces once covered the first tile only,
+/// and the second tile read rows never written).
+#[test]
+fn a_slab_with_a_smaller_first_tile_streams_its_whole_band() {
+    let case = Case::new(
+        &conv(Layout::Hwio, 1, 1),
+        &sizes((1, 16, 10, 9, 256), 3, 1, 1),
+    );
+    let m = Machine::load("ascend-like").unwrap();
+    let cv = conv::recognise(&case.kernel, &case.sizes, &m)
+        .unwrap()
+        .expect("a convolution");
+    let (_, t) = (Tiles::ranked(&cv, &m).into_iter())
+        .find(|(_, t)| {
+            t.m0 < t.mp
+                && (t.ps + t.mp - 1) / t.mp < t.count(t.ps)
+                && t.band_group > 1
+                && t.band_piece > 0
+        })
+        .expect("such a tiling");
+    let err = case.error(&conv::compile_with(cv, t, &m).unwrap(), &m);
+    assert!(err <= tolerance(ElemType::F32), "{t:?}: {err:e}");
 }
 
 /// Kernels the back end refuses, each with its reason.

@@ -108,6 +108,15 @@ fn cells(rows: &[Measurement]) -> Vec<Vec<String>> {
 /// The measurements as comma-separated values (RFC 4180: a field holding a comma, a quote
 /// or a line break is quoted, its quotes doubled), a header line first.
 pub fn csv(rows: &[Measurement]) -> String {
+    let header: Vec<String> = HEADER.iter().map(|h| h.to_string()).collect();
+    std::iter::once(csv_line(&header))
+        .chain(cells(rows).iter().map(|r| csv_line(r)))
+        .collect()
+}
+
+/// One line of comma-separated values (RFC 4180: a field holding a comma, a quote or a
+/// line break is quoted, its quotes doubled), ended by a line break.
+pub fn csv_line(fields: &[String]) -> String {
     let field = |f: &str| {
         if f.contains([',', '"', '\n', '\r']) {
             format!("\"{}\"", f.replace('"', "\"\""))
@@ -115,14 +124,8 @@ pub fn csv(rows: &[Measurement]) -> String {
             f.to_owned()
         }
     };
-    let line = |r: &[String]| {
-        let fields: Vec<String> = r.iter().map(|f| field(f)).collect();
-        format!("{}\n", fields.join(","))
-    };
-    let header: Vec<String> = HEADER.iter().map(|h| h.to_string()).collect();
-    std::iter::once(line(&header))
-        .chain(cells(rows).iter().map(|r| line(r)))
-        .collect()
+    let fields: Vec<String> = fields.iter().map(|f| field(f)).collect();
+    format!("{}\n", fields.join(","))
 }
 
 /// The measurements as an aligned table.

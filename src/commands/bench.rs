@@ -19,9 +19,11 @@
 
 use super::bench_c;
 use super::compile::{self, CodegenArgs};
+use super::format::Format;
 use super::input::{defines, is_c_file, lift_one, parse_define, CArgs};
 use super::schedule::ScheduleOptions;
 use crate::error::CliError;
+use codegen::npu::conv::Offer;
 use codegen::runner::{self, Comparison};
 use codegen::toolchain::{self, CCompiler, FloatMode, RunOutput};
 use poly::interp::ParamValues;
@@ -84,6 +86,15 @@ pub struct BenchArgs {
     /// With `--target npu`: how many of the back end's candidate programs to simulate.
     #[arg(long, default_value_t = 6)]
     pub candidates: usize,
+    /// With `--target npu`: offer every variant of a convolution's cheapest tilings (how the
+    /// first tile, the band and the weights stream) as a candidate of its own, not only the
+    /// model's choice for each tiling.
+    #[arg(long)]
+    pub variants: bool,
+    /// With `--target npu`: how the candidates and the ranking figures are printed (CSV: a
+    /// line per candidate).
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: Format,
     #[command(flatten)]
     pub codegen: CodegenArgs,
 }
@@ -199,7 +210,18 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
             machine: &args.machine,
             reorder: args.reorder_reductions,
             candidates: args.candidates,
+            format: args.format,
+            offer: if args.variants {
+                Offer::Variants
+            } else {
+                Offer::Tilings
+            },
         });
+    }
+    if args.format != Format::Table {
+        return Err(CliError::User(
+            "`--format` applies to `--target npu` (the C benchmark prints its table)".into(),
+        ));
     }
     if let Some(c) = args.files.iter().find(|f| is_c_file(f)) {
         if args.schedule.is_some() {

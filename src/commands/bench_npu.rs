@@ -1,13 +1,20 @@
-//! `polyc bench FILE --target npu`: the kernel compiled for the simulated NPU in several
+//! `polyc bench FILE... --target npu`: each kernel compiled for the simulated NPU in several
 //! ways (the back end's candidates, its model's choice first), each simulated on random
 //! inputs in the strict semantics; cycles, the fraction of the program's roofline, GM
 //! traffic and each unit's utilisation side by side, with the model's prediction and how
-//! often the model orders two candidates as the simulator does.
+//! well the model ranks the candidates as the simulator does (`ranking`), per kernel and
+//! over all the kernels.
 
+use super::format::Format;
 use super::input::{choose, defines, read_kernels};
+use super::ranking::Ranking;
 use crate::error::CliError;
+use codegen::npu::conv::Offer;
 use codegen::npu::{candidates, simulate, NpuError};
+use npu_sim::Machine;
 use poly::interp::{Memory, ParamValues};
+use scheduler::compare::csv_line;
+use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
 /// What `bench --target npu` needs of `bench`'s arguments.
@@ -22,110 +29,222 @@ pub struct NpuBench<'a> {
     pub reorder: bool,
     /// How many candidates to simulate.
     pub candidates: usize,
+    /// How the results are printed.
+    pub format: Format,
+    /// Which of a convolution's options are candidates.
+    pub offer: Offer,
+}
+
+/// The pipes whose utilisation is printed, by the simulator's names, with their headings.
+const PIPES: [(&str, &str); 5] = [
+    ("M", "cube"),
+    ("V", "vec"),
+    ("MTE1", "mte1"),
+    ("MTE2", "mte2"),
+    ("MTE3", "mte3"),
+];
+
+/// One candidate program, simulated.
+struct Row {
+    predicted: f64,
+    cycles: u64,
+    /// The program's roofline over its cycles.
+    fraction: f64,
+    gm_bytes: u64,
+    /// Per pipe of [`PIPES`], its utilisation (0 to 1).
+    utilisation: [f64; 5],
+    label: String,
+}
+
+/// One kernel's candidates, simulated.
+struct Bench {
+    kernel: String,
+    rows: Vec<Row>,
+    ranking: Ranking,
 }
 
 /// Runs `polyc bench --target npu`.
 pub fn run(b: &NpuBench) -> Result<(), CliError> {
-    let machine = npu_sim::Machine::load(b.machine).map_err(|e| CliError::User(e.to_string()))?;
-    let npu = |e: NpuError| match e {
-        NpuError::Internal(_) => CliError::Internal(e.to_string()),
-        _ => CliError::User(e.to_string()),
-    };
+    let machine = Machine::load(b.machine).map_err(|e| CliError::User(e.to_string()))?;
+    let mut benches = Vec::new();
+    if b.format == Format::Csv {
+        print!("{}", csv_line(&CSV_HEADER.map(String::from)));
+    }
     for file in b.files {
-        let kernel = choose(
-            read_kernels(file, &Default::default())?,
-            |k| &k.name,
-            None,
-            file,
-        )?;
-        let params = ParamValues::resolve(&kernel, &defines(b.define), &BTreeMap::new())
-            .map_err(|e| CliError::User(e.to_string()))?;
-        let sizes: BTreeMap<String, i64> = params.iter().map(|(n, v)| (n.to_string(), v)).collect();
-        let found = candidates(&kernel, &sizes, &machine, b.reorder, b.candidates).map_err(npu)?;
-        let memory =
-            Memory::random(&kernel, &params, 1).map_err(|e| CliError::User(e.to_string()))?;
-        println!(
-            "{} on `{}` ({} cores): {} candidate(s), the model's choice first",
-            kernel.name,
-            machine.name,
-            machine.cores,
-            found.len()
-        );
-        println!(
-            "{:>3}  {:>10}  {:>10}  {:>8}  {:>9}  {:>5} {:>5} {:>5} {:>5} {:>5}  candidate",
-            "#",
-            "predicted",
-            "simulated",
-            "roofline",
-            "GM MiB",
-            "cube",
-            "vec",
-            "mte1",
-            "mte2",
-            "mte3"
-        );
-        let mut pairs = Vec::new();
-        for (k, c) in found.iter().enumerate() {
-            let run = simulate(&c.compiled, &kernel, &memory, &machine).map_err(npu)?;
-            let r = &run.report;
-            let util = |pipe: &str| {
-                (r.pipes.iter())
-                    .find(|p| p.pipe == pipe)
-                    .map_or(0.0, |p| 100.0 * p.utilisation)
-            };
-            println!(
-                "{:>3}  {:>10.0}  {:>10}  {:>7.1}%  {:>9.2}  {:>4.0}% {:>4.0}% {:>4.0}% {:>4.0}% {:>4.0}%  {}",
-                k + 1,
-                c.predicted,
-                r.cycles,
-                100.0 * r.fraction(),
-                r.gm_bytes as f64 / (1024.0 * 1024.0),
-                util("M"),
-                util("V"),
-                util("MTE1"),
-                util("MTE2"),
-                util("MTE3"),
-                c.label
-            );
-            pairs.push((c.predicted, r.cycles as f64));
+        let bench = bench(b, &machine, file)?;
+        match b.format {
+            Format::Table => print!("{}", table(&bench, &machine)),
+            Format::Csv => print!("{}", csv(&bench, &machine)),
+            Format::Json => {}
         }
-        let (agree, total) = ranking_agreement(&pairs);
-        if total > 0 {
-            println!(
-                "the model orders {agree} of {total} candidate pairs as the simulator does ({:.0}%)",
-                100.0 * agree as f64 / total as f64
-            );
+        benches.push(bench);
+    }
+    let mut total = Ranking::default();
+    benches.iter().for_each(|k| total.add(&k.ranking));
+    match b.format {
+        Format::Table if benches.len() > 1 => println!(
+            "over the {} kernels (pairs within each kernel): {}",
+            benches.len(),
+            total.describe()
+        ),
+        Format::Json => {
+            let all = json!({
+                "machine": machine.name,
+                "kernels": benches.iter().map(bench_json).collect::<Vec<_>>(),
+                "total": total.json(),
+            });
+            println!("{all:#}");
         }
+        _ => {}
     }
     Ok(())
 }
 
-/// Of the pairs of (predicted, simulated) whose simulated cycles differ, how many the
-/// prediction orders the same way, and how many there are.
-pub fn ranking_agreement(points: &[(f64, f64)]) -> (usize, usize) {
-    let (mut agree, mut total) = (0, 0);
-    for (i, a) in points.iter().enumerate() {
-        for b in &points[i + 1..] {
-            if a.1 == b.1 {
-                continue;
-            }
-            total += 1;
-            if (a.0 < b.0) == (a.1 < b.1) && a.0 != b.0 {
-                agree += 1;
-            }
-        }
+/// The candidates of the kernel in `file`, simulated.
+fn bench(b: &NpuBench, machine: &Machine, file: &str) -> Result<Bench, CliError> {
+    let npu = |e: NpuError| match e {
+        NpuError::Internal(_) => CliError::Internal(e.to_string()),
+        _ => CliError::User(format!("{file}: {e}")),
+    };
+    let kernel = choose(
+        read_kernels(file, &Default::default())?,
+        |k| &k.name,
+        None,
+        file,
+    )?;
+    let params = ParamValues::resolve(&kernel, &defines(b.define), &BTreeMap::new())
+        .map_err(|e| CliError::User(e.to_string()))?;
+    let sizes: BTreeMap<String, i64> = params.iter().map(|(n, v)| (n.to_string(), v)).collect();
+    let found =
+        candidates(&kernel, &sizes, machine, b.reorder, b.candidates, b.offer).map_err(npu)?;
+    let memory = Memory::random(&kernel, &params, 1).map_err(|e| CliError::User(e.to_string()))?;
+    let mut rows = Vec::new();
+    for c in found {
+        let r = simulate(&c.compiled, &kernel, &memory, machine)
+            .map_err(npu)?
+            .report;
+        let util = |pipe: &str| {
+            (r.pipes.iter())
+                .find(|p| p.pipe == pipe)
+                .map_or(0.0, |p| p.utilisation)
+        };
+        rows.push(Row {
+            predicted: c.predicted,
+            cycles: r.cycles,
+            fraction: r.fraction(),
+            gm_bytes: r.gm_bytes,
+            utilisation: PIPES.map(|(pipe, _)| util(pipe)),
+            label: c.label,
+        });
     }
-    (agree, total)
+    let points: Vec<(f64, f64)> = rows
+        .iter()
+        .map(|r| (r.predicted, r.cycles as f64))
+        .collect();
+    Ok(Bench {
+        kernel: kernel.name,
+        ranking: Ranking::of(&points),
+        rows,
+    })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pairs_are_counted_when_the_simulator_tells_them_apart() {
-        // (1, 10) < (2, 20) agree; (3, 15) is between them in simulation, last in prediction
-        let points = [(1.0, 10.0), (2.0, 20.0), (3.0, 15.0), (4.0, 15.0)];
-        assert_eq!(ranking_agreement(&points), (3, 5));
+/// A kernel's candidates as an aligned table, then its ranking figures.
+fn table(k: &Bench, machine: &Machine) -> String {
+    let mut out = format!(
+        "{} on `{}` ({} cores): {} candidate(s), the model's choice first\n",
+        k.kernel,
+        machine.name,
+        machine.cores,
+        k.rows.len()
+    );
+    let pipes: Vec<String> = PIPES.iter().map(|(_, h)| format!("{h:>5}")).collect();
+    out += &format!(
+        "{:>3}  {:>10}  {:>10}  {:>8}  {:>9}  {}  candidate\n",
+        "#",
+        "predicted",
+        "simulated",
+        "roofline",
+        "GM MiB",
+        pipes.join(" ")
+    );
+    for (i, r) in k.rows.iter().enumerate() {
+        let util: Vec<String> = (r.utilisation.iter())
+            .map(|u| format!("{:>4.0}%", 100.0 * u))
+            .collect();
+        out += &format!(
+            "{:>3}  {:>10.0}  {:>10}  {:>7.1}%  {:>9.2}  {}  {}\n",
+            i + 1,
+            r.predicted,
+            r.cycles,
+            100.0 * r.fraction,
+            r.gm_bytes as f64 / (1024.0 * 1024.0),
+            util.join(" "),
+            r.label
+        );
     }
+    if k.rows.len() > 1 {
+        out += &format!("{}\n", k.ranking.describe());
+    }
+    out
+}
+
+/// The columns of the CSV form: a line per candidate.
+const CSV_HEADER: [&str; 13] = [
+    "kernel",
+    "machine",
+    "candidate",
+    "predicted",
+    "simulated",
+    "roofline_fraction",
+    "gm_bytes",
+    "cube",
+    "vec",
+    "mte1",
+    "mte2",
+    "mte3",
+    "label",
+];
+
+/// A kernel's candidates as CSV lines (no header).
+fn csv(k: &Bench, machine: &Machine) -> String {
+    (k.rows.iter().enumerate())
+        .map(|(i, r)| {
+            let mut fields = vec![
+                k.kernel.clone(),
+                machine.name.clone(),
+                (i + 1).to_string(),
+                format!("{:.0}", r.predicted),
+                r.cycles.to_string(),
+                format!("{:.4}", r.fraction),
+                r.gm_bytes.to_string(),
+            ];
+            fields.extend(r.utilisation.iter().map(|u| format!("{u:.4}")));
+            fields.push(r.label.clone());
+            csv_line(&fields)
+        })
+        .collect()
+}
+
+/// A kernel's candidates and ranking figures as JSON.
+fn bench_json(k: &Bench) -> Value {
+    let rows: Vec<Value> = (k.rows.iter())
+        .map(|r| {
+            let util: serde_json::Map<String, Value> = (PIPES.iter().zip(&r.utilisation))
+                .map(|((_, h), u)| (h.to_string(), json!(u)))
+                .collect();
+            json!({
+                "label": r.label,
+                "predicted": r.predicted,
+                "simulated": r.cycles,
+                "roofline_fraction": r.fraction,
+                "gm_bytes": r.gm_bytes,
+                "utilisation": util,
+            })
+        })
+        .collect();
+    json!({
+        "kernel": k.kernel,
+        "candidates": rows,
+        "ranking": k.ranking.json(),
+    })
 }

@@ -1,5 +1,6 @@
 //! `polyc compare`: several schedulers on several kernels, side by side.
 
+use super::format::Format;
 use super::input::lift_file;
 use super::schedule::{find_scheduler, transform_options, ScheduleOptions};
 use crate::error::CliError;
@@ -31,18 +32,6 @@ pub struct CompareArgs {
     pub repeat: NonZeroU32,
     #[command(flatten)]
     pub options: ScheduleOptions,
-}
-
-/// An output format of `polyc compare`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// An aligned table, a row per kernel and scheduler.
-    Table,
-    /// The table's columns as comma-separated values, with a header line.
-    Csv,
-    /// An array of objects, one per kernel and scheduler, with every band's shape and every
-    /// run's time.
-    Json,
 }
 
 /// Runs `polyc compare`: one row per kernel and scheduler.

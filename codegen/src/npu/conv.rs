@@ -59,14 +59,53 @@ pub fn compile_with(
     machine: &Machine,
 ) -> Result<Compiled, NpuError> {
     let program = emit::program(&cv, &tiles, machine)?;
+    let predicted = model::cycles(&cv, machine, geometry::Orientation::of(&cv), &tiles);
     Ok(Compiled {
         program,
         plan: Plan::Conv {
             summary: cv.summary(),
             tiles,
+            predicted,
             mapping: cv.mapping,
         },
     })
+}
+
+/// Which of a convolution's options [`ranked`] offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Offer {
+    /// One program per tiling (a slab's output channels and pixels, a tile's pixels): the
+    /// model's cheapest way of streaming it.
+    Tilings,
+    /// Every program: the ways of streaming a tiling (the first tile's blocks of output
+    /// channels and size, band chunks, UB pieces) apart.
+    Variants,
+}
+
+/// The programs of the cheapest options of a recognised convolution by the model, at most
+/// `limit`, the model's choice ([`compile`]'s) first: per tiling or every variant (`offer`).
+/// Options that differ only where the program does not are one candidate, the cheaper.
+pub fn ranked(
+    cv: &Conv,
+    machine: &Machine,
+    limit: usize,
+    offer: Offer,
+) -> Result<Vec<Compiled>, NpuError> {
+    let mut out: Vec<Compiled> = Vec::new();
+    let mut tilings = std::collections::HashSet::new();
+    for (_, tiles) in tiles::Tiles::ranked(cv, machine) {
+        if out.len() >= limit {
+            break;
+        }
+        if offer == Offer::Tilings && !tilings.insert((tiles.ks, tiles.ps, tiles.mp)) {
+            continue;
+        }
+        let compiled = compile_with(cv.clone(), tiles, machine)?;
+        if out.iter().all(|o| o.program != compiled.program) {
+            out.push(compiled);
+        }
+    }
+    Ok(out)
 }
 
 /// How an activation tensor orders its four dimensions.

@@ -56,6 +56,8 @@ pub enum Plan {
         summary: String,
         /// The tile sizes chosen.
         tiles: conv::tiles::Tiles,
+        /// The model's cycles for the busiest core (`conv::model`).
+        predicted: f64,
         /// The proved mapping it follows, in the mapping text format.
         mapping: String,
     },
@@ -84,6 +86,7 @@ impl Plan {
             Plan::Conv {
                 summary,
                 tiles: t,
+                predicted,
                 mapping,
             } => {
                 let mut lines = vec![
@@ -97,6 +100,7 @@ impl Plan {
                     } else {
                         "A prologue brings a slab's input rows and weights into L1 (converted through the cube where their layout needs it).".to_string()
                     },
+                    format!("The cost model predicts {predicted:.0} cycles."),
                     "The matrix unit's mapping, proved (the program may run a call transposed and sums each call's reduction in load3d's order, channel blocks then window positions):".to_string(),
                 ];
                 lines.extend(mapping.lines().map(|l| format!("  {l}")));
@@ -181,13 +185,15 @@ pub struct Candidate {
 /// Several ways of compiling `kernel`, cheapest first by the back end's model, at most
 /// `limit` of them; the first is what [`compile`] returns. For a matrix product, the
 /// schedules and sizes the model costed; for the vector path, groups of other sizes around
-/// the chosen one; for a convolution, the chosen program only.
+/// the chosen one; for a convolution, its cheapest tilings or their variants as `offer` says
+/// ([`conv::ranked`]: one mapping, the orientation its output's layout needs).
 pub fn candidates(
     kernel: &Kernel,
     params: &BTreeMap<String, i64>,
     machine: &Machine,
     reorder: bool,
     limit: usize,
+    offer: conv::Offer,
 ) -> Result<Vec<Candidate>, NpuError> {
     let chosen = compile(kernel, params, machine, reorder)?;
     let mut out = Vec::new();
@@ -213,8 +219,24 @@ pub fn candidates(
                 });
             }
         }
-        // one program: the convolution's other tiles are not yet offered
-        Plan::Conv { .. } => {}
+        Plan::Conv { .. } => {
+            let cv = conv::recognise(kernel, params, machine)?
+                .ok_or_else(|| NpuError::Internal("the convolution is gone".into()))?;
+            for compiled in conv::ranked(&cv, machine, limit, offer)? {
+                let Plan::Conv {
+                    tiles, predicted, ..
+                } = &compiled.plan
+                else {
+                    return Err(NpuError::Internal("a convolution's plan changed".into()));
+                };
+                let (label, predicted) = (tiles.describe(), *predicted);
+                out.push(Candidate {
+                    label,
+                    predicted,
+                    compiled,
+                });
+            }
+        }
         Plan::Vector(plan) => {
             let g = plan.granule;
             let mut sizes = vec![plan.group_rows];

@@ -31,7 +31,7 @@ use npu_sim::program::{
 const LANES: i64 = 128;
 /// Rows per vector instruction when spreading channels: at most 255 repeats, and a
 /// multiple of 16 so that every instruction's source starts on a 32-byte block.
-const SPREAD_ROWS: i64 = 240;
+pub const SPREAD_ROWS: i64 = 240;
 
 /// The vector unit's spread output to MTE3, shared by both streams in program order.
 const SPREAD: Ring = Ring {

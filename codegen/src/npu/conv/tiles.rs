@@ -25,7 +25,7 @@ use npu_sim::Machine;
 const BLOCK: i64 = npu_sim::hazards::BLOCK as i64;
 
 /// The decisions for one convolution.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Tiles {
     /// Output pixels of a tile (a multiple of 16).
     pub mp: i64,
@@ -454,10 +454,47 @@ impl Tiles {
     /// The cheapest tiles for `cv` on `machine` by the model (of equal costs, the larger
     /// tiles), or `None` if nothing fits.
     pub fn choose(cv: &Conv, machine: &Machine) -> Option<Tiles> {
-        Tiles::options(cv, machine)
+        Tiles::ranked(cv, machine)
             .into_iter()
-            .min_by(|(a, x), (b, y)| a.total_cmp(b).then((y.mp * y.ks).cmp(&(x.mp * x.ks))))
+            .next()
             .map(|(_, t)| t)
+    }
+
+    /// [`Tiles::options`] cheapest first by the model (of equal costs, the larger tiles
+    /// first), each tiling once: the first is [`Tiles::choose`]'s.
+    pub fn ranked(cv: &Conv, machine: &Machine) -> Vec<(f64, Tiles)> {
+        let mut options = Tiles::options(cv, machine);
+        options.sort_by(|(a, x), (b, y)| a.total_cmp(b).then((y.mp * y.ks).cmp(&(x.mp * x.ks))));
+        let mut seen = std::collections::HashSet::new();
+        options.retain(|(_, t)| seen.insert(*t));
+        options
+    }
+
+    /// The tiling in one line: the slab and tile sizes, the sub-step, and how the slab's
+    /// operands reach L1.
+    pub fn describe(&self) -> String {
+        let sizes = format!(
+            "slabs {} ch x {} px, tiles of {} px, sub-steps {} pos x {} blk",
+            self.ks, self.ps, self.mp, self.nrs, self.kc1
+        );
+        if !self.streamed {
+            return format!("{sizes}, prologue");
+        }
+        let via = |piece: i64, unit: &str| {
+            if piece > 0 {
+                format!("UB pieces of {piece} {unit}")
+            } else {
+                "GM -> L1".to_string()
+            }
+        };
+        format!(
+            "{sizes}, first tile {} px in {} block(s), band chunks of {} tile(s) ({}), weights ({})",
+            self.m0,
+            self.kblocks,
+            self.band_group,
+            via(self.band_piece, "px"),
+            via(self.weight_piece, "rows")
+        )
     }
 
     /// Every tiling of `cv` whose buffers fit `machine`, with the model's cycles: tiles of
@@ -545,11 +582,14 @@ impl Tiles {
             return prologue().into_iter().collect();
         }
         // streamed: the first tile in 1, 2, 4, ... blocks of output channels (weights that
-        // come in blocks of output channels), the cheapest
+        // come in blocks of output channels), the cheapest; every block of the last slab of
+        // channels must hold some (the program has no empty block)
         let blocks = if transposed_weights(cv) { 1 } else { ks / 16 };
+        let last = cv.k - (cdiv(cv.k, ks) - 1) * ks;
         let kbs = (0..)
             .map(|e| 1 << e)
-            .take_while(|&kb| kb <= blocks.min(4) && ks % (kb * 16) == 0);
+            .take_while(|&kb| kb <= blocks.min(4) && ks % (kb * 16) == 0)
+            .filter(|&kb| (kb - 1) * (ks / kb) < last);
         // a smaller first tile (about one output row, or half a tile) starts sooner
         let firsts: Vec<i64> = match BandMode::of(cv, orient) {
             BandMode::Pixels => vec![mp],
