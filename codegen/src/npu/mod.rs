@@ -5,9 +5,11 @@
 //! What it compiles today: matrix products, batched or not, with an element-wise epilogue
 //! (a conversion, ReLU) fused into the copy out of L0C (`recognise`, `epilogue`), as tiled,
 //! multi-core programs in the strict synchronisation semantics (`matmul`); element-wise,
-//! broadcast and row-reduction kernels on the vector unit (`vector`). Everything else is
-//! refused with the reason. See `docs/npu-backend.md`.
+//! broadcast and row-reduction kernels on the vector unit (`vector`); 2-D convolutions
+//! (`conv`); the attention block fused on chip (`attention`). Everything else is refused
+//! with the reason. See `docs/npu-backend.md`.
 
+pub mod attention;
 pub mod conv;
 pub mod epilogue;
 pub mod matmul;
@@ -58,6 +60,8 @@ pub enum Plan {
         /// The proved mapping it follows, in the mapping text format.
         mapping: String,
     },
+    /// An attention block, its scores and probabilities kept on chip.
+    Attention(attention::Plan),
 }
 
 impl Plan {
@@ -80,6 +84,7 @@ impl Plan {
                 lines
             }
             Plan::Vector(plan) => plan.describe(),
+            Plan::Attention(plan) => plan.describe(),
             Plan::Conv {
                 summary,
                 tiles: t,
@@ -128,6 +133,12 @@ pub fn compile(
             return Err(NpuError::ReorderNotAllowed);
         }
         return conv::compile(cv, machine);
+    }
+    if let Some((program, plan)) = attention::compile(kernel, params, machine, reorder)? {
+        return Ok(Compiled {
+            program,
+            plan: Plan::Attention(plan),
+        });
     }
     let mm = match recognise::matmul(kernel, params, &target) {
         Ok(mm) => mm,
@@ -214,8 +225,9 @@ pub fn candidates(
                 });
             }
         }
-        // one program: the convolution's other tiles are not yet offered
-        Plan::Conv { .. } => {}
+        // one program: the convolution's other tiles and the attention's other sizes are not
+        // yet offered
+        Plan::Conv { .. } | Plan::Attention(_) => {}
         Plan::Vector(plan) => {
             let g = plan.granule;
             let mut sizes = vec![plan.group_rows];

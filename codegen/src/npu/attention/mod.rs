@@ -1,0 +1,165 @@
+//! The attention block (`S = Q K^T`, a row softmax of `S`, `O = P V`) as one fused NPU
+//! program whose scores and probabilities never leave the chip: the cube computes a block
+//! of score rows into L0C, the vector unit drains them to UB and computes the softmax there
+//! (the vector path's recognition, lowering and emission), the probabilities go back to the
+//! cube through L1 and multiply the values.
+//!
+//! - `recognise`: the two products (proved by the mapping layer) and the statements between
+//!   them (the vector path's kernel);
+//! - `tiles`: query rows per block and keys per cube step, from an analytic model;
+//! - `program`: the multi-core, double-buffered program with its flags.
+//!
+//! See `docs/npu-backend.md`, "Attention".
+
+pub mod program;
+pub mod recognise;
+pub mod tiles;
+
+use crate::npu::vector::{self, alloc, group, program::Context};
+use crate::npu::NpuError;
+use frontend::ir::Kernel;
+use npu_sim::machine::Mem;
+use npu_sim::program::Tier;
+use npu_sim::Machine;
+use scheduler::target::Target;
+use std::collections::BTreeMap;
+
+/// What the attention program is, with the decisions taken for it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// The sizes chosen.
+    pub tiles: tiles::Tiles,
+    /// Heads.
+    pub heads: i64,
+    /// Query rows, keys, depth of queries and keys, depth of values (per head).
+    pub sizes: (i64, i64, i64, i64),
+    /// The model's figures.
+    pub choice: tiles::Choice,
+    /// UB capacity.
+    pub ub_capacity: u64,
+    /// The proved mappings of the two products, in the mapping text format.
+    pub mappings: [String; 2],
+}
+
+impl Plan {
+    /// The program's header lines.
+    pub fn describe(&self) -> Vec<String> {
+        let (m, n, d, dv) = self.sizes;
+        let ch = &self.choice;
+        let (v, cube, mte1) = ch.per_block;
+        let mut lines = vec![
+            format!(
+                "Attention: {} head(s) of {m} queries by {n} keys (depth {d}, values {dv}), in blocks of {} query rows dealt to the cores ({} on the busiest core), {} keys per cube step.",
+                self.heads, self.tiles.rows, ch.blocks, self.tiles.keys
+            ),
+            "Per block: S = Q K^T on the cube into L0C, drained to UB; the softmax on the vector unit in UB; P to L1 (UB -> L1, ND -> NZ) and O = P V on the cube; O to GM. S and P never go to GM.".into(),
+            format!(
+                "UB: {} of {} bytes. Model per block: {v:.0} vector, {cube:.0} cube, {mte1:.0} MTE1 cycles; {:.0} cycles on the busiest core.",
+                ch.ub_bytes, self.ub_capacity, ch.cycles
+            ),
+            "The cube and the vector unit sum in their own orders (allowed by --reorder-reductions). The products' mappings, proved:".into(),
+        ];
+        for m in &self.mappings {
+            lines.extend(m.lines().map(|l| format!("  {l}")));
+        }
+        lines
+    }
+}
+
+/// Compiles `kernel` as an attention block at the sizes `params` for `machine`; `Ok(None)`
+/// when it does not have an attention block's shape.
+pub fn compile(
+    kernel: &Kernel,
+    params: &BTreeMap<String, i64>,
+    machine: &Machine,
+    reorder: bool,
+) -> Result<Option<(npu_sim::Program, Plan)>, NpuError> {
+    let target = Target::of_npu(machine);
+    let Some(att) = recognise::attention(kernel, params, &target)? else {
+        return Ok(None);
+    };
+    if !reorder {
+        return Err(NpuError::ReorderNotAllowed);
+    }
+    let unsupported = |why: String| Err(NpuError::Unsupported(format!("attention block: {why}")));
+    let (m, n, d, dv) = (att.m(), att.n(), att.d(), att.dv());
+    if [m, n, d, dv].iter().any(|e| e % tiles::F != 0) {
+        return unsupported(format!(
+            "{m} queries, {n} keys, depths {d} and {dv}: the attention program needs multiples of 16 (the cube's fractals)"
+        ));
+    }
+    if machine.flag_ids < program::FLAG_IDS {
+        return unsupported(format!(
+            "it uses {} flag ids per pipe pair; `{}` has {}",
+            program::FLAG_IDS,
+            machine.name,
+            machine.flag_ids
+        ));
+    }
+    let paths = [
+        (Mem::Gm, Mem::L1),
+        (Mem::L1, Mem::L0a),
+        (Mem::L1, Mem::L0b),
+        (Mem::L0c, Mem::Ub),
+        (Mem::Ub, Mem::L1),
+        (Mem::Ub, Mem::Gm),
+    ];
+    if let Some((from, to)) = (paths.into_iter()).find(|&(f, t)| machine.path(f, t).is_none()) {
+        return unsupported(format!(
+            "`{}` has no data path {from} -> {to}",
+            machine.name
+        ));
+    }
+    let Some(ub) = machine.tier(Tier::Ub) else {
+        return unsupported(format!("`{}` has no UB", machine.name));
+    };
+    let frame = vector::frame(&att.vk, &att.softmax, machine, ub.align);
+    let group = group::build(&att.vk, &att.softmax, frame)?;
+    let temps = alloc::temps(&group.graph, &group.live, &|v| {
+        group.graph.nodes[v].home.is_some()
+    });
+    let ctx = Context {
+        kernel: &att.softmax,
+        params,
+        vk: &att.vk,
+        group: &group,
+        temps: &temps,
+        machine,
+        slots: 1,
+    };
+    let model = tiles::Model {
+        att: &att,
+        machine,
+        vector: &|r| ctx.vector_cycles(r),
+        ub: &|r| ctx.ub_bytes(r),
+    };
+    let Some(choice) = model.choose() else {
+        let least = tiles::Tiles {
+            rows: tiles::F,
+            keys: tiles::F,
+        };
+        let b = least.bytes(&att);
+        return unsupported(format!(
+            "no block of query rows fits `{}`: 16 rows need {} bytes of L1, {} of L0C (two blocks of scores and of outputs) and {} of UB (the scores, the softmax's temporaries and the probabilities), against {}, {} and {}; the score rows of a block must stay on chip",
+            machine.name,
+            b.l1,
+            b.l0c,
+            ctx.ub_bytes(tiles::F) + b.ub,
+            machine.tier(Tier::L1).map_or(0, |t| t.capacity),
+            machine.tier(Tier::L0c).map_or(0, |t| t.capacity),
+            ub.capacity
+        ));
+    };
+    let program = program::program(&att, choice.tiles, &ctx, machine.cores as i64)?;
+    Ok(Some((
+        program,
+        Plan {
+            tiles: choice.tiles,
+            heads: att.heads,
+            sizes: (m, n, d, dv),
+            choice,
+            ub_capacity: ub.capacity,
+            mappings: [att.scores.mapping.clone(), att.output.mapping.clone()],
+        },
+    )))
+}

@@ -1,0 +1,165 @@
+//! The attention program's sizes, chosen analytically, not by simulation: query rows per
+//! block (`rows`) and keys per cube step (`keys`).
+//!
+//! Every pair of multiples of 16 (rows dividing the queries, at most the vector unit's
+//! repeats; keys dividing the keys) whose buffers fit the tiers with their double buffering
+//! ([`Tiles::bytes`]) is costed: the busiest core's blocks times the largest of what a block
+//! takes on the vector unit (the softmax as the vector path emits it, and the two drains out
+//! of L0C), on the cube (its `mmad`s with their start-ups) and on MTE1 (the operands staged
+//! into L0A and L0B, the keys and values again for every block), plus the first head's keys
+//! and values through GM. The cheapest wins, the larger on a tie.
+
+use super::recognise::Attention;
+use npu_sim::machine::Mem;
+use npu_sim::program::Tier;
+use npu_sim::Machine;
+
+/// Rows and columns of a fractal.
+pub const F: i64 = 16;
+
+/// The sizes of the attention program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tiles {
+    /// Query rows per block (a multiple of 16 dividing the queries).
+    pub rows: i64,
+    /// Keys per cube step (a multiple of 16 dividing the keys): columns of the scores per
+    /// `mmad` of the first product, depth of the second's.
+    pub keys: i64,
+}
+
+/// The bytes each tier needs for the sizes (UB apart from the softmax's own buffers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bytes {
+    /// Keys and values of two heads, two query blocks and two probability blocks.
+    pub l1: u64,
+    /// Two step slots of the left operand.
+    pub l0a: u64,
+    /// Two step slots of the right operand.
+    pub l0b: u64,
+    /// Two score blocks and two output blocks (f32).
+    pub l0c: u64,
+    /// The output block's drain (f32).
+    pub ub: u64,
+}
+
+impl Tiles {
+    /// What the buffers of these sizes take in each tier.
+    pub fn bytes(&self, att: &Attention) -> Bytes {
+        let (m, n, d, dv) = (self.rows, att.n(), att.d(), att.dv());
+        let t = self.keys;
+        let b = |e: i64, size: i64| (e * size) as u64;
+        Bytes {
+            l1: b(2 * (n * d + n * dv) + 2 * m * d + 2 * m * n, 2),
+            l0a: b(2 * m * d.max(t), 2),
+            l0b: b(2 * t * d.max(dv), 2),
+            l0c: b(2 * m * n + 2 * m * dv, 4),
+            ub: b(m * dv, 4),
+        }
+    }
+}
+
+/// What the choice needs beyond the kernel and the machine.
+pub struct Model<'a> {
+    /// The block.
+    pub att: &'a Attention,
+    /// The machine.
+    pub machine: &'a Machine,
+    /// The softmax's vector cycles for a block of `rows` rows.
+    pub vector: &'a dyn Fn(i64) -> f64,
+    /// The softmax's UB bytes for a block of `rows` rows.
+    pub ub: &'a dyn Fn(i64) -> u64,
+}
+
+/// The sizes chosen with the model's figures.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Choice {
+    /// The sizes.
+    pub tiles: Tiles,
+    /// Blocks on the busiest core.
+    pub blocks: i64,
+    /// The model's cycles for the busiest core.
+    pub cycles: f64,
+    /// Its vector, cube and MTE1 cycles per block.
+    pub per_block: (f64, f64, f64),
+    /// UB bytes used.
+    pub ub_bytes: u64,
+}
+
+impl Model<'_> {
+    /// Whether the sizes' buffers fit every tier (UB with the softmax's).
+    pub fn fits(&self, t: Tiles) -> Option<u64> {
+        let bytes = t.bytes(self.att);
+        let ub = (self.ub)(t.rows).next_multiple_of(32) + bytes.ub;
+        let fits = [
+            (Tier::L1, bytes.l1),
+            (Tier::L0a, bytes.l0a),
+            (Tier::L0b, bytes.l0b),
+            (Tier::L0c, bytes.l0c),
+            (Tier::Ub, ub),
+        ]
+        .into_iter()
+        .all(|(tier, need)| self.machine.tier(tier).is_some_and(|c| need <= c.capacity));
+        fits.then_some(ub)
+    }
+
+    /// The model's figures for sizes `t`, if they fit.
+    pub fn cost(&self, t: Tiles) -> Option<Choice> {
+        let ub_bytes = self.fits(t)?;
+        let att = self.att;
+        let (r, k) = (t.rows as f64, t.keys as f64);
+        let (n, d, dv) = (att.n() as f64, att.d() as f64, att.dv() as f64);
+        let m = self.machine;
+        let path = |from, to| {
+            m.path(from, to).map_or((1.0, 0.0), |p| {
+                (m.paths[p].bytes_per_cycle, m.paths[p].latency)
+            })
+        };
+        let (drain_bw, drain_lat) = path(Mem::L0c, Mem::Ub);
+        let (mte1_bw, _) = path(Mem::L1, Mem::L0a);
+        let steps = n / k;
+        let f = F as f64;
+        let vector = (self.vector)(t.rows) + 2.0 * drain_lat + (r * n + r * dv) * 4.0 / drain_bw;
+        let cube = 2.0 * steps * m.cube.startup
+            + (r / f) * (d / f) * (k / f) * steps
+            + (r / f) * (k / f) * (dv / f) * steps;
+        let mte1 = (steps * (r * d + k * d) + r * n + n * dv) * 2.0 / mte1_bw;
+        let blocks_all = att.heads * att.m() / t.rows;
+        let cores = m.cores as i64;
+        let blocks = (blocks_all + cores - 1) / cores;
+        let (gm_bw, gm_lat) = path(Mem::Gm, Mem::L1);
+        // the first head's keys (one burst) and values (a burst per row, whole segments)
+        let seg = m.gm.segment as f64;
+        let first = gm_lat + n * d * 2.0 / gm_bw + n * (dv * 2.0 / seg).ceil() * seg / gm_bw;
+        let cycles = blocks as f64 * vector.max(cube).max(mte1) + first;
+        Some(Choice {
+            tiles: t,
+            blocks,
+            cycles,
+            per_block: (vector, cube, mte1),
+            ub_bytes,
+        })
+    }
+
+    /// The cheapest sizes that fit, if any.
+    pub fn choose(&self) -> Option<Choice> {
+        let att = self.att;
+        let max_rows = att.m().min(self.machine.vector.max_repeat as i64);
+        let mut best: Option<Choice> = None;
+        for rows in (F..=max_rows)
+            .step_by(F as usize)
+            .filter(|r| att.m() % r == 0)
+        {
+            for keys in (F..=att.n())
+                .step_by(F as usize)
+                .filter(|k| att.n() % k == 0)
+            {
+                if let Some(c) = self.cost(Tiles { rows, keys }) {
+                    if best.is_none_or(|b| c.cycles <= b.cycles) {
+                        best = Some(c);
+                    }
+                }
+            }
+        }
+        best
+    }
+}
