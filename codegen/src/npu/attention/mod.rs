@@ -54,6 +54,10 @@ impl Plan {
             ),
             "Per block: S = Q K^T on the cube into L0C, drained to UB; the softmax on the vector unit in UB; P to L1 (UB -> L1, ND -> NZ) and O = P V on the cube; O to GM. S and P never go to GM.".into(),
             format!(
+                "Per head on a core: K GM -> L1 as it is; V GM -> UB -> L1 (ND -> NZ) in stages of {} rows.",
+                self.tiles.stage
+            ),
+            format!(
                 "UB: {} of {} bytes. Model per block: {v:.0} vector, {cube:.0} cube, {mte1:.0} MTE1 cycles; {:.0} cycles on the busiest core.",
                 ch.ub_bytes, self.ub_capacity, ch.cycles
             ),
@@ -137,10 +141,11 @@ pub fn compile(
         let least = tiles::Tiles {
             rows: tiles::F,
             keys: tiles::F,
+            stage: tiles::F,
         };
         let b = least.bytes(&att);
         return unsupported(format!(
-            "no block of query rows fits `{}`: 16 rows need {} bytes of L1, {} of L0C (two blocks of scores and of outputs) and {} of UB (the scores, the softmax's temporaries and the probabilities), against {}, {} and {}; the score rows of a block must stay on chip",
+            "no block of query rows fits `{}`: 16 rows need {} bytes of L1, {} of L0C (two blocks of scores and of outputs) and {} of UB (the scores, the softmax's temporaries, the probabilities, the output and the values' stages), against {}, {} and {}; the score rows of a block must stay on chip",
             machine.name,
             b.l1,
             b.l0c,

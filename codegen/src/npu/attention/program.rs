@@ -8,8 +8,10 @@
 //! second, so that the cube computes the next block's scores while the vector unit works:
 //!
 //! - MTE2: with a block that starts a head on the core, the head's keys (GM -> L1 as they
-//!   are, one burst) and values (GM -> L1 ND -> NZ) into the slot of the head's parity; the
-//!   block's queries (ND -> NZ) into a ring of two;
+//!   are, one burst) into the slot of the head's parity; the block's queries (ND -> NZ) into
+//!   a ring of two; then the head's values in stages GM -> UB (a ring of two), which MTE3
+//!   moves UB -> L1 (ND -> NZ) into the head's slot (short GM bursts would be charged whole
+//!   segments);
 //! - MTE1 and M, block `t`: per step of `T` keys, the queries (NZ -> zZ) and the keys'
 //!   columns (ND -> nZ: key `j`'s 16 values of a fractal column are one row of the
 //!   transposed operand's fractal) into an L0 slot, one `mmad` into the block's scores in
@@ -26,7 +28,8 @@
 //! the free ones set before the loop and waited for after it. Ids per pipe pair: MTE2 ->
 //! MTE1 and back 0-1 (queries), 2-3 (keys and values); MTE1 <-> M 0-1 (L0 slots); M <-> V
 //! 0-1 (scores), 2-3 (outputs); V <-> MTE3 0 (probabilities), 1 (output); MTE3 <-> MTE1
-//! 0-1 (probabilities in L1).
+//! 0-1 (probabilities in L1), MTE3 -> MTE1 2-3 (values in L1); MTE2 <-> MTE3 0-1 (the
+//! values' stages).
 
 use super::recognise::Attention;
 use super::tiles::{Tiles, F};
@@ -69,6 +72,8 @@ struct Names {
     o_l0: BufferId,
     /// One block of outputs, ND.
     o_ub: BufferId,
+    /// Two stages of values, ND.
+    v_ub: BufferId,
     /// Where the softmax finds the scores and leaves the probabilities.
     s_ub: BufferId,
     p_ub: BufferId,
@@ -139,24 +144,17 @@ impl Gen<'_> {
         b.at(t, index(op, &self.batch(&blk.head), rc.0, rc.1))
     }
 
-    /// MTE2: a new head's keys and values, then the block's queries.
-    fn load(&self, b: &mut Builder, blk: &Block, starts_head: Expr) {
+    /// MTE2: a new head's keys, the block's queries, the new head's values into the stages.
+    fn load(&self, b: &mut Builder, blk: &Block, starts_head: &Expr) {
         let (n, d, dv, r) = (self.att.n(), self.att.d(), self.att.dv(), self.t.rows);
-        b.when("head", starts_head, |b| {
+        let stage = self.t.stage;
+        b.when("head", starts_head.clone(), |b| {
             let id = blk.kv.clone() + 2;
             b.wait_flag(Pipe::Mte1, Pipe::Mte2, id.clone());
             let src = self.gm(b, &self.att.scores.b, self.n.k, blk, (c(0), c(0)));
             let dst = b.at(self.n.k_l1, [blk.kv.clone() * (n * d)]);
             b.origin(Some("K of the head, GM -> L1 (ND)"));
             b.push(Dma::new(dst, src, 1, n * d));
-            let src = self.gm(b, &self.att.output.b, self.n.v, blk, (c(0), c(0)));
-            let dst = b.at(self.n.v_l1, [blk.kv.clone() * (n * dv)]);
-            b.origin(Some("V of the head, GM -> L1 (ND -> NZ)"));
-            b.push(
-                Dma::new(dst, src, n, dv)
-                    .strides(dv, n)
-                    .mode(DmaMode::Nd2nz),
-            );
             b.origin(None);
             b.set_flag(Pipe::Mte2, Pipe::Mte1, id);
         });
@@ -173,16 +171,50 @@ impl Gen<'_> {
         b.push(Dma::new(dst, src, r, d).strides(d, r).mode(DmaMode::Nd2nz));
         b.origin(None);
         b.set_flag(Pipe::Mte2, Pipe::Mte1, blk.slot.clone());
+        b.when("head", starts_head.clone(), |b| {
+            b.repeat("vs", n / stage, |b, vs| {
+                let slot = vs.clone() % 2;
+                b.wait_flag(Pipe::Mte3, Pipe::Mte2, slot.clone());
+                let src = self.gm(b, &self.att.output.b, self.n.v, blk, (vs * stage, c(0)));
+                let dst = b.at(self.n.v_ub, [slot.clone() * (stage * dv)]);
+                b.origin(Some("V rows of the head, GM -> UB"));
+                b.push(Dma::new(dst, src, 1, stage * dv));
+                b.origin(None);
+                b.set_flag(Pipe::Mte2, Pipe::Mte3, slot);
+            });
+        });
+    }
+
+    /// MTE3: a new head's values, stage by stage, UB -> L1 (ND -> NZ).
+    fn values(&self, b: &mut Builder, blk: &Block, starts_head: &Expr) {
+        let (n, dv, stage) = (self.att.n(), self.att.dv(), self.t.stage);
+        b.when("head", starts_head.clone(), |b| {
+            b.repeat("vs", n / stage, |b, vs| {
+                let slot = vs.clone() % 2;
+                b.wait_flag(Pipe::Mte2, Pipe::Mte3, slot.clone());
+                let dst = b.at(self.n.v_l1, [blk.kv.clone() * (n * dv) + vs * (stage * F)]);
+                let src = b.at(self.n.v_ub, [slot.clone() * (stage * dv)]);
+                b.origin(Some("V rows of the head, UB ND -> L1 NZ"));
+                b.push(
+                    Dma::new(dst, src, stage, dv)
+                        .strides(dv, n)
+                        .mode(DmaMode::Nd2nz),
+                );
+                b.origin(None);
+                b.set_flag(Pipe::Mte3, Pipe::Mte2, slot);
+            });
+            b.set_flag(Pipe::Mte3, Pipe::Mte1, blk.kv.clone() + 2);
+        });
     }
 
     /// MTE1 and M: the block's scores, a step of `T` keys at a time (step `s` of the core's
     /// L0 ring is `step`).
-    fn scores(&self, b: &mut Builder, blk: &Block, starts_head: Expr) {
+    fn scores(&self, b: &mut Builder, blk: &Block, starts_head: &Expr) {
         let (n, d, r, tk) = (self.att.n(), self.att.d(), self.t.rows, self.t.keys);
         let steps = n / tk;
         let a_slot = r * d.max(tk);
         let b_slot = tk * d.max(self.att.dv());
-        b.when("head", starts_head, |b| {
+        b.when("head", starts_head.clone(), |b| {
             b.wait_flag(Pipe::Mte2, Pipe::Mte1, blk.kv.clone() + 2)
         });
         b.wait_flag(Pipe::Mte2, Pipe::Mte1, blk.slot.clone());
@@ -264,9 +296,10 @@ impl Gen<'_> {
         b.set_flag(Pipe::Mte3, Pipe::Mte1, blk.slot.clone());
     }
 
-    /// MTE1 and M: the block's output, a step of `T` keys at a time; `ends_head` says
-    /// whether the head's keys and values are free afterwards.
-    fn output(&self, b: &mut Builder, blk: &Block, ends_head: Expr) {
+    /// MTE1 and M: the block's output, a step of `T` keys at a time; `(starts_head,
+    /// ends_head)` say whether the head's values must be waited for first and whether its
+    /// keys and values are free afterwards.
+    fn output(&self, b: &mut Builder, blk: &Block, (starts_head, ends_head): (Expr, Expr)) {
         let (n, d, dv, r, tk) = (
             self.att.n(),
             self.att.d(),
@@ -277,6 +310,9 @@ impl Gen<'_> {
         let steps = n / tk;
         let a_slot = r * d.max(tk);
         let b_slot = tk * d.max(dv);
+        b.when("head", starts_head, |b| {
+            b.wait_flag(Pipe::Mte3, Pipe::Mte1, blk.kv.clone() + 2)
+        });
         b.wait_flag(Pipe::Mte3, Pipe::Mte1, blk.slot.clone());
         b.repeat("kc", steps, |b, kc| {
             // after the next block's `steps` steps of scores
@@ -358,12 +394,13 @@ impl Gen<'_> {
 }
 
 /// The "free" flags, each set before the loop (once per slot) and waited for after it.
-const FREE: [(Pipe, Pipe, &[i64]); 5] = [
+const FREE: [(Pipe, Pipe, &[i64]); 6] = [
     (Pipe::Mte1, Pipe::Mte2, &[0, 1, 2, 3]),
     (Pipe::M, Pipe::Mte1, &[0, 1]),
     (Pipe::V, Pipe::M, &[0, 1, 2, 3]),
     (Pipe::Mte3, Pipe::V, &[0, 1]),
     (Pipe::Mte1, Pipe::Mte3, &[0, 1]),
+    (Pipe::Mte3, Pipe::Mte2, &[0, 1]),
 ];
 
 /// The attention program for `att` with sizes `t`, its softmax given by `ctx`.
@@ -410,6 +447,7 @@ pub fn program(
         s_l0: buf("s_l0", Tier::L0c, DType::F32, 2 * r * n),
         o_l0: buf("o_l0", Tier::L0c, DType::F32, 2 * r * dv),
         o_ub: buf("o_ub", Tier::Ub, DType::F32, r * dv),
+        v_ub: buf("v_ub", Tier::Ub, h, 2 * t.stage * dv),
         s_ub: BufferId(0),
         p_ub: BufferId(0),
     };
@@ -444,22 +482,23 @@ pub fn program(
     }
     b.repeat("t", count.clone() + 1, |b, it| {
         let this = g.block(&first, it.clone());
-        let starts_head = it
-            .clone()
-            .cmp(CmpOp::Eq, 0)
-            .select(1, this.row0.clone().cmp(CmpOp::Eq, 0));
+        // whether a block starts its head on this core
+        let starts = |t: &Expr, blk: &Block| {
+            (t.clone().cmp(CmpOp::Eq, 0)).select(1, blk.row0.clone().cmp(CmpOp::Eq, 0))
+        };
+        let starts_head = starts(&it, &this);
         b.when("block", it.clone().cmp(CmpOp::Lt, count.clone()), |b| {
-            g.load(b, &this, starts_head.clone());
-            g.scores(b, &this, starts_head.clone());
+            g.load(b, &this, &starts_head);
+            g.scores(b, &this, &starts_head);
+            g.values(b, &this, &starts_head);
             g.softmax(b, &this);
         });
         let prev = g.block(&first, it.clone() - 1);
-        let ends_head = it
-            .clone()
-            .cmp(CmpOp::Eq, count.clone())
+        let ends_head = (it.clone().cmp(CmpOp::Eq, count.clone()))
             .select(1, prev.row0.clone().cmp(CmpOp::Eq, att.m() - r));
+        let prev_starts = starts(&(it.clone() - 1), &prev);
         b.when("previous", it.cmp(CmpOp::Gt, 0), |b| {
-            g.output(b, &prev, ends_head);
+            g.output(b, &prev, (prev_starts, ends_head));
             g.store(b, &prev);
         });
     });

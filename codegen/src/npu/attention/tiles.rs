@@ -1,5 +1,5 @@
 //! The attention program's sizes, chosen analytically, not by simulation: query rows per
-//! block (`rows`) and keys per cube step (`keys`).
+//! block (`rows`), keys per cube step (`keys`) and value rows per UB stage (`stage`).
 //!
 //! Every pair of multiples of 16 (rows dividing the queries, at most the vector unit's
 //! repeats; keys dividing the keys) whose buffers fit the tiers with their double buffering
@@ -7,7 +7,9 @@
 //! takes on the vector unit (the softmax as the vector path emits it, and the two drains out
 //! of L0C), on the cube (its `mmad`s with their start-ups) and on MTE1 (the operands staged
 //! into L0A and L0B, the keys and values again for every block), plus the first head's keys
-//! and values through GM. The cheapest wins, the larger on a tie.
+//! and values through GM. The cheapest wins, the larger on a tie. The values' stage is the
+//! largest that fits UB beside the rest, twice (a head's values go GM -> UB -> L1, so that
+//! their 16-row fractals are built on chip rather than from short GM bursts).
 
 use super::recognise::Attention;
 use npu_sim::machine::Mem;
@@ -25,6 +27,8 @@ pub struct Tiles {
     /// Keys per cube step (a multiple of 16 dividing the keys): columns of the scores per
     /// `mmad` of the first product, depth of the second's.
     pub keys: i64,
+    /// Rows of values per stage through UB (a multiple of 16 dividing the keys).
+    pub stage: i64,
 }
 
 /// The bytes each tier needs for the sizes (UB apart from the softmax's own buffers).
@@ -38,7 +42,7 @@ pub struct Bytes {
     pub l0b: u64,
     /// Two score blocks and two output blocks (f32).
     pub l0c: u64,
-    /// The output block's drain (f32).
+    /// The output block's drain (f32) and two stages of values.
     pub ub: u64,
 }
 
@@ -53,7 +57,7 @@ impl Tiles {
             l0a: b(2 * m * d.max(t), 2),
             l0b: b(2 * t * d.max(dv), 2),
             l0c: b(2 * m * n + 2 * m * dv, 4),
-            ub: b(m * dv, 4),
+            ub: b(m * dv, 4) + b(2 * self.stage * dv, 2),
         }
     }
 }
@@ -127,9 +131,8 @@ impl Model<'_> {
         let cores = m.cores as i64;
         let blocks = (blocks_all + cores - 1) / cores;
         let (gm_bw, gm_lat) = path(Mem::Gm, Mem::L1);
-        // the first head's keys (one burst) and values (a burst per row, whole segments)
-        let seg = m.gm.segment as f64;
-        let first = gm_lat + n * d * 2.0 / gm_bw + n * (dv * 2.0 / seg).ceil() * seg / gm_bw;
+        // the first head's keys and values (a burst per stage)
+        let first = 2.0 * gm_lat + (n * d + n * dv) * 2.0 / gm_bw;
         let cycles = blocks as f64 * vector.max(cube).max(mte1) + first;
         Some(Choice {
             tiles: t,
@@ -144,16 +147,19 @@ impl Model<'_> {
     pub fn choose(&self) -> Option<Choice> {
         let att = self.att;
         let max_rows = att.m().min(self.machine.vector.max_repeat as i64);
-        let mut best: Option<Choice> = None;
-        for rows in (F..=max_rows)
-            .step_by(F as usize)
-            .filter(|r| att.m() % r == 0)
-        {
-            for keys in (F..=att.n())
+        let divisors = |e: i64, max: i64| -> Vec<i64> {
+            (F..=max.min(e))
                 .step_by(F as usize)
-                .filter(|k| att.n() % k == 0)
-            {
-                if let Some(c) = self.cost(Tiles { rows, keys }) {
+                .filter(|k| e % k == 0)
+                .collect()
+        };
+        let mut best: Option<Choice> = None;
+        for rows in divisors(att.m(), max_rows) {
+            for keys in divisors(att.n(), att.n()) {
+                // the largest stage of values that fits
+                let fit = (divisors(att.n(), att.n()).into_iter().rev())
+                    .find_map(|stage| self.cost(Tiles { rows, keys, stage }));
+                if let Some(c) = fit {
                     if best.is_none_or(|b| c.cycles <= b.cycles) {
                         best = Some(c);
                     }
