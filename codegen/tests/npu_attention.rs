@@ -95,6 +95,26 @@ fn a_variant_without_scaling_with_two_batch_loops_matches() {
     }
 }
 
+/// Queries and keys of different lengths, values of another depth, no scaling.
+const RECTANGULAR: &str = "kernel attn(Q: f16[H, M, D], K: f16[H, N, D], V: f16[H, N, E]) -> (O: f32[H, M, E])
+  params H = 3, M = 48, N = 80, D = 32, E = 16
+{
+  let S: f32[H, M, N]; let m: f32[H, M]; let s: f32[H, M]; let P: f16[H, M, N];
+  S[h, i, j] = sum(d) f32(Q[h, i, d]) * f32(K[h, j, d]);
+  m[h, i] = max(j) S[h, i, j];
+  s[h, i] = sum(j) exp(S[h, i, j] - m[h, i]);
+  P[h, i, j] = f16(exp(S[h, i, j] - m[h, i]) / s[h, i]);
+  O[h, i, e] = sum(j) f32(P[h, i, j]) * f32(V[h, j, e]);
+}";
+
+#[test]
+fn queries_and_keys_of_different_lengths_match() {
+    for machine in ["ascend-like", "ascend-like-halfgm"] {
+        differential(RECTANGULAR, &[], machine);
+        differential(RECTANGULAR, &[("M", 16), ("N", 160), ("H", 9)], machine);
+    }
+}
+
 #[test]
 fn blocks_are_balanced_over_the_cores() {
     let k = kernel(&example("attention-f16.pk"));
