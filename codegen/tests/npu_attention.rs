@@ -108,6 +108,23 @@ const RECTANGULAR: &str = "kernel attn(Q: f16[H, M, D], K: f16[H, N, D], V: f16[
 }";
 
 #[test]
+fn probabilities_rounded_by_a_statement_of_their_own_match() {
+    // `P` f32 as in attention.pk, multiplied through an f16 copy `P16`
+    let text = example("attention.pk")
+        .replace(
+            "let P: f32[H, L, L];  // attention probabilities",
+            "let P: f32[H, L, L]; let P16: f16[H, L, L];",
+        )
+        .replace(
+            "O[h, i, d] = sum(j) P[h, i, j] * f32(V[h, j, d]);",
+            "P16[h, i, j] = f16(P[h, i, j]); O[h, i, d] = sum(j) f32(P16[h, i, j]) * f32(V[h, j, d]);",
+        );
+    for machine in ["ascend-like", "ascend-like-halfgm"] {
+        differential(&text, &[("H", 2), ("L", 64), ("D", 32)], machine);
+    }
+}
+
+#[test]
 fn queries_and_keys_of_different_lengths_match() {
     for machine in ["ascend-like", "ascend-like-halfgm"] {
         differential(RECTANGULAR, &[], machine);
