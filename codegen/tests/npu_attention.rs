@@ -96,7 +96,8 @@ fn a_variant_without_scaling_with_two_batch_loops_matches() {
 }
 
 /// Queries and keys of different lengths, values of another depth, no scaling.
-const RECTANGULAR: &str = "kernel attn(Q: f16[H, M, D], K: f16[H, N, D], V: f16[H, N, E]) -> (O: f32[H, M, E])
+const RECTANGULAR: &str =
+    "kernel attn(Q: f16[H, M, D], K: f16[H, N, D], V: f16[H, N, E]) -> (O: f32[H, M, E])
   params H = 3, M = 48, N = 80, D = 32, E = 16
 {
   let S: f32[H, M, N]; let m: f32[H, M]; let s: f32[H, M]; let P: f16[H, M, N];
@@ -186,4 +187,12 @@ fn the_f32_example_and_other_kernels_are_refused_with_the_reason() {
         .replace("  let S: f32[H, L, L];  // scaled scores\n", "");
     let e = why(refusal(&stored, &small, "ascend-like", true));
     assert!(e.contains("`S` is not a temporary"), "{e}");
+    // the output read between the products (as a tile: D = L)
+    let early = text.replace(
+        "S[h, i, j] *= scale;",
+        "S[h, i, j] *= scale; S[h, i, j] += O[h, i, j];",
+    );
+    let square = [("H", 2), ("L", 64), ("D", 64)];
+    let e = why(refusal(&early, &square, "ascend-like", true));
+    assert!(e.contains("`O` is the output"), "{e}");
 }

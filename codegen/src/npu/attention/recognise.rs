@@ -189,6 +189,8 @@ pub fn attention(
         let role = softmax.array(a).role;
         let what = if a == s || a == p {
             (kind != Kind::Tile).then_some("is not a tile of the scores' shape")
+        } else if a == o {
+            Some("is the output, used between the products")
         } else if role.is_input() {
             Some("is an input; the softmax between the products reads only the scores")
         } else if role.is_output() {
