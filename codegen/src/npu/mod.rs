@@ -192,7 +192,8 @@ pub struct Candidate {
 /// Several ways of compiling `kernel`, cheapest first by the back end's model, at most
 /// `limit` of them; the first is what [`compile`] returns. For a matrix product, the
 /// schedules and sizes the model costed; for the vector path, groups of other sizes around
-/// the chosen one; for a convolution, the chosen program only.
+/// the chosen one; for the attention block, the sizes its model ranks first; for a
+/// convolution, the chosen program only.
 pub fn candidates(
     kernel: &Kernel,
     params: &BTreeMap<String, i64>,
@@ -225,9 +226,25 @@ pub fn candidates(
                 });
             }
         }
-        // one program: the convolution's other tiles and the attention's other sizes are not
-        // yet offered
-        Plan::Conv { .. } | Plan::Attention(_) => {}
+        // one program: the convolution's other tiles are not yet offered
+        Plan::Conv { .. } => {}
+        Plan::Attention(_) => {
+            let ranked = attention::compile_ranked(kernel, params, machine, reorder, limit)?;
+            for (program, plan) in ranked.into_iter().flatten() {
+                let t = plan.tiles;
+                out.push(Candidate {
+                    label: format!(
+                        "blocks of {} rows, steps of {} keys, stages of {} values",
+                        t.rows, t.keys, t.stage
+                    ),
+                    predicted: plan.choice.cycles,
+                    compiled: Compiled {
+                        program,
+                        plan: Plan::Attention(plan),
+                    },
+                });
+            }
+        }
         Plan::Vector(plan) => {
             let g = plan.granule;
             let mut sizes = vec![plan.group_rows];

@@ -78,6 +78,18 @@ pub fn compile(
     machine: &Machine,
     reorder: bool,
 ) -> Result<Option<(npu_sim::Program, Plan)>, NpuError> {
+    let programs = compile_ranked(kernel, params, machine, reorder, 1)?;
+    Ok(programs.map(|mut p| p.swap_remove(0)))
+}
+
+/// [`compile`] in the model's `limit` cheapest ways (at least one), cheapest first.
+pub fn compile_ranked(
+    kernel: &Kernel,
+    params: &BTreeMap<String, i64>,
+    machine: &Machine,
+    reorder: bool,
+    limit: usize,
+) -> Result<Option<Vec<(npu_sim::Program, Plan)>>, NpuError> {
     let target = Target::of_npu(machine);
     let Some(att) = recognise::attention(kernel, params, &target)? else {
         return Ok(None);
@@ -137,7 +149,8 @@ pub fn compile(
         vector: &|r| ctx.vector_cycles(r),
         ub: &|r| ctx.ub_bytes(r),
     };
-    let Some(choice) = model.choose() else {
+    let ranked = model.ranked();
+    if ranked.is_empty() {
         let least = tiles::Tiles {
             rows: tiles::F,
             keys: tiles::F,
@@ -154,17 +167,20 @@ pub fn compile(
             machine.tier(Tier::L0c).map_or(0, |t| t.capacity),
             ub.capacity
         ));
-    };
-    let program = program::program(&att, choice.tiles, &ctx, machine.cores as i64)?;
-    Ok(Some((
-        program,
-        Plan {
-            tiles: choice.tiles,
-            heads: att.heads,
-            sizes: (m, n, d, dv),
-            choice,
-            ub_capacity: ub.capacity,
-            mappings: [att.scores.mapping.clone(), att.output.mapping.clone()],
-        },
-    )))
+    }
+    let programs = (ranked.into_iter().take(limit.max(1)))
+        .map(|choice| {
+            let program = program::program(&att, choice.tiles, &ctx, machine.cores as i64)?;
+            let plan = Plan {
+                tiles: choice.tiles,
+                heads: att.heads,
+                sizes: (m, n, d, dv),
+                choice,
+                ub_capacity: ub.capacity,
+                mappings: [att.scores.mapping.clone(), att.output.mapping.clone()],
+            };
+            Ok((program, plan))
+        })
+        .collect::<Result<_, NpuError>>()?;
+    Ok(Some(programs))
 }

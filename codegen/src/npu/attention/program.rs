@@ -327,16 +327,18 @@ impl Gen<'_> {
                 b.origin(Some("P columns, NZ -> zZ"));
                 b.push(Dma::new(dst, src, tk / F, FRACTAL).strides(r * F, FRACTAL));
             });
-            b.repeat("jb", tk / F, |b, jb| {
-                let dst = b.at(self.n.b_l0, [l0.clone() * b_slot + jb.clone() * (dv * F)]);
+            // a fractal column of V's rows at a time (fractals along the keys are
+            // contiguous in NZ, `dv / 16` apart in nZ)
+            b.repeat("db", dv / F, |b, db| {
+                let dst = b.at(self.n.b_l0, [l0.clone() * b_slot + db.clone() * FRACTAL]);
                 let src = b.at(
                     self.n.v_l1,
-                    [blk.kv.clone() * (n * dv) + (kc.clone() * tk + jb * F) * F],
+                    [blk.kv.clone() * (n * dv) + db * (n * F) + kc.clone() * (tk * F)],
                 );
                 b.origin(Some("V rows, NZ -> nZ (transposing)"));
                 b.push(
-                    Dma::new(dst, src, dv / F, FRACTAL)
-                        .strides(n * F, FRACTAL)
+                    Dma::new(dst, src, tk / F, FRACTAL)
+                        .strides(FRACTAL, dv * F)
                         .mode(DmaMode::Transpose),
                 );
             });

@@ -6,8 +6,10 @@
 //! ([`Tiles::bytes`]) is costed: the busiest core's blocks times the largest of what a block
 //! takes on the vector unit (the softmax as the vector path emits it, and the two drains out
 //! of L0C), on the cube (its `mmad`s with their start-ups) and on MTE1 (the operands staged
-//! into L0A and L0B, the keys and values again for every block), plus the first head's keys
-//! and values through GM. The cheapest wins, the larger on a tie. The values' stage is the
+//! into L0A and L0B, the keys and values again for every block, each transfer the longer of
+//! its data and the path's latency), plus what cannot overlap: before the first block's
+//! softmax the first head's keys and the block's scores, after the last one the last
+//! block's output product, drain and store. The cheapest wins, the larger on a tie. The values' stage is the
 //! largest that fits UB beside the rest, twice (a head's values go GM -> UB -> L1, so that
 //! their 16-row fractals are built on chip rather than from short GM bursts).
 
@@ -119,21 +121,31 @@ impl Model<'_> {
             })
         };
         let (drain_bw, drain_lat) = path(Mem::L0c, Mem::Ub);
-        let (mte1_bw, _) = path(Mem::L1, Mem::L0a);
+        let (mte1_bw, mte1_lat) = path(Mem::L1, Mem::L0a);
         let steps = n / k;
         let f = F as f64;
         let vector = (self.vector)(t.rows) + 2.0 * drain_lat + (r * n + r * dv) * 4.0 / drain_bw;
         let cube = 2.0 * steps * m.cube.startup
             + (r / f) * (d / f) * (k / f) * steps
             + (r / f) * (k / f) * (dv / f) * steps;
-        let mte1 = (steps * (r * d + k * d) + r * n + n * dv) * 2.0 / mte1_bw;
+        // a pipe overlaps a transfer's latency with the previous one's data: each takes
+        // the longer of the two
+        let move_ = |count: f64, elems: f64| count * (elems * 2.0 / mte1_bw).max(mte1_lat);
+        let qk_mte1 = move_(r / f, f * d) + move_(d / f, k * f);
+        let pv_mte1 = move_(r / f, k * f) + move_(dv / f, k * f);
+        let mte1 = steps * (qk_mte1 + pv_mte1);
         let blocks_all = att.heads * att.m() / t.rows;
         let cores = m.cores as i64;
         let blocks = (blocks_all + cores - 1) / cores;
         let (gm_bw, gm_lat) = path(Mem::Gm, Mem::L1);
         // the first head's keys and values (a burst per stage)
-        let first = 2.0 * gm_lat + (n * d + n * dv) * 2.0 / gm_bw;
-        let cycles = blocks as f64 * vector.max(cube).max(mte1) + first;
+        // before the vector unit's first block: the first head's keys and the block's
+        // scores; after its last: the last block's output product, drain and store
+        let qk = steps * (m.cube.startup + (r / f) * (d / f) * (k / f) + qk_mte1 / steps);
+        let pv = steps * (m.cube.startup + (r / f) * (k / f) * (dv / f) + pv_mte1 / steps);
+        let fill = gm_lat + n * d * 2.0 / gm_bw + qk;
+        let tail = pv + drain_lat + r * dv * 4.0 / drain_bw + gm_lat + r * dv * 4.0 / gm_bw;
+        let cycles = blocks as f64 * vector.max(cube).max(mte1) + fill + tail;
         Some(Choice {
             tiles: t,
             blocks,
@@ -143,8 +155,9 @@ impl Model<'_> {
         })
     }
 
-    /// The cheapest sizes that fit, if any.
-    pub fn choose(&self) -> Option<Choice> {
+    /// Every choice of sizes that fits (the largest stage of values for each rows and
+    /// keys), cheapest first, the larger sizes first among equals.
+    pub fn ranked(&self) -> Vec<Choice> {
         let att = self.att;
         let max_rows = att.m().min(self.machine.vector.max_repeat as i64);
         let divisors = |e: i64, max: i64| -> Vec<i64> {
@@ -153,19 +166,22 @@ impl Model<'_> {
                 .filter(|k| e % k == 0)
                 .collect()
         };
-        let mut best: Option<Choice> = None;
-        for rows in divisors(att.m(), max_rows) {
-            for keys in divisors(att.n(), att.n()) {
+        let mut out = Vec::new();
+        for rows in divisors(att.m(), max_rows).into_iter().rev() {
+            for keys in divisors(att.n(), att.n()).into_iter().rev() {
                 // the largest stage of values that fits
                 let fit = (divisors(att.n(), att.n()).into_iter().rev())
                     .find_map(|stage| self.cost(Tiles { rows, keys, stage }));
-                if let Some(c) = fit {
-                    if best.is_none_or(|b| c.cycles <= b.cycles) {
-                        best = Some(c);
-                    }
-                }
+                out.extend(fit);
             }
         }
-        best
+        // stable: the larger sizes stay first among equal costs
+        out.sort_by(|a, b| a.cycles.total_cmp(&b.cycles));
+        out
+    }
+
+    /// The cheapest sizes that fit, if any.
+    pub fn choose(&self) -> Option<Choice> {
+        self.ranked().into_iter().next()
     }
 }
