@@ -8,7 +8,8 @@
 #[allow(dead_code)]
 mod common;
 
-use codegen::npu::{compile, NpuError, Plan};
+use codegen::npu::attention::{self, tiles::Tiles};
+use codegen::npu::{compile, Compiled, NpuError, Plan};
 use codegen::runner::{disagreements, Comparison};
 use frontend::ir::Kernel;
 use frontend::SourceFile;
@@ -131,6 +132,52 @@ fn queries_and_keys_of_different_lengths_match() {
         differential(RECTANGULAR, &[], machine);
         differential(RECTANGULAR, &[("M", 16), ("N", 160), ("H", 9)], machine);
     }
+}
+
+#[test]
+fn one_block_of_scores_in_l0c_and_forced_sizes_match() {
+    // the model keeps two blocks of scores at these sizes; one (the 1024 x 64 choice, for
+    // 32-row blocks) and short steps and stages are forced
+    let text = example("attention-f16.pk");
+    for (machine, sizes) in [
+        ("ascend-like", [("H", 3), ("L", 64), ("D", 32)]),
+        ("ascend-like-halfgm", [("H", 2), ("L", 96), ("D", 16)]),
+    ] {
+        let k = kernel(&text);
+        let (params, all) = sizes_of(&k, &sizes);
+        let m = Machine::load(machine).unwrap();
+        let forced = Tiles {
+            rows: 16,
+            keys: 32,
+            stage: 16,
+            scores: 1,
+        };
+        let (program, plan) = attention::compile_ranked(&k, &all, &m, true, (1, Some(forced)))
+            .unwrap()
+            .unwrap()
+            .remove(0);
+        assert_eq!(plan.tiles, forced);
+        let compiled = Compiled {
+            program,
+            plan: Plan::Attention(plan),
+        };
+        let at = format!("{machine} {sizes:?}");
+        let (want, got) = common::interpreted_and_simulated(&k, &params, &compiled, &m, 2, &at);
+        let bad = disagreements(&k, &want, &got, Comparison::Tolerant).unwrap();
+        assert!(bad.is_empty(), "{at}: {bad:?}");
+    }
+    // sizes that do not divide the block are refused
+    let k = kernel(&text);
+    let (_, all) = sizes_of(&k, &[("H", 3), ("L", 64), ("D", 32)]);
+    let m = Machine::load("ascend-like").unwrap();
+    let odd = Tiles {
+        rows: 48,
+        keys: 32,
+        stage: 16,
+        scores: 1,
+    };
+    let e = attention::compile_ranked(&k, &all, &m, true, (1, Some(odd))).unwrap_err();
+    assert!(e.to_string().contains("do not divide"), "{e}");
 }
 
 #[test]

@@ -229,13 +229,14 @@ pub fn candidates(
         // one program: the convolution's other tiles are not yet offered
         Plan::Conv { .. } => {}
         Plan::Attention(_) => {
-            let ranked = attention::compile_ranked(kernel, params, machine, reorder, limit)?;
+            let ranked =
+                attention::compile_ranked(kernel, params, machine, reorder, (limit, None))?;
             for (program, plan) in ranked.into_iter().flatten() {
                 let t = plan.tiles;
                 out.push(Candidate {
                     label: format!(
-                        "blocks of {} rows, steps of {} keys, stages of {} values",
-                        t.rows, t.keys, t.stage
+                        "blocks of {} rows, steps of {} keys, stages of {} values, {} block(s) of scores in L0C",
+                        t.rows, t.keys, t.stage, t.scores
                     ),
                     predicted: plan.choice.cycles,
                     compiled: Compiled {

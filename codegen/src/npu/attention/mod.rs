@@ -49,8 +49,8 @@ impl Plan {
         let (v, cube, mte1) = ch.per_block;
         let mut lines = vec![
             format!(
-                "Attention: {} head(s) of {m} queries by {n} keys (depth {d}, values {dv}), in blocks of {} query rows dealt to the cores ({} on the busiest core), {} keys per cube step.",
-                self.heads, self.tiles.rows, ch.blocks, self.tiles.keys
+                "Attention: {} head(s) of {m} queries by {n} keys (depth {d}, values {dv}), in blocks of {} query rows dealt to the cores ({} on the busiest core), {} keys per cube step, {} block(s) of scores in L0C.",
+                self.heads, self.tiles.rows, ch.blocks, self.tiles.keys, self.tiles.scores
             ),
             "Per block: S = Q K^T on the cube into L0C, drained to UB; the softmax on the vector unit in UB; P to L1 (UB -> L1, ND -> NZ) and O = P V on the cube; O to GM. S and P never go to GM.".into(),
             format!(
@@ -78,17 +78,18 @@ pub fn compile(
     machine: &Machine,
     reorder: bool,
 ) -> Result<Option<(npu_sim::Program, Plan)>, NpuError> {
-    let programs = compile_ranked(kernel, params, machine, reorder, 1)?;
+    let programs = compile_ranked(kernel, params, machine, reorder, (1, None))?;
     Ok(programs.map(|mut p| p.swap_remove(0)))
 }
 
-/// [`compile`] in the model's `limit` cheapest ways (at least one), cheapest first.
+/// [`compile`] in the model's `limit` cheapest ways (at least one), cheapest first, or with
+/// the sizes `force` (which must fit).
 pub fn compile_ranked(
     kernel: &Kernel,
     params: &BTreeMap<String, i64>,
     machine: &Machine,
     reorder: bool,
-    limit: usize,
+    (limit, force): (usize, Option<tiles::Tiles>),
 ) -> Result<Option<Vec<(npu_sim::Program, Plan)>>, NpuError> {
     let target = Target::of_npu(machine);
     let Some(att) = recognise::attention(kernel, params, &target)? else {
@@ -131,8 +132,11 @@ pub fn compile_ranked(
     };
     let frame = vector::frame(&att.vk, &att.softmax, machine, ub.align);
     let group = group::build(&att.vk, &att.softmax, frame)?;
+    // the scores, as drained and as scaled, are temporaries like the softmax's own (the
+    // subtraction of the maxima can then write over them); the other homes stay
+    let s = att.scores.acc.tensor;
     let temps = alloc::temps(&group.graph, &group.live, &|v| {
-        group.graph.nodes[v].home.is_some()
+        group.graph.nodes[v].home.is_some_and(|h| h != s.0)
     });
     let ctx = Context {
         kernel: &att.softmax,
@@ -149,16 +153,35 @@ pub fn compile_ranked(
         vector: &|r| ctx.vector_cycles(r),
         ub: &|r| ctx.ub_bytes(r),
     };
-    let ranked = model.ranked();
+    let ranked = match force {
+        Some(t) => {
+            let fits = t.rows % tiles::F == 0
+                && t.keys % tiles::F == 0
+                && t.stage % tiles::F == 0
+                && [(m, t.rows), (n, t.keys), (n, t.stage)]
+                    .iter()
+                    .all(|&(e, size)| size > 0 && e % size == 0)
+                && (1..=2).contains(&t.scores);
+            let choice = (fits.then(|| model.cost(t)).flatten()).ok_or_else(|| {
+                NpuError::Unsupported(format!(
+                    "attention block: the sizes {t:?} do not divide the block or do not fit `{}`",
+                    machine.name
+                ))
+            })?;
+            vec![choice]
+        }
+        None => model.ranked(),
+    };
     if ranked.is_empty() {
         let least = tiles::Tiles {
             rows: tiles::F,
             keys: tiles::F,
             stage: tiles::F,
+            scores: 1,
         };
         let b = least.bytes(&att);
         return unsupported(format!(
-            "no block of query rows fits `{}`: 16 rows need {} bytes of L1, {} of L0C (two blocks of scores and of outputs) and {} of UB (the scores, the softmax's temporaries, the probabilities, the output and the values' stages), against {}, {} and {}; the score rows of a block must stay on chip",
+            "no block of query rows fits `{}`: 16 rows need {} bytes of L1, {} of L0C (a block of scores, two of outputs) and {} of UB (the scores, the softmax's temporaries, the probabilities, the output and the values' stages), against {}, {} and {}; the score rows of a block must stay on chip",
             machine.name,
             b.l1,
             b.l0c,

@@ -15,7 +15,7 @@
 //! - MTE1 and M, block `t`: per step of `T` keys, the queries (NZ -> zZ) and the keys'
 //!   columns (ND -> nZ: key `j`'s 16 values of a fractal column are one row of the
 //!   transposed operand's fractal) into an L0 slot, one `mmad` into the block's scores in
-//!   L0C (two blocks' slots);
+//!   L0C (one block's slot or two);
 //! - V, block `t`: the scores L0C (NZ) -> UB (ND, f32), every statement of the softmax
 //!   (`vector::program::group`), the probabilities in UB; MTE3 moves them UB -> L1 (ND ->
 //!   NZ) into a ring of two;
@@ -66,7 +66,7 @@ struct Names {
     p_l1: BufferId,
     a_l0: BufferId,
     b_l0: BufferId,
-    /// Two blocks of scores, NZ.
+    /// One or two blocks of scores, NZ.
     s_l0: BufferId,
     /// Two blocks of outputs, NZ.
     o_l0: BufferId,
@@ -98,6 +98,8 @@ struct Block {
     row0: Expr,
     /// Its ring slot (`t % 2`).
     slot: Expr,
+    /// Its scores' slot in L0C.
+    scores: Expr,
     /// The slot of its head's keys and values.
     kv: Expr,
 }
@@ -116,6 +118,10 @@ impl Gen<'_> {
             row0: idx % self.per_head() * self.t.rows,
             kv: head.clone() % 2,
             head,
+            scores: match self.t.scores {
+                1 => c(0),
+                k => t.clone() % k,
+            },
             slot: t % 2,
         }
     }
@@ -240,12 +246,12 @@ impl Gen<'_> {
             b.origin(None);
             b.set_flag(Pipe::Mte1, Pipe::M, l0.clone());
             b.when("first", kc.clone().cmp(CmpOp::Eq, 0), |b| {
-                b.wait_flag(Pipe::V, Pipe::M, blk.slot.clone())
+                b.wait_flag(Pipe::V, Pipe::M, blk.scores.clone())
             });
             b.wait_flag(Pipe::Mte1, Pipe::M, l0.clone());
             let cc = b.at(
                 self.n.s_l0,
-                [blk.slot.clone() * (r * n) + kc.clone() * (tk * r)],
+                [blk.scores.clone() * (r * n) + kc.clone() * (tk * r)],
             );
             let a = b.at(self.n.a_l0, [l0.clone() * a_slot]);
             let bb = b.at(self.n.b_l0, [l0.clone() * b_slot]);
@@ -255,17 +261,17 @@ impl Gen<'_> {
             b.set_flag(Pipe::M, Pipe::Mte1, l0);
         });
         b.set_flag(Pipe::Mte1, Pipe::Mte2, blk.slot.clone());
-        b.set_flag(Pipe::M, Pipe::V, blk.slot.clone());
+        b.set_flag(Pipe::M, Pipe::V, blk.scores.clone());
     }
 
     /// V and MTE3: the block's scores out of L0C, the softmax, the probabilities into L1.
     fn softmax(&self, b: &mut Builder, blk: &Block) {
         let (n, r) = (self.att.n(), self.t.rows);
         let width = self.ctx.group.frame.width;
-        b.wait_flag(Pipe::M, Pipe::V, blk.slot.clone());
+        b.wait_flag(Pipe::M, Pipe::V, blk.scores.clone());
         b.barrier(BarrierScope::Pipe(Pipe::V));
         let dst = b.at(self.n.s_ub, [c(0)]);
-        let src = b.at(self.n.s_l0, [blk.slot.clone() * (r * n)]);
+        let src = b.at(self.n.s_l0, [blk.scores.clone() * (r * n)]);
         b.origin(Some("S rows, L0C NZ -> UB ND"));
         b.push(
             Dma::new(dst, src, r, n)
@@ -273,7 +279,7 @@ impl Gen<'_> {
                 .mode(DmaMode::Nz2nd),
         );
         b.origin(None);
-        b.set_flag(Pipe::V, Pipe::M, blk.slot.clone());
+        b.set_flag(Pipe::V, Pipe::M, blk.scores.clone());
         b.wait_flag(Pipe::Mte3, Pipe::V, 0);
         let rows = Rows {
             count: c(r),
@@ -395,15 +401,18 @@ impl Gen<'_> {
     }
 }
 
-/// The "free" flags, each set before the loop (once per slot) and waited for after it.
-const FREE: [(Pipe, Pipe, &[i64]); 6] = [
-    (Pipe::Mte1, Pipe::Mte2, &[0, 1, 2, 3]),
-    (Pipe::M, Pipe::Mte1, &[0, 1]),
-    (Pipe::V, Pipe::M, &[0, 1, 2, 3]),
-    (Pipe::Mte3, Pipe::V, &[0, 1]),
-    (Pipe::Mte1, Pipe::Mte3, &[0, 1]),
-    (Pipe::Mte3, Pipe::Mte2, &[0, 1]),
-];
+/// The "free" flags, each set before the loop (once per slot) and waited for after it, with
+/// `scores` blocks of scores in L0C.
+fn free(scores: i64) -> [(Pipe, Pipe, Vec<i64>); 6] {
+    [
+        (Pipe::Mte1, Pipe::Mte2, vec![0, 1, 2, 3]),
+        (Pipe::M, Pipe::Mte1, vec![0, 1]),
+        (Pipe::V, Pipe::M, (0..scores).chain([2, 3]).collect()),
+        (Pipe::Mte3, Pipe::V, vec![0, 1]),
+        (Pipe::Mte1, Pipe::Mte3, vec![0, 1]),
+        (Pipe::Mte3, Pipe::Mte2, vec![0, 1]),
+    ]
+}
 
 /// The attention program for `att` with sizes `t`, its softmax given by `ctx`.
 pub fn program(
@@ -446,7 +455,7 @@ pub fn program(
         p_l1: buf("p_l1", Tier::L1, pe, 2 * r * n),
         a_l0: buf("a_l0", Tier::L0a, h, 2 * r * d.max(tk)),
         b_l0: buf("b_l0", Tier::L0b, h, 2 * tk * d.max(dv)),
-        s_l0: buf("s_l0", Tier::L0c, DType::F32, 2 * r * n),
+        s_l0: buf("s_l0", Tier::L0c, DType::F32, t.scores * r * n),
         o_l0: buf("o_l0", Tier::L0c, DType::F32, 2 * r * dv),
         o_ub: buf("o_ub", Tier::Ub, DType::F32, r * dv),
         v_ub: buf("v_ub", Tier::Ub, h, 2 * t.stage * dv),
@@ -458,12 +467,15 @@ pub fn program(
         (bufs.get(&holds).map(|(id, _)| *id))
             .ok_or_else(|| NpuError::Internal(format!("no UB buffer holds {holds:?}")))
     };
+    let places = Places::new(ctx, &bufs)?;
+    let s = att.scores.acc.tensor;
+    let drained = (ctx.group.loaded.iter().find(|(_, a)| *a == s))
+        .ok_or_else(|| NpuError::Internal("the softmax does not read the scores".into()))?;
     let names = Names {
-        s_ub: find(Holds::In(att.scores.acc.tensor))?,
+        s_ub: places.at(drained.0, &c(0)).buf,
         p_ub: find(Holds::Out(att.output.a.tensor))?,
         ..n_
     };
-    let places = Places::new(ctx, &bufs)?;
     vprog::invariants(ctx, &mut b, &places);
     let g = Gen {
         att,
@@ -477,8 +489,8 @@ pub fn program(
     let (qc, rem) = (blocks / cores, blocks % cores);
     let first = Expr::Core * qc + Expr::Core.min(rem);
     let count = c(qc) + Expr::Core.cmp(CmpOp::Lt, rem);
-    for (src, dst, ids) in FREE {
-        for &id in ids {
+    for (src, dst, ids) in free(t.scores) {
+        for id in ids {
             b.set_flag(src, dst, id);
         }
     }
@@ -504,8 +516,8 @@ pub fn program(
             g.store(b, &prev);
         });
     });
-    for (src, dst, ids) in FREE {
-        for &id in ids {
+    for (src, dst, ids) in free(t.scores) {
+        for id in ids {
             b.wait_flag(src, dst, id);
         }
     }

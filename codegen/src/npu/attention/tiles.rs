@@ -31,6 +31,9 @@ pub struct Tiles {
     pub keys: i64,
     /// Rows of values per stage through UB (a multiple of 16 dividing the keys).
     pub stage: i64,
+    /// Blocks of scores in L0C: 2 lets the cube compute the next block's scores before the
+    /// vector unit has drained this one's; 1 leaves room for larger blocks.
+    pub scores: i64,
 }
 
 /// The bytes each tier needs for the sizes (UB apart from the softmax's own buffers).
@@ -42,7 +45,7 @@ pub struct Bytes {
     pub l0a: u64,
     /// Two step slots of the right operand.
     pub l0b: u64,
-    /// Two score blocks and two output blocks (f32).
+    /// One or two score blocks and two output blocks (f32).
     pub l0c: u64,
     /// The output block's drain (f32) and two stages of values.
     pub ub: u64,
@@ -58,7 +61,7 @@ impl Tiles {
             l1: b(2 * (n * d + n * dv) + 2 * m * d + 2 * m * n, 2),
             l0a: b(2 * m * d.max(t), 2),
             l0b: b(2 * t * d.max(dv), 2),
-            l0c: b(2 * m * n + 2 * m * dv, 4),
+            l0c: b(self.scores * m * n + 2 * m * dv, 4),
             ub: b(m * dv, 4) + b(2 * self.stage * dv, 2),
         }
     }
@@ -155,8 +158,9 @@ impl Model<'_> {
         })
     }
 
-    /// Every choice of sizes that fits (the largest stage of values for each rows and
-    /// keys), cheapest first, the larger sizes first among equals.
+    /// Every choice of sizes that fits (the largest stage of values for each rows, keys and
+    /// blocks of scores), cheapest first, the larger sizes and two blocks of scores first
+    /// among equals.
     pub fn ranked(&self) -> Vec<Choice> {
         let att = self.att;
         let max_rows = att.m().min(self.machine.vector.max_repeat as i64);
@@ -169,9 +173,18 @@ impl Model<'_> {
         let mut out = Vec::new();
         for rows in divisors(att.m(), max_rows).into_iter().rev() {
             for keys in divisors(att.n(), att.n()).into_iter().rev() {
-                // the largest stage of values that fits
-                let fit = (divisors(att.n(), att.n()).into_iter().rev())
-                    .find_map(|stage| self.cost(Tiles { rows, keys, stage }));
+                // the largest stage of values that fits, two blocks of scores if they fit
+                let fit = [2, 1].into_iter().find_map(|scores| {
+                    (divisors(att.n(), att.n()).into_iter().rev()).find_map(|stage| {
+                        let t = Tiles {
+                            rows,
+                            keys,
+                            stage,
+                            scores,
+                        };
+                        self.cost(t)
+                    })
+                });
                 out.extend(fit);
             }
         }

@@ -4,7 +4,7 @@
 //! operation may write the buffer of an operand that dies with it (same class, so the same
 //! element positions): `exp(x - m)` computes in place.
 
-use super::graph::{Graph, Layout, Op, Val};
+use super::graph::{Graph, Layout, Val};
 use npu_sim::program::DType;
 use std::collections::BTreeMap;
 
@@ -73,7 +73,7 @@ pub struct Temps {
 }
 
 /// Places the temporaries of `graph`'s live per-group values; `fixed(v)` says which values
-/// the caller places. Invariant values (per core) are fixed too: they live for the whole
+/// the caller places (the others, a loaded value or a home's included, get a temporary). Invariant values (per core) are fixed too: they live for the whole
 /// program.
 pub fn temps(graph: &Graph, live: &[bool], fixed: &dyn Fn(Val) -> bool) -> Temps {
     let last = graph.last_uses(live);
@@ -94,7 +94,7 @@ pub fn temps(graph: &Graph, live: &[bool], fixed: &dyn Fn(Val) -> bool) -> Temps
         operands.dedup();
         operands.sort_unstable();
         operands.dedup();
-        let needs = n.op != Op::Given && !fixed(i) && !n.layout.invariant();
+        let needs = !fixed(i) && !n.layout.invariant();
         if n.op.elementwise() {
             operands.iter().for_each(|&a| release(&t, &mut free, a, i));
         }

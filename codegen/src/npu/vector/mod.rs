@@ -140,8 +140,10 @@ pub fn compile_with(
     }
     let frame = frame(&vk, kernel, machine, ub.align);
     let group = group::build(&vk, kernel, frame)?;
+    // loaded values stay in their rings, stored ones in their homes
     let temps = alloc::temps(&group.graph, &group.live, &|v| {
-        group.graph.nodes[v].home.is_some()
+        let n = &group.graph.nodes[v];
+        n.home.is_some() || n.op == graph::Op::Given
     });
     let ctx = program::Context {
         kernel,

@@ -145,6 +145,9 @@ impl Context<'_> {
         let g = self.graph();
         let mut out = Vec::new();
         for a in self.per_group() {
+            if self.placed(|v| self.group.loaded.contains(&(v, a))) {
+                continue;
+            }
             out.push(Spec {
                 holds: Holds::In(a),
                 dtype: self.dtype(a),
@@ -153,8 +156,7 @@ impl Context<'_> {
             });
         }
         for &a in &self.group.homes {
-            if self.kernel.array(a).role == Role::In {
-                // updated in its input slot
+            if self.placed(|v| g.nodes[v].home == Some(a.0)) {
                 continue;
             }
             let output = self.kernel.array(a).role.is_output();
@@ -207,6 +209,19 @@ impl Context<'_> {
             }
         }
         out
+    }
+
+    /// Whether the live values `of` selects exist and all have temporaries (a loaded or
+    /// stored array whose values the allocator placed needs no ring or home of its own:
+    /// the attention program's scores, drained from L0C straight into a temporary).
+    fn placed(&self, of: impl Fn(Val) -> bool) -> bool {
+        let mut values = (0..self.graph().nodes.len()).filter(|&v| self.group.live[v] && of(v));
+        let first = values.next();
+        first.is_some()
+            && first
+                .into_iter()
+                .chain(values)
+                .all(|v| self.temps.slot[v].is_some())
     }
 
     /// UB bytes of the buffers for groups of `rows` rows, each on the tier's alignment.
@@ -606,13 +621,15 @@ pub fn group(ctx: &Context, b: &mut Builder, places: &Places, slot: &Expr, rows:
 /// Which buffer holds value `v`, and whether it is a ring (a slot per group).
 fn holds(ctx: &Context, v: Val) -> Result<(Holds, bool), NpuError> {
     let n = &ctx.graph().nodes[v];
+    if let Some((class, i)) = ctx.temps.slot[v] {
+        return Ok((Holds::Temp(class, i), false));
+    }
     if let Some(h) = n.home {
         let a = ArrayId(h);
-        // an input written (the attention program's scores) is updated in its own slot
-        return Ok(match ctx.kernel.array(a).role {
-            r if r.is_output() => (Holds::Out(a), true),
-            Role::In => (Holds::In(a), true),
-            _ => (Holds::Home(a), false),
+        return Ok(if ctx.kernel.array(a).role.is_output() {
+            (Holds::Out(a), true)
+        } else {
+            (Holds::Home(a), false)
         });
     }
     if n.op == Op::Given {
@@ -627,9 +644,7 @@ fn holds(ctx: &Context, v: Val) -> Result<(Holds, bool), NpuError> {
     if n.layout.invariant() {
         return Ok((Holds::Invariant(v), false));
     }
-    let (class, i) = ctx.temps.slot[v]
-        .ok_or_else(|| NpuError::Internal(format!("value {v} has no temporary")))?;
-    Ok((Holds::Temp(class, i), false))
+    Err(NpuError::Internal(format!("value {v} has no temporary")))
 }
 
 /// A readable suffix naming a temporary's layout.
