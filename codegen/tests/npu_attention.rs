@@ -72,6 +72,9 @@ fn the_example_matches_the_interpreter_on_every_preset() {
         ("ascend-like", vec![("H", 3), ("L", 64), ("D", 32)]),
         ("ascend-like", vec![("H", 2), ("L", 128), ("D", 64)]),
         ("ascend-like-halfgm", vec![("H", 5), ("L", 48), ("D", 16)]),
+        // three heads a core, one block each, and blocks of a head split over cores
+        ("ascend-like", vec![("H", 24), ("L", 16), ("D", 16)]),
+        ("ascend-like", vec![("H", 13), ("L", 48), ("D", 16)]),
     ] {
         differential(&text, &sizes, machine);
     }

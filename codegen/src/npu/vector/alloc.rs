@@ -1,6 +1,7 @@
-//! Places for the temporaries of a group of rows: every value that is neither placed by the
-//! caller (loaded, invariant, stored into an array's home) gets a buffer of its class (type
-//! and layout) while it lives, from its definition to its last use. An element-wise
+//! Places for the temporaries of a group of rows: every value that the caller does not place
+//! (the vector path places what it loads and what it stores into an array's home; the
+//! attention program lets its scores be temporaries) and that is not invariant gets a
+//! buffer of its class (type and layout) while it lives, from its definition to its last use. An element-wise
 //! operation may write the buffer of an operand that dies with it (same class, so the same
 //! element positions): `exp(x - m)` computes in place.
 
