@@ -444,37 +444,45 @@ pub fn program(
         names.insert(name.to_string());
         b.buffer(name, tier, dt, &[elems as u64])
     };
-    let n_ = Names {
-        q,
-        k,
-        v,
-        o,
-        k_l1: buf("k_l1", Tier::L1, h, 2 * n * d),
-        v_l1: buf("v_l1", Tier::L1, h, 2 * n * dv),
-        q_l1: buf("q_l1", Tier::L1, h, 2 * r * d),
-        p_l1: buf("p_l1", Tier::L1, pe, 2 * r * n),
-        a_l0: buf("a_l0", Tier::L0a, h, 2 * r * d.max(tk)),
-        b_l0: buf("b_l0", Tier::L0b, h, 2 * tk * d.max(dv)),
-        s_l0: buf("s_l0", Tier::L0c, DType::F32, t.scores * r * n),
-        o_l0: buf("o_l0", Tier::L0c, DType::F32, 2 * r * dv),
-        o_ub: buf("o_ub", Tier::Ub, DType::F32, r * dv),
-        v_ub: buf("v_ub", Tier::Ub, h, 2 * t.stage * dv),
-        s_ub: BufferId(0),
-        p_ub: BufferId(0),
-    };
+    let on_chip = [
+        buf("k_l1", Tier::L1, h, 2 * n * d),
+        buf("v_l1", Tier::L1, h, 2 * n * dv),
+        buf("q_l1", Tier::L1, h, 2 * r * d),
+        buf("p_l1", Tier::L1, pe, 2 * r * n),
+        buf("a_l0", Tier::L0a, h, 2 * r * d.max(tk)),
+        buf("b_l0", Tier::L0b, h, 2 * tk * d.max(dv)),
+        buf("s_l0", Tier::L0c, DType::F32, t.scores * r * n),
+        buf("o_l0", Tier::L0c, DType::F32, 2 * r * dv),
+        buf("o_ub", Tier::Ub, DType::F32, r * dv),
+        buf("v_ub", Tier::Ub, h, 2 * t.stage * dv),
+    ];
+    let [k_l1, v_l1, q_l1, p_l1, a_l0, b_l0, s_l0, o_l0, o_ub, v_ub] = on_chip;
+    // the softmax's buffers: the scores are drained into the first value's place, the
+    // probabilities taken from their home
     let bufs = vprog::declare(ctx, &mut b, r, &mut names);
-    let find = |holds: Holds| {
-        (bufs.get(&holds).map(|(id, _)| *id))
-            .ok_or_else(|| NpuError::Internal(format!("no UB buffer holds {holds:?}")))
-    };
     let places = Places::new(ctx, &bufs)?;
     let s = att.scores.acc.tensor;
     let drained = (ctx.group.loaded.iter().find(|(_, a)| *a == s))
         .ok_or_else(|| NpuError::Internal("the softmax does not read the scores".into()))?;
+    let p_home = Holds::Out(att.output.a.tensor);
     let names = Names {
+        q,
+        k,
+        v,
+        o,
+        k_l1,
+        v_l1,
+        q_l1,
+        p_l1,
+        a_l0,
+        b_l0,
+        s_l0,
+        o_l0,
+        o_ub,
+        v_ub,
         s_ub: places.at(drained.0, &c(0)).buf,
-        p_ub: find(Holds::Out(att.output.a.tensor))?,
-        ..n_
+        p_ub: (bufs.get(&p_home).map(|(id, _)| *id))
+            .ok_or_else(|| NpuError::Internal(format!("no UB buffer holds {p_home:?}")))?,
     };
     vprog::invariants(ctx, &mut b, &places);
     let g = Gen {
