@@ -359,8 +359,9 @@ fn what_the_vector_unit_cannot_do_is_refused_naming_the_statement() {
         "S0",
         "f64",
     );
-    // the matrix products of attention read their operands across the rows
-    unsupported(&example("attention.pk"), "S2", "`Q` is indexed [h, i, d]");
+    // attention goes to the fused attention program, which refuses f32 probabilities
+    // (`npu_attention.rs`)
+    unsupported(&example("attention.pk"), "S10", "f16 operands only");
     assert_eq!(
         refusal(&example("softmax.pk"), false),
         NpuError::ReorderNotAllowed

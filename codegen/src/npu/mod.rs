@@ -6,9 +6,11 @@
 //! (a conversion, ReLU) fused into the copy out of L0C or computed by the vector unit on
 //! each tile in UB (a bias, a scale: `recognise`, `epilogue`, `matmul::tail`), as tiled,
 //! multi-core programs in the strict synchronisation semantics (`matmul`); element-wise,
-//! broadcast and row-reduction kernels on the vector unit (`vector`). Everything else is
-//! refused with the reason. See `docs/npu-backend.md`.
+//! broadcast and row-reduction kernels on the vector unit (`vector`); 2-D convolutions
+//! (`conv`); the attention block fused on chip (`attention`). Everything else is refused
+//! with the reason. See `docs/npu-backend.md`.
 
+pub mod attention;
 pub mod conv;
 pub mod epilogue;
 pub mod matmul;
@@ -61,6 +63,8 @@ pub enum Plan {
         /// The proved mapping it follows, in the mapping text format.
         mapping: String,
     },
+    /// An attention block, its scores and probabilities kept on chip.
+    Attention(attention::Plan),
 }
 
 impl Plan {
@@ -83,6 +87,7 @@ impl Plan {
                 lines
             }
             Plan::Vector(plan) => plan.describe(),
+            Plan::Attention(plan) => plan.describe(),
             Plan::Conv {
                 summary,
                 tiles: t,
@@ -133,6 +138,12 @@ pub fn compile(
             return Err(NpuError::ReorderNotAllowed);
         }
         return conv::compile(cv, machine);
+    }
+    if let Some((program, plan)) = attention::compile(kernel, params, machine, reorder)? {
+        return Ok(Compiled {
+            program,
+            plan: Plan::Attention(plan),
+        });
     }
     let mm = match recognise::matmul(kernel, params, &target) {
         Ok(mm) => mm,
@@ -185,8 +196,9 @@ pub struct Candidate {
 /// Several ways of compiling `kernel`, cheapest first by the back end's model, at most
 /// `limit` of them; the first is what [`compile`] returns. For a matrix product, the
 /// schedules and sizes the model costed; for the vector path, groups of other sizes around
-/// the chosen one; for a convolution, its cheapest tilings or their variants as `offer` says
-/// ([`conv::ranked`]: one mapping, the orientation its output's layout needs).
+/// the chosen one; for the attention block, the sizes its model ranks first; for a
+/// convolution, its cheapest tilings or their variants as `offer` says ([`conv::ranked`]:
+/// one mapping, the orientation its output's layout needs).
 pub fn candidates(
     kernel: &Kernel,
     params: &BTreeMap<String, i64>,
@@ -234,6 +246,24 @@ pub fn candidates(
                     label,
                     predicted,
                     compiled,
+                });
+            }
+        }
+        Plan::Attention(_) => {
+            let ranked =
+                attention::compile_ranked(kernel, params, machine, reorder, (limit, None))?;
+            for (program, plan) in ranked.into_iter().flatten() {
+                let t = plan.tiles;
+                out.push(Candidate {
+                    label: format!(
+                        "blocks of {} rows, steps of {} keys, stages of {} values, {} block(s) of scores in L0C",
+                        t.rows, t.keys, t.stage, t.scores
+                    ),
+                    predicted: plan.choice.cycles,
+                    compiled: Compiled {
+                        program,
+                        plan: Plan::Attention(plan),
+                    },
                 });
             }
         }

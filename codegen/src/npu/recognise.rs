@@ -43,7 +43,8 @@ pub enum Dim {
     Batch(usize),
     /// The operand's row.
     Row,
-    /// The operand's column (always the last, contiguous dimension).
+    /// The operand's column (the last, contiguous dimension unless the operand is read
+    /// transposed).
     Col,
 }
 
@@ -86,7 +87,65 @@ pub fn matmul(
             stmts.len()
         ));
     }
-    let (init, update) = (&stmts[0], &stmts[1]);
+    let p = product(kernel, (&stmts[0], &stmts[1]), sizes, target)?;
+    for op in [&p.a, &p.b, &p.acc] {
+        if op.dims.last() != Some(&Dim::Col) {
+            return unsupported(format!(
+                "`{}` is read transposed (its last dimension is not the operand's column)",
+                op.name
+            ));
+        }
+    }
+    let (c, epilogue) = match stmts.get(2) {
+        Some(ctx) => epilogue::recognise(kernel, ctx, &p.acc, sizes)?,
+        None => (p.acc, Epilogue::None),
+    };
+    Ok(Matmul {
+        m: p.m,
+        n: p.n,
+        k: p.k,
+        a: p.a,
+        b: p.b,
+        c,
+        epilogue,
+        batch: p.batch,
+        mapping: p.mapping,
+    })
+}
+
+/// A product statement with its proved mapping: `acc[b, m, n] += A[b, m, k] * B[b, k, n]`
+/// up to how each tensor orders its dimensions (an operand may be read transposed: its
+/// `dims` say where its row and column are).
+#[derive(Clone, Debug)]
+pub struct Product {
+    /// The batch loops (name, extent), outermost first.
+    pub batch: Vec<(String, i64)>,
+    /// Rows of the result.
+    pub m: i64,
+    /// Columns of the result.
+    pub n: i64,
+    /// The reduction's length.
+    pub k: i64,
+    /// The left operand, `m x k`.
+    pub a: Operand,
+    /// The right operand, `k x n`.
+    pub b: Operand,
+    /// The accumulator, `m x n`.
+    pub acc: Operand,
+    /// The proved mapping, in the text format.
+    pub mapping: String,
+}
+
+/// The product of an initialisation `init` (`C[...] = 0`) and an update `update` (`C[...] +=
+/// f32(A[...]) * f32(B[...])`), its mapping onto `target`'s matrix intrinsic proved at the
+/// given sizes, one software loop per intrinsic loop.
+pub fn product(
+    kernel: &Kernel,
+    (init, update): (&frontend::ir::StmtContext, &frontend::ir::StmtContext),
+    sizes: &BTreeMap<String, i64>,
+    target: &Target,
+) -> Result<Product, NpuError> {
+    let unsupported = |why: String| Err(NpuError::Unsupported(why));
     let zero = matches!(init.stmt.rhs.kind, ExprKind::Literal(v) if v == 0.0);
     if init.stmt.op != AssignOp::Assign || !zero || init.stmt.target != update.stmt.target {
         return unsupported(format!(
@@ -139,19 +198,13 @@ pub fn matmul(
         })
         .collect::<Result<_, _>>()?;
     let operand = |o: usize| operand(kernel, intr, &mapping, &batch, o, sizes);
-    let acc = operand(2)?;
-    let (c, epilogue) = match stmts.get(2) {
-        Some(ctx) => epilogue::recognise(kernel, ctx, &acc, sizes)?,
-        None => (acc, Epilogue::None),
-    };
-    Ok(Matmul {
+    Ok(Product {
         m: extent(0)?,
         n: extent(1)?,
         k: extent(2)?,
         a: operand(0)?,
         b: operand(1)?,
-        c,
-        epilogue,
+        acc: operand(2)?,
         batch,
         mapping: text::print(&sw, intr, &mapping),
     })
@@ -250,12 +303,6 @@ fn operand(
             ))),
         })
         .collect::<Result<Vec<Dim>, _>>()?;
-    if dims.last() != Some(&Dim::Col) {
-        return Err(NpuError::Unsupported(format!(
-            "`{}` is read transposed (its last dimension is not the operand's column)",
-            array.name
-        )));
-    }
     Ok(Operand {
         tensor: map.tensor,
         name: array.name.clone(),

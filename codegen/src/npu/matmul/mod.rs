@@ -273,7 +273,7 @@ fn row_stride(op: &Operand) -> i64 {
 }
 
 /// The index of (batch, row, col) in an operand's tensor.
-fn index(op: &Operand, batch: &[Expr], row: Expr, col: Expr) -> Vec<Expr> {
+pub(crate) fn index(op: &Operand, batch: &[Expr], row: Expr, col: Expr) -> Vec<Expr> {
     (op.dims.iter())
         .map(|d| match d {
             Dim::Batch(j) => batch[*j].clone(),

@@ -89,12 +89,10 @@ impl<'e> Tail<'e> {
         let group = group::build(&epi.vk, &epi.kernel, frame(tn)).ok()?;
         let sums = (group.loaded.iter()).find(|(_, a)| *a == epi.acc)?.0;
         // the sums' slot is the first operation's to compute in place
-        let temps = alloc::temps(
-            &group.graph,
-            &group.live,
-            &|v| group.graph.nodes[v].home.is_some(),
-            &|v| v == sums,
-        );
+        let temps = alloc::temps(&group.graph, &group.live, &|v| {
+            let n = &group.graph.nodes[v];
+            n.home.is_some() || (n.op == Op::Given && v != sums)
+        });
         let sums = temps.slot[sums];
         Some(Tail {
             epi,

@@ -1,10 +1,11 @@
-//! Places for the temporaries of a group of rows: every value that is neither placed by the
-//! caller (loaded, invariant, stored into an array's home) gets a buffer of its class (type
-//! and layout) while it lives, from its definition to its last use. An element-wise
+//! Places for the temporaries of a group of rows: every value that the caller does not place
+//! (the vector path places what it loads and what it stores into an array's home; the
+//! attention program lets its scores be temporaries) and that is not invariant gets a
+//! buffer of its class (type and layout) while it lives, from its definition to its last use. An element-wise
 //! operation may write the buffer of an operand that dies with it (same class, so the same
 //! element positions): `exp(x - m)` computes in place.
 
-use super::graph::{Graph, Layout, Op, Val};
+use super::graph::{Graph, Layout, Val};
 use npu_sim::program::DType;
 use std::collections::BTreeMap;
 
@@ -73,16 +74,10 @@ pub struct Temps {
 }
 
 /// Places the temporaries of `graph`'s live per-group values; `fixed(v)` says which values
-/// the caller places. Invariant values (per core) are fixed too: they live for the whole
-/// program. A given value for which `seeded(v)` holds occupies a temporary of its class
-/// until its last use (the caller puts it there), so that operations can compute in place
-/// over it.
-pub fn temps(
-    graph: &Graph,
-    live: &[bool],
-    fixed: &dyn Fn(Val) -> bool,
-    seeded: &dyn Fn(Val) -> bool,
-) -> Temps {
+/// the caller places (the others, a loaded value or a home's included, get a temporary, so
+/// that operations can compute in place over them). Invariant values (per core) are fixed
+/// too: they live for the whole program.
+pub fn temps(graph: &Graph, live: &[bool], fixed: &dyn Fn(Val) -> bool) -> Temps {
     let last = graph.last_uses(live);
     let mut t = Temps {
         slot: vec![None; graph.nodes.len()],
@@ -101,7 +96,7 @@ pub fn temps(
         operands.dedup();
         operands.sort_unstable();
         operands.dedup();
-        let needs = (n.op != Op::Given || seeded(i)) && !fixed(i) && !n.layout.invariant();
+        let needs = !fixed(i) && !n.layout.invariant();
         if n.op.elementwise() {
             operands.iter().for_each(|&a| release(&t, &mut free, a, i));
         }

@@ -138,34 +138,13 @@ pub fn compile_with(
             machine.flag_ids
         )));
     }
-    let align = (ub.align as i64).max(npu_sim::hazards::BLOCK as i64);
-    // Rows in UB start on aligned blocks for the narrowest type they hold.
-    let mut narrowest = 4;
-    for a in vk.arrays.keys() {
-        narrowest = narrowest.min(kernel.array(*a).elem.size_bytes() as i64);
-    }
-    for s in &vk.stmts {
-        recognise::visit(&s.rhs, &mut |e| {
-            if let Type::Elem(t) = e.ty {
-                narrowest = narrowest.min(t.size_bytes() as i64);
-            }
-        });
-    }
-    let per = align / narrowest;
-    let cols = vk.cols.unwrap_or(1);
-    let frame = Frame {
-        width: (cols + per - 1) / per * per,
-        bytes_per_repeat: machine.vector.bytes_per_repeat as i64,
-        max_repeat: machine.vector.max_repeat as i64,
-        align,
-    };
+    let frame = frame(&vk, kernel, machine, ub.align);
     let group = group::build(&vk, kernel, frame)?;
-    let temps = alloc::temps(
-        &group.graph,
-        &group.live,
-        &|v| group.graph.nodes[v].home.is_some(),
-        &|_| false,
-    );
+    // loaded values stay in their rings, stored ones in their homes
+    let temps = alloc::temps(&group.graph, &group.live, &|v| {
+        let n = &group.graph.nodes[v];
+        n.home.is_some() || n.op == graph::Op::Given
+    });
     let ctx = program::Context {
         kernel,
         params,
@@ -173,6 +152,7 @@ pub fn compile_with(
         group: &group,
         temps: &temps,
         machine,
+        slots: 2,
     };
     let granule = ctx.granule();
     let vector = |r: i64| ctx.vector_cycles(r);
@@ -226,4 +206,35 @@ pub fn compile_with(
             reduces: vk.reduces(),
         },
     ))
+}
+
+/// The rows' frame of `vk` on `machine` (UB aligned to `ub_align` bytes): a row in UB is
+/// padded to whole 32-byte blocks of the narrowest type the statements hold.
+pub fn frame(
+    vk: &recognise::VectorKernel,
+    kernel: &Kernel,
+    machine: &Machine,
+    ub_align: u64,
+) -> Frame {
+    let align = (ub_align as i64).max(npu_sim::hazards::BLOCK as i64);
+    // Rows in UB start on aligned blocks for the narrowest type they hold.
+    let mut narrowest = 4;
+    for a in vk.arrays.keys() {
+        narrowest = narrowest.min(kernel.array(*a).elem.size_bytes() as i64);
+    }
+    for s in &vk.stmts {
+        recognise::visit(&s.rhs, &mut |e| {
+            if let Type::Elem(t) = e.ty {
+                narrowest = narrowest.min(t.size_bytes() as i64);
+            }
+        });
+    }
+    let per = align / narrowest;
+    let cols = vk.cols.unwrap_or(1);
+    Frame {
+        width: (cols + per - 1) / per * per,
+        bytes_per_repeat: machine.vector.bytes_per_repeat as i64,
+        max_repeat: machine.vector.max_repeat as i64,
+        align,
+    }
 }

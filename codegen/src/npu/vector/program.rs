@@ -79,6 +79,9 @@ pub struct Context<'a> {
     pub temps: &'a Temps,
     /// The machine.
     pub machine: &'a Machine,
+    /// Slots of the per-group input and output rings (2: double-buffered; the attention
+    /// program keeps one group in UB at a time and passes 1).
+    pub slots: i64,
 }
 
 fn unit(m: &Machine, g: &Group) -> Unit {
@@ -142,14 +145,20 @@ impl Context<'_> {
         let g = self.graph();
         let mut out = Vec::new();
         for a in self.per_group() {
+            if self.placed(|v| self.group.loaded.contains(&(v, a))) {
+                continue;
+            }
             out.push(Spec {
                 holds: Holds::In(a),
                 dtype: self.dtype(a),
-                slots: 2,
+                slots: self.slots,
                 elems: self.group_elems(a, rows),
             });
         }
         for &a in &self.group.homes {
+            if self.placed(|v| g.nodes[v].home == Some(a.0)) {
+                continue;
+            }
             let output = self.kernel.array(a).role.is_output();
             out.push(Spec {
                 holds: if output {
@@ -158,7 +167,7 @@ impl Context<'_> {
                     Holds::Home(a)
                 },
                 dtype: self.dtype(a),
-                slots: if output { 2 } else { 1 },
+                slots: if output { self.slots } else { 1 },
                 elems: self.group_elems(a, rows),
             });
         }
@@ -200,6 +209,19 @@ impl Context<'_> {
             }
         }
         out
+    }
+
+    /// Whether the live values `of` selects exist and all have temporaries (a loaded or
+    /// stored array whose values the allocator placed needs no ring or home of its own:
+    /// the attention program's scores, drained from L0C straight into a temporary).
+    fn placed(&self, of: impl Fn(Val) -> bool) -> bool {
+        let mut values = (0..self.graph().nodes.len()).filter(|&v| self.group.live[v] && of(v));
+        let first = values.next();
+        first.is_some()
+            && first
+                .into_iter()
+                .chain(values)
+                .all(|v| self.temps.slot[v].is_some())
     }
 
     /// UB bytes of the buffers for groups of `rows` rows, each on the tier's alignment.
@@ -293,27 +315,15 @@ impl Declared {
     }
 }
 
-/// The program for groups of `rows` rows.
-pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
-    let (k, g, f) = (ctx.kernel, ctx.graph(), ctx.group.frame);
-    let mut b = Builder::new();
-    let mut names: BTreeSet<String> = BTreeSet::new();
-    let mut tensors = BTreeMap::new();
-    for (i, a) in k.arrays.iter().enumerate() {
-        let dir = match a.role {
-            Role::Temp => continue,
-            Role::In => Direction::In,
-            Role::Out => Direction::Out,
-            Role::InOut => Direction::InOut,
-        };
-        let shape = (a.dims.iter())
-            .map(|d| aff_value(d, ctx.params).map(|v| v as u64))
-            .collect::<Option<Vec<u64>>>()
-            .ok_or_else(|| NpuError::Internal(format!("an extent of `{}` has no value", a.name)))?;
-        let shape = if shape.is_empty() { vec![1] } else { shape };
-        names.insert(a.name.clone());
-        tensors.insert(ArrayId(i), b.tensor(&a.name, dtype(a.elem)?, &shape, dir));
-    }
+/// Declares the UB buffers for groups of `rows` rows (named after what they hold, unique
+/// among `names`), by what they hold, with their elements per slot.
+pub fn declare(
+    ctx: &Context,
+    b: &mut Builder,
+    rows: i64,
+    names: &mut BTreeSet<String>,
+) -> BTreeMap<Holds, (BufferId, i64)> {
+    let k = ctx.kernel;
     let mut bufs = BTreeMap::new();
     for s in ctx.specs(rows) {
         let base = match s.holds {
@@ -334,6 +344,31 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
         let id = b.buffer(&name, Tier::Ub, s.dtype, &[(s.slots * s.elems) as u64]);
         bufs.insert(s.holds, (id, s.elems));
     }
+    bufs
+}
+
+/// The program for groups of `rows` rows.
+pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
+    let (k, f) = (ctx.kernel, ctx.group.frame);
+    let mut b = Builder::new();
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    let mut tensors = BTreeMap::new();
+    for (i, a) in k.arrays.iter().enumerate() {
+        let dir = match a.role {
+            Role::Temp => continue,
+            Role::In => Direction::In,
+            Role::Out => Direction::Out,
+            Role::InOut => Direction::InOut,
+        };
+        let shape = (a.dims.iter())
+            .map(|d| aff_value(d, ctx.params).map(|v| v as u64))
+            .collect::<Option<Vec<u64>>>()
+            .ok_or_else(|| NpuError::Internal(format!("an extent of `{}` has no value", a.name)))?;
+        let shape = if shape.is_empty() { vec![1] } else { shape };
+        names.insert(a.name.clone());
+        tensors.insert(ArrayId(i), b.tensor(&a.name, dtype(a.elem)?, &shape, dir));
+    }
+    let bufs = declare(ctx, &mut b, rows, &mut names);
     let d = Declared { bufs, tensors };
     let cores = ctx.machine.cores as i64;
     let nr = ctx.vk.row_count();
@@ -403,42 +438,8 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
         b.set_flag(Pipe::Mte2, Pipe::V, 2);
         b.wait_flag(Pipe::Mte2, Pipe::V, 2);
     }
-    // every value's buffer, element count per slot and whether it is in a ring
-    let where_: Vec<(BufferId, i64, bool)> = (0..g.nodes.len())
-        .map(|v| {
-            if !ctx.group.live[v] {
-                // never placed: nothing computes or reads it
-                return Ok((BufferId(0), 0, false));
-            }
-            let (h, ring) = holds(ctx, v)?;
-            let (buf, elems) = (d.bufs.get(&h))
-                .ok_or_else(|| NpuError::Internal(format!("value {v} has no buffer ({h:?})")))?;
-            Ok((*buf, *elems, ring))
-        })
-        .collect::<Result<_, NpuError>>()?;
-    let place = |v: Val, slot: &Expr| -> Place {
-        let (buf, elems, ring) = where_[v];
-        Place {
-            buf,
-            offset: if ring {
-                times(slot.clone(), elems)
-            } else {
-                Expr::Const(0)
-            },
-        }
-    };
-    {
-        let mut e = Emitter::new(&mut b, unit);
-        let once = Rows {
-            count: Expr::Const(1),
-            max: 1,
-        };
-        for v in 0..g.nodes.len() {
-            if g.nodes[v].layout.invariant() && ctx.group.live[v] {
-                e.node(g, v, &|w| place(w, &Expr::Const(0)), &once);
-            }
-        }
-    }
+    let places = Places::new(ctx, &d.bufs)?;
+    invariants(ctx, &mut b, &places);
     if in_ring {
         b.set_flag(Pipe::V, Pipe::Mte2, 0);
         b.set_flag(Pipe::V, Pipe::Mte2, 1);
@@ -450,8 +451,6 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
         Some(mine) => Expr::Const(mine / rows),
         None => (last.clone() - first.clone() + (rows - 1)) / rows,
     };
-    let nodes = ctx.group_nodes();
-    let origins = &ctx.group.origins;
     // (array, tensor, ring buffer, elements per slot) of the group's loads and stores
     let transfers = |arrays: BTreeSet<ArrayId>, ring: fn(ArrayId) -> Holds| {
         (arrays.into_iter())
@@ -514,21 +513,11 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
             b.wait_flag(Pipe::Mte2, Pipe::V, slot.clone());
         }
         b.wait_flag(Pipe::Mte3, Pipe::V, slot.clone());
-        {
-            let group_rows = Rows {
-                count: r.clone(),
-                max: rows,
-            };
-            let mut e = Emitter::new(b, unit);
-            e.barrier();
-            for &v in &nodes {
-                if let Some((_, name)) = origins.iter().rev().find(|(start, _)| *start <= v) {
-                    e.b.origin(Some(name));
-                }
-                e.node(g, v, &|w| place(w, &slot), &group_rows);
-            }
-            e.b.origin(None);
-        }
+        let group_rows = Rows {
+            count: r.clone(),
+            max: rows,
+        };
+        group(ctx, b, &places, &slot, &group_rows);
         if in_ring {
             b.set_flag(Pipe::V, Pipe::Mte2, slot.clone());
         }
@@ -557,9 +546,84 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
     })
 }
 
+/// Where every value of a group lives: its buffer, elements per slot and whether the buffer
+/// is a ring (a slot per group).
+pub struct Places {
+    at: Vec<(BufferId, i64, bool)>,
+}
+
+impl Places {
+    /// The places of `ctx`'s values in the buffers `bufs` ([`declare`]).
+    pub fn new(ctx: &Context, bufs: &BTreeMap<Holds, (BufferId, i64)>) -> Result<Places, NpuError> {
+        let at = (0..ctx.graph().nodes.len())
+            .map(|v| {
+                if !ctx.group.live[v] {
+                    // never placed: nothing computes or reads it
+                    return Ok((BufferId(0), 0, false));
+                }
+                let (h, ring) = holds(ctx, v)?;
+                let (buf, elems) = (bufs.get(&h)).ok_or_else(|| {
+                    NpuError::Internal(format!("value {v} has no buffer ({h:?})"))
+                })?;
+                Ok((*buf, *elems, ring))
+            })
+            .collect::<Result<_, NpuError>>()?;
+        Ok(Places { at })
+    }
+
+    /// Where value `v` is for the group in ring slot `slot`.
+    pub fn at(&self, v: Val, slot: &Expr) -> Place {
+        let (buf, elems, ring) = self.at[v];
+        Place {
+            buf,
+            offset: if ring {
+                times(slot.clone(), elems)
+            } else {
+                Expr::Const(0)
+            },
+        }
+    }
+}
+
+/// V: the values computed once per core (constants, what depends only on per-column inputs
+/// and scalars).
+pub fn invariants(ctx: &Context, b: &mut Builder, places: &Places) {
+    let g = ctx.graph();
+    let mut e = Emitter::new(b, unit(ctx.machine, ctx.group));
+    let once = Rows {
+        count: Expr::Const(1),
+        max: 1,
+    };
+    for v in 0..g.nodes.len() {
+        if g.nodes[v].layout.invariant() && ctx.group.live[v] {
+            e.node(g, v, &|w| places.at(w, &Expr::Const(0)), &once);
+        }
+    }
+}
+
+/// V: every statement of a group of `rows` rows in ring slot `slot`, each instruction noted
+/// with the statement it comes from (a barrier first: the group's inputs were written by
+/// other instructions of the pipe or by other pipes).
+pub fn group(ctx: &Context, b: &mut Builder, places: &Places, slot: &Expr, rows: &Rows) {
+    let g = ctx.graph();
+    let mut e = Emitter::new(b, unit(ctx.machine, ctx.group));
+    e.barrier();
+    for v in ctx.group_nodes() {
+        let origins = &ctx.group.origins;
+        if let Some((_, name)) = origins.iter().rev().find(|(start, _)| *start <= v) {
+            e.b.origin(Some(name));
+        }
+        e.node(g, v, &|w| places.at(w, slot), rows);
+    }
+    e.b.origin(None);
+}
+
 /// Which buffer holds value `v`, and whether it is a ring (a slot per group).
 fn holds(ctx: &Context, v: Val) -> Result<(Holds, bool), NpuError> {
     let n = &ctx.graph().nodes[v];
+    if let Some((class, i)) = ctx.temps.slot[v] {
+        return Ok((Holds::Temp(class, i), false));
+    }
     if let Some(h) = n.home {
         let a = ArrayId(h);
         return Ok(if ctx.kernel.array(a).role.is_output() {
@@ -580,9 +644,7 @@ fn holds(ctx: &Context, v: Val) -> Result<(Holds, bool), NpuError> {
     if n.layout.invariant() {
         return Ok((Holds::Invariant(v), false));
     }
-    let (class, i) = ctx.temps.slot[v]
-        .ok_or_else(|| NpuError::Internal(format!("value {v} has no temporary")))?;
-    Ok((Holds::Temp(class, i), false))
+    Err(NpuError::Internal(format!("value {v} has no temporary")))
 }
 
 /// A readable suffix naming a temporary's layout.

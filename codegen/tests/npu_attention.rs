@@ -1,0 +1,248 @@
+//! The fused attention program, differentially: each compiled program runs in the simulator
+//! (strict semantics, race detector, unwritten outputs) on the interpreter's random inputs
+//! and must give its output within the tolerance of a reordered f32 sum; the timing oracle
+//! must agree on the values; the scores and probabilities have no GM tensor; kernels the
+//! program cannot compute are refused with the reason.
+
+// worst_error is for the tests that measure an error rather than compare
+#[allow(dead_code)]
+mod common;
+
+use codegen::npu::attention::{self, tiles::Tiles};
+use codegen::npu::{compile, Compiled, NpuError, Plan};
+use codegen::runner::{disagreements, Comparison};
+use frontend::ir::Kernel;
+use frontend::SourceFile;
+use npu_sim::Machine;
+use poly::interp::ParamValues;
+use std::collections::BTreeMap;
+
+fn kernel(text: &str) -> Kernel {
+    frontend::compile(&SourceFile::new("k.pk", text.to_string()))
+        .unwrap()
+        .remove(0)
+}
+
+fn example(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/../examples/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+/// Every parameter's value: the kernel's defaults with `sizes` overriding them.
+fn sizes_of(k: &Kernel, sizes: &[(&str, i64)]) -> (ParamValues, BTreeMap<String, i64>) {
+    let fixed: BTreeMap<String, i64> = sizes.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+    let params = ParamValues::resolve(k, &fixed, &BTreeMap::new()).unwrap();
+    let all = params.iter().map(|(n, v)| (n.to_string(), v)).collect();
+    (params, all)
+}
+
+/// Compiles `text` at `sizes` for `machine`, checks that no GM tensor but the kernel's
+/// inputs and output exists, runs it against the interpreter (and the timing oracle) and
+/// returns the plan.
+fn differential(text: &str, sizes: &[(&str, i64)], machine: &str) -> codegen::npu::attention::Plan {
+    let k = kernel(text);
+    let (params, all) = sizes_of(&k, sizes);
+    let m = Machine::load(machine).unwrap();
+    let at = format!("{machine} {sizes:?}");
+    let compiled = compile(&k, &all, &m, true).unwrap_or_else(|e| panic!("{at}: {e}"));
+    let tensors: Vec<&str> = (compiled.program.tensors.iter())
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(tensors, ["Q", "K", "V", "O"], "{at}: the scores went to GM");
+    let (want, got) = common::interpreted_and_simulated(&k, &params, &compiled, &m, 2, &at);
+    let bad = disagreements(&k, &want, &got, Comparison::Tolerant).unwrap();
+    assert!(bad.is_empty(), "{at}: {bad:?}");
+    match compiled.plan {
+        Plan::Attention(plan) => plan,
+        other => panic!("{at}: not an attention program: {other:?}"),
+    }
+}
+
+fn refusal(text: &str, sizes: &[(&str, i64)], machine: &str, reorder: bool) -> NpuError {
+    let k = kernel(text);
+    let (_, all) = sizes_of(&k, sizes);
+    let m = Machine::load(machine).unwrap();
+    compile(&k, &all, &m, reorder).expect_err("compiled")
+}
+
+#[test]
+fn the_example_matches_the_interpreter_on_every_preset() {
+    let text = example("attention-f16.pk");
+    // several heads per core, a head over several cores, fewer blocks than cores
+    for (machine, sizes) in [
+        ("ascend-like", vec![("H", 3), ("L", 64), ("D", 32)]),
+        ("ascend-like", vec![("H", 2), ("L", 128), ("D", 64)]),
+        ("ascend-like-halfgm", vec![("H", 5), ("L", 48), ("D", 16)]),
+        // three heads a core, one block each, and blocks of a head split over cores
+        ("ascend-like", vec![("H", 24), ("L", 16), ("D", 16)]),
+        ("ascend-like", vec![("H", 13), ("L", 48), ("D", 16)]),
+    ] {
+        differential(&text, &sizes, machine);
+    }
+}
+
+/// Without the scaling, with two batch loops and values of another depth.
+const VARIANT: &str = "kernel attn(Q: f16[B, H, L, D], K: f16[B, H, L, D], V: f16[B, H, L, E]) -> (O: f32[B, H, L, E])
+  params B = 2, H = 2, L = 32, D = 16, E = 48
+{
+  let S: f32[B, H, L, L]; let m: f32[B, H, L]; let s: f32[B, H, L]; let P: f16[B, H, L, L];
+  S[b, h, i, j] = sum(d) f32(Q[b, h, i, d]) * f32(K[b, h, j, d]);
+  m[b, h, i] = max(j) S[b, h, i, j];
+  s[b, h, i] = sum(j) exp(S[b, h, i, j] - m[b, h, i]);
+  P[b, h, i, j] = f16(exp(S[b, h, i, j] - m[b, h, i]) / s[b, h, i]);
+  O[b, h, i, e] = sum(j) f32(P[b, h, i, j]) * f32(V[b, h, j, e]);
+}";
+
+#[test]
+fn a_variant_without_scaling_with_two_batch_loops_matches() {
+    for machine in ["ascend-like", "ascend-like-halfgm"] {
+        differential(VARIANT, &[], machine);
+    }
+}
+
+/// Queries and keys of different lengths, values of another depth, no scaling.
+const RECTANGULAR: &str =
+    "kernel attn(Q: f16[H, M, D], K: f16[H, N, D], V: f16[H, N, E]) -> (O: f32[H, M, E])
+  params H = 3, M = 48, N = 80, D = 32, E = 16
+{
+  let S: f32[H, M, N]; let m: f32[H, M]; let s: f32[H, M]; let P: f16[H, M, N];
+  S[h, i, j] = sum(d) f32(Q[h, i, d]) * f32(K[h, j, d]);
+  m[h, i] = max(j) S[h, i, j];
+  s[h, i] = sum(j) exp(S[h, i, j] - m[h, i]);
+  P[h, i, j] = f16(exp(S[h, i, j] - m[h, i]) / s[h, i]);
+  O[h, i, e] = sum(j) f32(P[h, i, j]) * f32(V[h, j, e]);
+}";
+
+#[test]
+fn probabilities_rounded_by_a_statement_of_their_own_match() {
+    // `P` f32 as in attention.pk, multiplied through an f16 copy `P16`
+    let text = example("attention.pk")
+        .replace(
+            "let P: f32[H, L, L];  // attention probabilities",
+            "let P: f32[H, L, L]; let P16: f16[H, L, L];",
+        )
+        .replace(
+            "O[h, i, d] = sum(j) P[h, i, j] * f32(V[h, j, d]);",
+            "P16[h, i, j] = f16(P[h, i, j]); O[h, i, d] = sum(j) f32(P16[h, i, j]) * f32(V[h, j, d]);",
+        );
+    for machine in ["ascend-like", "ascend-like-halfgm"] {
+        differential(&text, &[("H", 2), ("L", 64), ("D", 32)], machine);
+    }
+}
+
+#[test]
+fn queries_and_keys_of_different_lengths_match() {
+    for machine in ["ascend-like", "ascend-like-halfgm"] {
+        differential(RECTANGULAR, &[], machine);
+        differential(RECTANGULAR, &[("M", 16), ("N", 160), ("H", 9)], machine);
+    }
+}
+
+#[test]
+fn one_block_of_scores_in_l0c_and_forced_sizes_match() {
+    // the model keeps two blocks of scores at these sizes; one (the 1024 x 64 choice, for
+    // 32-row blocks) and short steps and stages are forced
+    let text = example("attention-f16.pk");
+    for (machine, sizes) in [
+        ("ascend-like", [("H", 3), ("L", 64), ("D", 32)]),
+        ("ascend-like-halfgm", [("H", 2), ("L", 96), ("D", 16)]),
+    ] {
+        let k = kernel(&text);
+        let (params, all) = sizes_of(&k, &sizes);
+        let m = Machine::load(machine).unwrap();
+        let forced = Tiles {
+            rows: 16,
+            keys: 32,
+            stage: 16,
+            scores: 1,
+        };
+        let (program, plan) = attention::compile_ranked(&k, &all, &m, true, (1, Some(forced)))
+            .unwrap()
+            .unwrap()
+            .remove(0);
+        assert_eq!(plan.tiles, forced);
+        let compiled = Compiled {
+            program,
+            plan: Plan::Attention(plan),
+        };
+        let at = format!("{machine} {sizes:?}");
+        let (want, got) = common::interpreted_and_simulated(&k, &params, &compiled, &m, 2, &at);
+        let bad = disagreements(&k, &want, &got, Comparison::Tolerant).unwrap();
+        assert!(bad.is_empty(), "{at}: {bad:?}");
+    }
+    // sizes that do not divide the block are refused
+    let k = kernel(&text);
+    let (_, all) = sizes_of(&k, &[("H", 3), ("L", 64), ("D", 32)]);
+    let m = Machine::load("ascend-like").unwrap();
+    let odd = Tiles {
+        rows: 48,
+        keys: 32,
+        stage: 16,
+        scores: 1,
+    };
+    let e = attention::compile_ranked(&k, &all, &m, true, (1, Some(odd))).unwrap_err();
+    assert!(e.to_string().contains("do not divide"), "{e}");
+}
+
+#[test]
+fn blocks_are_balanced_over_the_cores() {
+    let k = kernel(&example("attention-f16.pk"));
+    let (_, all) = sizes_of(&k, &[("H", 3), ("L", 64), ("D", 32)]);
+    let m = Machine::load("ascend-like").unwrap();
+    let Plan::Attention(plan) = compile(&k, &all, &m, true).unwrap().plan else {
+        panic!("not an attention program")
+    };
+    let blocks = 3 * 64 / plan.tiles.rows;
+    assert_eq!(plan.choice.blocks, (blocks + 7) / 8, "{plan:?}");
+}
+
+#[test]
+fn the_f32_example_and_other_kernels_are_refused_with_the_reason() {
+    let why = |e: NpuError| e.to_string();
+    // f32 probabilities: the cube cannot multiply them exactly
+    let e = why(refusal(&example("attention.pk"), &[], "ascend-like", true));
+    assert!(e.contains("statement S10") && e.contains("f16"), "{e}");
+    let text = example("attention-f16.pk");
+    let small = [("H", 2), ("L", 64), ("D", 32)];
+    assert_eq!(
+        refusal(&text, &small, "ascend-like", false),
+        NpuError::ReorderNotAllowed
+    );
+    let e = why(refusal(&text, &[("L", 40)], "ascend-like", true));
+    assert!(e.contains("multiples of 16"), "{e}");
+    // no block fits the tiny machine: 16 rows' per-row values spread over a repeat of f32
+    // lanes alone take its 4 KiB of UB
+    let e = why(refusal(&text, &[("L", 16), ("D", 16)], "mini", true));
+    assert!(e.contains("no block of query rows fits `mini`"), "{e}");
+    // the keys laid out [h, d, j]: not what the program reads
+    let kt = text
+        .replace("K: f16[H, L, D]", "K: f16[H, D, L]")
+        .replace("K[h, j, d]", "K[h, d, j]");
+    let e = why(refusal(&kt, &small, "ascend-like", true));
+    assert!(e.contains("`K` is not laid out"), "{e}");
+    // a mask read by the softmax
+    let masked = text
+        .replace("V: f16[H, L, D])", "V: f16[H, L, D], M: f32[H, L, L])")
+        .replace(
+            "S[h, i, j] *= scale;",
+            "S[h, i, j] *= scale; S[h, i, j] += M[h, i, j];",
+        );
+    let e = why(refusal(&masked, &small, "ascend-like", true));
+    assert!(e.contains("`M` is an input"), "{e}");
+    // the scores an output: they would have to go to GM
+    let stored = text
+        .replace(
+            "-> (O: f32[H, L, D])",
+            "-> (O: f32[H, L, D], S: f32[H, L, L])",
+        )
+        .replace("  let S: f32[H, L, L];  // scaled scores\n", "");
+    let e = why(refusal(&stored, &small, "ascend-like", true));
+    assert!(e.contains("`S` is not a temporary"), "{e}");
+    // the output read between the products (as a tile: D = L)
+    let early = text.replace(
+        "S[h, i, j] *= scale;",
+        "S[h, i, j] *= scale; S[h, i, j] += O[h, i, j];",
+    );
+    let square = [("H", 2), ("L", 64), ("D", 64)];
+    let e = why(refusal(&early, &square, "ascend-like", true));
+    assert!(e.contains("`O` is the output"), "{e}");
+}
