@@ -8,32 +8,12 @@
 #[allow(dead_code)]
 mod common;
 
+use common::{example, kernel, sizes_of};
+
 use codegen::npu::attention::{self, tiles::Tiles};
 use codegen::npu::{compile, Compiled, NpuError, Plan};
 use codegen::runner::{disagreements, Comparison};
-use frontend::ir::Kernel;
-use frontend::SourceFile;
 use npu_sim::Machine;
-use poly::interp::ParamValues;
-use std::collections::BTreeMap;
-
-fn kernel(text: &str) -> Kernel {
-    frontend::compile(&SourceFile::new("k.pk", text.to_string()))
-        .unwrap()
-        .remove(0)
-}
-
-fn example(name: &str) -> String {
-    std::fs::read_to_string(format!("{}/../examples/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
-}
-
-/// Every parameter's value: the kernel's defaults with `sizes` overriding them.
-fn sizes_of(k: &Kernel, sizes: &[(&str, i64)]) -> (ParamValues, BTreeMap<String, i64>) {
-    let fixed: BTreeMap<String, i64> = sizes.iter().map(|(n, v)| (n.to_string(), *v)).collect();
-    let params = ParamValues::resolve(k, &fixed, &BTreeMap::new()).unwrap();
-    let all = params.iter().map(|(n, v)| (n.to_string(), v)).collect();
-    (params, all)
-}
 
 /// Compiles `text` at `sizes` for `machine`, checks that no GM tensor but the kernel's
 /// inputs and output exists, runs it against the interpreter (and the timing oracle) and

@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::{example, kernel};
+
 use codegen::npu::matmul::ring::Ring;
 use codegen::npu::matmul::strips::Strips;
 use codegen::npu::matmul::{self, Schedule};
@@ -16,12 +18,6 @@ use npu_sim::Machine;
 use poly::interp::{Interpreter, Memory, ParamValues};
 use scheduler::target::Target;
 use std::collections::BTreeMap;
-
-fn kernel(text: &str) -> Kernel {
-    frontend::compile(&SourceFile::new("k.pk", text.to_string()))
-        .unwrap()
-        .remove(0)
-}
 
 /// Compiles `text` at `sizes` for `machine`, runs it on the interpreter's random inputs and
 /// returns the largest normwise error of each output, with the tiles chosen.
@@ -436,10 +432,6 @@ fn strips_of_a_batched_product_and_on_the_tiny_machine_match() {
 }
 
 /// An example kernel's text.
-fn example(name: &str) -> String {
-    std::fs::read_to_string(format!("{}/../examples/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
-}
-
 /// `text` compiled at `sizes` for `machine` by the model's choice and simulated on random
 /// inputs: the kernel, the memory with the program's outputs, the cycles, the prediction
 /// and the schedule.

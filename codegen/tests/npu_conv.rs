@@ -5,20 +5,15 @@
 
 mod common;
 
+use common::kernel;
+
 use codegen::npu::conv::{self, tiles::Tiles, Offer};
 use codegen::npu::{candidates, compile, Compiled, NpuError, Plan};
 use codegen::runner::tolerance;
 use frontend::ir::{ElemType, Kernel};
-use frontend::SourceFile;
 use npu_sim::Machine;
 use poly::interp::ParamValues;
 use std::collections::BTreeMap;
-
-fn kernel(text: &str) -> Kernel {
-    frontend::compile(&SourceFile::new("k.pk", text.to_string()))
-        .unwrap_or_else(|e| panic!("{e:?}\n{text}"))
-        .remove(0)
-}
 
 /// How a test kernel orders its tensors' dimensions.
 #[derive(Clone, Copy, Debug)]

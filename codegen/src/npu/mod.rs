@@ -177,7 +177,7 @@ pub fn compile(
             schedule,
             predicted: schedule.predict(&mm, machine),
             epilogue: mm.epilogue,
-            mapping: mm.mapping,
+            mapping: mm.product.mapping,
         },
     })
 }
@@ -225,7 +225,7 @@ pub fn candidates(
                             schedule,
                             epilogue: epilogue.clone(),
                             predicted: cost,
-                            mapping: mm.mapping.clone(),
+                            mapping: mm.product.mapping.clone(),
                         },
                     },
                 });

@@ -49,27 +49,16 @@ pub enum Dim {
 }
 
 /// A matrix product as the back end compiles it: `C[b, m, n] = sum(k) A[b, m, k] * B[b, k, n]`
-/// up to how each tensor orders its dimensions.
+/// up to how each tensor orders its dimensions (every operand read row-major), with what
+/// becomes of its sums.
 #[derive(Clone, Debug)]
 pub struct Matmul {
-    /// The batch loops (name, extent), outermost first.
-    pub batch: Vec<(String, i64)>,
-    /// Rows of C.
-    pub m: i64,
-    /// Columns of C.
-    pub n: i64,
-    /// The reduction's length.
-    pub k: i64,
-    /// The left operand, `m x k`.
-    pub a: Operand,
-    /// The right operand, `k x n`.
-    pub b: Operand,
+    /// The product statement and its proved mapping.
+    pub product: Product,
     /// The stored result, `m x n`: the accumulator, or the epilogue's output.
     pub c: Operand,
     /// What becomes of the f32 sums on their way out of L0C.
     pub epilogue: Epilogue,
-    /// The proved mapping, in the text format, for the program's header.
-    pub mapping: String,
 }
 
 /// Finds the matrix product in `kernel` and proves its mapping onto `target`'s matrix
@@ -98,18 +87,12 @@ pub fn matmul(
     }
     let (c, epilogue) = match stmts.get(2) {
         Some(ctx) => epilogue::recognise(kernel, ctx, &p.acc, sizes)?,
-        None => (p.acc, Epilogue::None),
+        None => (p.acc.clone(), Epilogue::None),
     };
     Ok(Matmul {
-        m: p.m,
-        n: p.n,
-        k: p.k,
-        a: p.a,
-        b: p.b,
+        product: p,
         c,
         epilogue,
-        batch: p.batch,
-        mapping: p.mapping,
     })
 }
 

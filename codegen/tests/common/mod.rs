@@ -4,8 +4,34 @@
 
 use codegen::npu::{simulate, Compiled};
 use frontend::ir::Kernel;
+use frontend::SourceFile;
 use npu_sim::Machine;
 use poly::interp::{Interpreter, Memory, ParamValues};
+use std::collections::BTreeMap;
+
+/// The first kernel of `text` (a failure shows the text).
+pub fn kernel(text: &str) -> Kernel {
+    frontend::compile(&SourceFile::new("k.pk", text.to_string()))
+        .unwrap_or_else(|e| panic!("{e:?}\n{text}"))
+        .remove(0)
+}
+
+/// The text of `examples/NAME`.
+// (not every test file reads an example)
+#[allow(dead_code)]
+pub fn example(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/../examples/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+/// Every parameter's value: the kernel's defaults with `sizes` overriding them.
+// (not every test file sizes kernels this way)
+#[allow(dead_code)]
+pub fn sizes_of(k: &Kernel, sizes: &[(&str, i64)]) -> (ParamValues, BTreeMap<String, i64>) {
+    let fixed: BTreeMap<String, i64> = sizes.iter().map(|(n, v)| (n.to_string(), *v)).collect();
+    let params = ParamValues::resolve(k, &fixed, &BTreeMap::new()).unwrap();
+    let all = params.iter().map(|(n, v)| (n.to_string(), v)).collect();
+    (params, all)
+}
 
 /// The interpreter's memory and the simulator's after running `compiled` on the same random
 /// inputs (seed 7); the timing oracle must agree on `oracle` other machines. `at` names the

@@ -85,10 +85,10 @@ pub fn program(
     if !stores_apart(mm, tn, c_bytes) {
         return Err(NpuError::Unsupported(format!(
             "C's rows ({} values) do not start on 32-byte blocks, so tiles {} wide would store into shared blocks",
-            mm.n, tn
+            mm.product.n, tn
         )));
     }
-    for op in [&mm.a, &mm.b, &mm.c] {
+    for op in [&mm.product.a, &mm.product.b, &mm.c] {
         if let Some(stride) = misaligned_batch(mm, op) {
             return Err(NpuError::Unsupported(format!(
                 "`{}`'s batch elements ({stride} bytes apart) do not start on 32-byte blocks, where GM transfers start",
@@ -100,7 +100,7 @@ pub fn program(
         Some(epi) => Some(tail::Tail::new(epi, machine, tn).ok_or_else(|| {
             NpuError::Unsupported(format!(
                 "tiles {tn} wide do not divide C's {} columns, which the vector epilogue needs",
-                mm.n
+                mm.product.n
             ))
         })?),
         None => None,
@@ -122,7 +122,7 @@ pub fn program(
 /// a block, or a tile must hold whole rows. (Row bands start on a block: a tile's rows are a
 /// multiple of 16.)
 fn stores_apart(mm: &Matmul, tn: i64, c_bytes: i64) -> bool {
-    (mm.n * c_bytes) % npu_sim::hazards::BLOCK as i64 == 0 || tn >= mm.n
+    (mm.product.n * c_bytes) % npu_sim::hazards::BLOCK as i64 == 0 || tn >= mm.product.n
 }
 
 /// The byte distance between two elements of a batch of `op`, if some is not a multiple of
@@ -130,7 +130,7 @@ fn stores_apart(mm: &Matmul, tn: i64, c_bytes: i64) -> bool {
 fn misaligned_batch(mm: &Matmul, op: &Operand) -> Option<i64> {
     let block = npu_sim::hazards::BLOCK as i64;
     (op.dims.iter().enumerate())
-        .filter(|(_, d)| matches!(d, Dim::Batch(j) if mm.batch[*j].1 > 1))
+        .filter(|(_, d)| matches!(d, Dim::Batch(j) if mm.product.batch[*j].1 > 1))
         .map(|(d, _)| op.shape[d + 1..].iter().product::<i64>() * op.elem.size_bytes() as i64)
         .find(|stride| stride % block != 0)
 }
@@ -145,8 +145,8 @@ fn tensors(
         Ok(b.tensor(&op.name, dtype(op.elem)?, &shape, dir))
     };
     Ok((
-        declare(&mm.a, Direction::In)?,
-        declare(&mm.b, Direction::In)?,
+        declare(&mm.product.a, Direction::In)?,
+        declare(&mm.product.b, Direction::In)?,
         declare(&mm.c, Direction::Out)?,
     ))
 }
@@ -315,8 +315,8 @@ struct Tile {
 
 impl Grid {
     fn new(mm: &Matmul, tm: i64, tn: i64, cores: i64) -> Grid {
-        let (mt, nt) = ((mm.m + tm - 1) / tm, (mm.n + tn - 1) / tn);
-        let batches: i64 = mm.batch.iter().map(|(_, e)| e).product();
+        let (mt, nt) = ((mm.product.m + tm - 1) / tm, (mm.product.n + tn - 1) / tn);
+        let batches: i64 = mm.product.batch.iter().map(|(_, e)| e).product();
         let tiles = batches * mt * nt;
         Grid {
             tm,
@@ -368,19 +368,19 @@ impl Grid {
 
     /// Tile number `idx`.
     fn tile(&self, mm: &Matmul, idx: Expr) -> Tile {
-        let mt = (mm.m + self.tm - 1) / self.tm;
+        let mt = (mm.product.m + self.tm - 1) / self.tm;
         let tn = idx.clone() % self.nt;
         let tm = idx.clone() / self.nt % mt;
         let mut rest = idx / (self.nt * mt);
-        let mut batch = vec![c(0); mm.batch.len()];
-        for (j, (_, e)) in mm.batch.iter().enumerate().rev() {
+        let mut batch = vec![c(0); mm.product.batch.len()];
+        for (j, (_, e)) in mm.product.batch.iter().enumerate().rev() {
             batch[j] = rest.clone() % *e;
             rest = rest / *e;
         }
         let row0 = tm * self.tm;
         let col0 = tn.clone() * self.tn;
-        let rows = clipped(mm.m, self.tm, row0.clone());
-        let cols = clipped(mm.n, self.tn, col0.clone());
+        let rows = clipped(mm.product.m, self.tm, row0.clone());
+        let cols = clipped(mm.product.n, self.tn, col0.clone());
         Tile {
             rows16: up16(rows.clone()),
             rows,

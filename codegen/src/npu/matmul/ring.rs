@@ -111,10 +111,10 @@ pub(super) fn program(
 ) -> Result<Builder, NpuError> {
     let cores = machine.cores as i64;
     let mut b = Builder::new();
-    let chunks = (mm.k + t.kc - 1) / t.kc;
+    let chunks = (mm.product.k + t.kc - 1) / t.kc;
     let a_slots = if t.panel { chunks } else { 2 };
     let (a, bt, ct) = super::tensors(&mut b, mm)?;
-    let (ta, tb) = (dtype(mm.a.elem)?, dtype(mm.b.elem)?);
+    let (ta, tb) = (dtype(mm.product.a.elem)?, dtype(mm.product.b.elem)?);
     let (c_ub, c_out, bufs) = super::c_buffers(&mut b, mm, tail, t.c_tiles())?;
     let epilogue = tail.zip(bufs.as_ref());
     let names = Names {
@@ -231,18 +231,23 @@ fn zero_c(b: &mut Builder, mm: &Matmul, n: &Names, t: Ring, machine: &Machine) {
 fn load(b: &mut Builder, mm: &Matmul, n: &Names, t: Ring, tile: &Tile, kc: &Expr, chunk: &Expr) {
     let slot = chunk.clone() % 2;
     let k0 = kc.clone() * t.kc;
-    let len = (c(mm.k) - k0.clone()).min(t.kc);
+    let len = (c(mm.product.k) - k0.clone()).min(t.kc);
     b.wait_flag(Pipe::Mte1, Pipe::Mte2, slot.clone());
     let load_a = |b: &mut Builder| {
         let src = b.at(
             n.a,
-            index(&mm.a, &tile.at.batch, tile.at.row0.clone(), k0.clone()),
+            index(
+                &mm.product.a,
+                &tile.at.batch,
+                tile.at.row0.clone(),
+                k0.clone(),
+            ),
         );
         let dst = b.at(n.a_l1, [a_slot(t, &slot, kc), c(0)]);
         b.origin(Some("A chunk, ND -> NZ"));
         b.push(
             Dma::new(dst, src, tile.at.rows.clone(), len.clone())
-                .strides(row_stride(&mm.a), t.tm)
+                .strides(row_stride(&mm.product.a), t.tm)
                 .mode(DmaMode::Nd2nz),
         );
     };
@@ -251,12 +256,15 @@ fn load(b: &mut Builder, mm: &Matmul, n: &Names, t: Ring, tile: &Tile, kc: &Expr
     } else {
         load_a(b);
     }
-    let src = b.at(n.b, index(&mm.b, &tile.at.batch, k0, tile.at.col0.clone()));
+    let src = b.at(
+        n.b,
+        index(&mm.product.b, &tile.at.batch, k0, tile.at.col0.clone()),
+    );
     let dst = b.at(n.b_l1, [slot.clone(), c(0)]);
     b.origin(Some("B chunk, ND -> NZ"));
     b.push(
         Dma::new(dst, src, len, tile.at.cols.clone())
-            .strides(row_stride(&mm.b), t.kc)
+            .strides(row_stride(&mm.product.b), t.kc)
             .mode(DmaMode::Nd2nz),
     );
     b.origin(None);
@@ -282,13 +290,13 @@ fn steps(b: &mut Builder, mm: &Matmul, n: &Names, t: Ring, tile: &Tile, kc: &Exp
     let subs = t.kc / t.tk;
     // The last sub-step of the product may be shallower, the last column of tiles narrower:
     // each pitch that occurs gets its own copy of the sub-step.
-    let k_last = (mm.k - 1) / t.tk * t.tk;
-    let k_tail = round16(mm.k - k_last);
-    let n_tail = round16(mm.n - (mm.n - 1) / t.tn * t.tn);
+    let k_last = (mm.product.k - 1) / t.tk * t.tk;
+    let k_tail = round16(mm.product.k - k_last);
+    let n_tail = round16(mm.product.n - (mm.product.n - 1) / t.tn * t.tn);
     b.repeat("sub", subs, |b, sub| {
         let k0 = kc.clone() * t.kc + sub.clone() * t.tk;
         let step = chunk.clone() * subs + sub.clone();
-        let in_range = k0.clone().cmp(CmpOp::Lt, mm.k);
+        let in_range = k0.clone().cmp(CmpOp::Lt, mm.product.k);
         let is_tail = k0.clone().cmp(CmpOp::Eq, k_last);
         let ks = if k_tail == t.tk {
             vec![(t.tk, in_range)]

@@ -85,22 +85,22 @@ fn candidates(mm: &Matmul, machine: &Machine) -> Vec<Schedule> {
     let cap = |m: Mem| capacity(machine, m);
     let cores = machine.cores.max(1) as i64;
     let ids = machine.flag_ids as i64;
-    let k16 = round16(mm.k);
+    let k16 = round16(mm.product.k);
     let sizes = |extent: i64| {
         (1..=16)
             .map(|k| k * F)
             .filter(move |&v| v <= round16(extent))
     };
     let mut out = Vec::new();
-    for tm in sizes(mm.m) {
-        for tn in sizes(mm.n).filter(|&tn| stores_apart(mm, tn, c_bytes)) {
+    for tm in sizes(mm.product.m) {
+        for tn in sizes(mm.product.n).filter(|&tn| stores_apart(mm, tn, c_bytes)) {
             for tk in [16, 32, 64, 128].into_iter().filter(|&tk| tk <= k16) {
                 if 2 * tm * tk * 2 > cap(Mem::L0a) || 2 * tk * tn * 2 > cap(Mem::L0b) {
                     continue;
                 }
                 for steps in [4, 2, 1] {
-                    let kc = ((mm.k + tk - 1) / tk * tk).min(steps * tk);
-                    let chunks = (mm.k + kc - 1) / kc;
+                    let kc = ((mm.product.k + tk - 1) / tk * tk).min(steps * tk);
+                    let chunks = (mm.product.k + kc - 1) / kc;
                     for (panel, split) in ring_variants(mm, machine, (tm, tn), chunks) {
                         let ring = Ring {
                             tm,
@@ -122,7 +122,7 @@ fn candidates(mm: &Matmul, machine: &Machine) -> Vec<Schedule> {
                         }
                     }
                 }
-                let steps = (mm.k + tk - 1) / tk;
+                let steps = (mm.product.k + tk - 1) / tk;
                 let chunks: BTreeSet<i64> = [3, 4, 6, 8, 16, steps]
                     .into_iter()
                     .filter(|&c| c <= steps)
@@ -244,17 +244,17 @@ impl<'a> Model<'a> {
             Schedule::Ring(r) => (r.tk, r.kc),
             Schedule::Strips(st) => (st.tk, st.chunk * st.tk),
         };
-        let chunks = (mm.k + kc - 1) / kc;
-        let steps = (mm.k + tk - 1) / tk;
-        let a = chunks as f64 * f.gm(tm, kc.min(mm.k) * 2, 0, a_row);
+        let chunks = (mm.product.k + kc - 1) / kc;
+        let steps = (mm.product.k + tk - 1) / tk;
+        let a = chunks as f64 * f.gm(tm, kc.min(mm.product.k) * 2, 0, a_row);
         let (b, strip, reloads) = match s {
             Schedule::Ring(r) => (
-                chunks as f64 * f.gm(kc.min(mm.k), tn * 2, 0, b_row),
+                chunks as f64 * f.gm(kc.min(mm.product.k), tn * 2, 0, b_row),
                 tm,
                 !r.panel,
             ),
             Schedule::Strips(st) => (
-                steps as f64 * f.gm(tk.min(mm.k), tn * 2, 0, b_row),
+                steps as f64 * f.gm(tk.min(mm.product.k), tn * 2, 0, b_row),
                 st.strip_rows(),
                 false,
             ),
@@ -284,8 +284,8 @@ impl<'a> Model<'a> {
         let active = (grid.items() + grid.per_core - 1) / grid.per_core.max(1);
         let f = Figures::new(self.machine, active);
         let (a_row, b_row, c_row) = row_bytes(mm);
-        let kc = r.kc.min(mm.k);
-        let per = (mm.k + r.kc - 1) / r.kc / r.split;
+        let kc = r.kc.min(mm.product.k);
+        let per = (mm.product.k + r.kc - 1) / r.kc / r.split;
         let gm = per as f64 * (f.gm(r.tm, kc * 2, 0, a_row) + f.gm(kc, r.tn * 2, 0, b_row))
             + f.gm(r.tm, r.tn * 4, 0, c_row);
         let cube = (per * (r.kc / r.tk)) as f64 * f.mmad(r.tm, r.tk, r.tn);
@@ -302,7 +302,7 @@ impl<'a> Model<'a> {
         let c_bytes = mm.c.elem.size_bytes() as i64;
         match s {
             Schedule::Ring(r) => {
-                let kc = r.kc.min(mm.k);
+                let kc = r.kc.min(mm.product.k);
                 let fill = f.load_latency
                     + f.gm(tm, kc * 2, 0, a_row)
                     + f.gm(kc, tn * 2, 0, b_row)
@@ -322,10 +322,11 @@ impl<'a> Model<'a> {
                 self.bound(s) + fill + tail + zero
             }
             Schedule::Strips(st) => {
-                let mut costs = timeline::costs(st, mm.k, f, (a_row, b_row, c_row), c_bytes);
+                let mut costs =
+                    timeline::costs(st, mm.product.k, f, (a_row, b_row, c_row), c_bytes);
                 let sr = st.strip_rows();
                 costs.drain_row += epilogue(mm, self.machine, tn, sr) / sr as f64;
-                let steps = st.steps(mm.k);
+                let steps = st.steps(mm.product.k);
                 (shape.patterns.iter())
                     .map(|bands| timeline::core_cycles(st, steps, f, &costs, bands))
                     .fold(0.0, f64::max)
@@ -345,5 +346,5 @@ fn epilogue(mm: &Matmul, machine: &Machine, tn: i64, rows: i64) -> f64 {
 /// The byte distance between two rows of A, of B and of C in GM.
 fn row_bytes(mm: &Matmul) -> (i64, i64, i64) {
     let bytes = |op: &crate::npu::recognise::Operand| row_stride(op) * op.elem.size_bytes() as i64;
-    (bytes(&mm.a), bytes(&mm.b), bytes(&mm.c))
+    (bytes(&mm.product.a), bytes(&mm.product.b), bytes(&mm.c))
 }

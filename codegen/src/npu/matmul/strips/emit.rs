@@ -92,14 +92,19 @@ pub(in crate::npu::matmul) fn program(
         .map_err(|why| NpuError::Internal(format!("{s:?}: {why}")))?;
     let mut b = Builder::new();
     let (a, bt, ct) = crate::npu::matmul::tensors(&mut b, mm)?;
-    let (ta, tb) = (dtype(mm.a.elem)?, dtype(mm.b.elem)?);
+    let (ta, tb) = (dtype(mm.product.a.elem)?, dtype(mm.product.b.elem)?);
     let sr = s.strip_rows();
     let (c_ub, c_out, bufs) = crate::npu::matmul::c_buffers(&mut b, mm, tail, s.c_tiles())?;
     let n = Names {
         a,
         b: bt,
         c: ct,
-        a_l1: b.buffer("a_l1", Tier::L1, ta, &[(s.tm * round16(mm.k)) as u64]),
+        a_l1: b.buffer(
+            "a_l1",
+            Tier::L1,
+            ta,
+            &[(s.tm * round16(mm.product.k)) as u64],
+        ),
         b_l1: b.buffer(
             "b_l1",
             Tier::L1,
@@ -118,7 +123,7 @@ pub(in crate::npu::matmul) fn program(
         c_out,
     };
     let grid = Grid::new(mm, s.tm, s.tn, cores);
-    let steps = s.steps(mm.k);
+    let steps = s.steps(mm.product.k);
     let mine = grid.mine();
     let (final_from, final_gap) = s.final_loads(steps);
     let e = Emit {
@@ -130,7 +135,7 @@ pub(in crate::npu::matmul) fn program(
         steps,
         sr,
         hr: s.tm / s.halves,
-        m_tail16: round16(mm.m - (mm.m - 1) / s.tm * s.tm),
+        m_tail16: round16(mm.product.m - (mm.product.m - 1) / s.tm * s.tm),
         main: (mine.clone() * steps - s.last).max(0),
         mine,
         final_from,
@@ -165,7 +170,7 @@ impl Emit<'_> {
     /// Step `st` of the core's tile `tt`, the core's `g`-th.
     fn step_of(&self, tt: Expr, st: Expr, g: Expr) -> Step {
         let idx = self.grid.index(&tt);
-        let mt = (self.mm.m + self.s.tm - 1) / self.s.tm;
+        let mt = (self.mm.product.m + self.s.tm - 1) / self.s.tm;
         Step {
             tile: self.grid.tile(self.mm, idx.clone()),
             band: self.grid.new_band(&tt),
@@ -178,13 +183,13 @@ impl Emit<'_> {
 
     /// The depth of step `st` rounded to fractals (the last step's may be shallower).
     fn depth(&self, st: &Expr) -> Two {
-        let tail = round16(self.mm.k) - (self.steps - 1) * self.s.tk;
+        let tail = round16(self.mm.product.k) - (self.steps - 1) * self.s.tk;
         Two::new(st.clone().cmp(CmpOp::Eq, self.steps - 1), tail, self.s.tk)
     }
 
     /// The width of a tile rounded to fractals (the last column's may be narrower).
     fn width(&self, tile: &Tile) -> Two {
-        let tail = round16(self.mm.n - (self.grid.nt - 1) * self.s.tn);
+        let tail = round16(self.mm.product.n - (self.grid.nt - 1) * self.s.tn);
         Two::new(tile.last_col.clone(), tail, self.s.tn)
     }
 
@@ -256,20 +261,24 @@ impl Emit<'_> {
             let rows = clamp(minus(&st.tile.rows, h * self.hr), self.hr);
             when(b, "rows", positive(&rows), |b| {
                 let k0 = st.st.clone() / s.chunk * kc;
-                let len = if mm.k % kc == 0 {
+                let len = if mm.product.k % kc == 0 {
                     c(kc)
                 } else {
-                    (c(mm.k) - k0.clone()).min(kc)
+                    (c(mm.product.k) - k0.clone()).min(kc)
                 };
                 let row = st.tile.row0.clone() + h * self.hr;
-                let src = at(b, self.n.a, index(&mm.a, &st.tile.batch, row, k0.clone()));
+                let src = at(
+                    b,
+                    self.n.a,
+                    index(&mm.product.a, &st.tile.batch, row, k0.clone()),
+                );
                 // NZ with TM rows per fractal column: column k0 at k0 * TM, row r at r * 16
                 let dst = at(b, self.n.a_l1, [k0 * s.tm + h * self.hr * F]);
                 push(
                     b,
                     "A band, ND -> NZ",
                     Dma::new(dst, src, rows, len)
-                        .strides(row_stride(&mm.a), s.tm)
+                        .strides(row_stride(&mm.product.a), s.tm)
                         .mode(DmaMode::Nd2nz),
                 );
             });
@@ -281,22 +290,22 @@ impl Emit<'_> {
     fn b_piece(&self, b: &mut Builder, st: &Step, k: Expr, slot: Expr) {
         let (mm, s) = (self.mm, self.s);
         let k0 = k * s.tk;
-        let rows = if mm.k % s.tk == 0 {
+        let rows = if mm.product.k % s.tk == 0 {
             c(s.tk)
         } else {
-            (c(mm.k) - k0.clone()).min(s.tk)
+            (c(mm.product.k) - k0.clone()).min(s.tk)
         };
         let src = at(
             b,
             self.n.b,
-            index(&mm.b, &st.tile.batch, k0, st.tile.col0.clone()),
+            index(&mm.product.b, &st.tile.batch, k0, st.tile.col0.clone()),
         );
         let dst = at(b, self.n.b_l1, [slot, c(0)]);
         push(
             b,
             "B piece, ND -> NZ",
             Dma::new(dst, src, rows, st.tile.cols.clone())
-                .strides(row_stride(&mm.b), s.tk)
+                .strides(row_stride(&mm.product.b), s.tk)
                 .mode(DmaMode::Nd2nz),
         );
     }

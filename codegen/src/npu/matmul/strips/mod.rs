@@ -137,7 +137,7 @@ impl Strips {
     /// Whether the schedule can compute `mm` on `cores` cores with `flag_ids` ids per pipe
     /// pair, or why not.
     pub fn check(&self, mm: &Matmul, cores: i64, flag_ids: i64) -> Result<(), Unfit> {
-        let steps = self.steps(mm.k);
+        let steps = self.steps(mm.product.k);
         let chunks = (steps + self.chunk - 1) / self.chunk;
         let grid = Grid::new(mm, self.tm, self.tn, cores);
         // does some core's last tile load A (its final steps then need their chunks loaded
@@ -183,8 +183,11 @@ impl Strips {
     /// epilogue, and its buffers).
     pub fn fits(&self, mm: &Matmul, machine: &Machine) -> bool {
         let cap = |m: Mem| machine.tiers.get(&m).map_or(0, |t| t.capacity as i64);
-        let (a, b) = (mm.a.elem.size_bytes() as i64, mm.b.elem.size_bytes() as i64);
-        self.tm * round16(mm.k) * a + (self.ring + self.last) * self.tk * self.tn * b
+        let (a, b) = (
+            mm.product.a.elem.size_bytes() as i64,
+            mm.product.b.elem.size_bytes() as i64,
+        );
+        self.tm * round16(mm.product.k) * a + (self.ring + self.last) * self.tk * self.tn * b
             <= cap(Mem::L1)
             && 2 * self.tm * self.tk * a <= cap(Mem::L0a)
             && 2 * self.tk * self.tn * b <= cap(Mem::L0b)
