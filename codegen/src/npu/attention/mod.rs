@@ -130,7 +130,7 @@ pub fn compile_ranked(
     let Some(ub) = machine.tier(Tier::Ub) else {
         return unsupported(format!("`{}` has no UB", machine.name));
     };
-    let frame = vector::frame(&att.vk, &att.softmax, machine, ub.align);
+    let frame = vector::frame(&att.vk, &att.softmax, machine);
     let group = group::build(&att.vk, &att.softmax, frame)?;
     // the scores, as drained and as scaled, are temporaries like the softmax's own (the
     // subtraction of the maxima can then write over them); the other homes stay

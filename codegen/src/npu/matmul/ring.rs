@@ -185,15 +185,7 @@ fn zero_c(b: &mut Builder, mm: &Matmul, n: &Names, t: Ring, machine: &Machine) {
     // whole 32-byte blocks of f32 per core
     let share = (total + cores * 8 - 1) / (cores * 8) * 8;
     {
-        let unit = crate::npu::vector::emit::Unit {
-            frame: crate::npu::vector::lower::Frame {
-                width: piece,
-                bytes_per_repeat: machine.vector.bytes_per_repeat as i64,
-                max_repeat: machine.vector.max_repeat as i64,
-                align: npu_sim::hazards::BLOCK as i64,
-            },
-            startup: machine.vector.startup,
-        };
+        let unit = crate::npu::vector::emit::Unit::of(machine, piece);
         let mut e = crate::npu::vector::emit::Emitter::new(b, unit);
         e.b.origin(Some("zeros for C"));
         let place = Place {

@@ -75,18 +75,7 @@ impl<'e> Tail<'e> {
         if cols % tn != 0 {
             return None;
         }
-        let ub_align = machine.tier(Tier::Ub).map_or(32, |t| t.align as i64);
-        let frame = |width| Frame {
-            width,
-            bytes_per_repeat: machine.vector.bytes_per_repeat as i64,
-            max_repeat: machine.vector.max_repeat as i64,
-            align: ub_align.max(npu_sim::hazards::BLOCK as i64),
-        };
-        let unit = |width| Unit {
-            frame: frame(width),
-            startup: machine.vector.startup,
-        };
-        let group = group::build(&epi.vk, &epi.kernel, frame(tn)).ok()?;
+        let group = group::build(&epi.vk, &epi.kernel, Frame::of(machine, tn)).ok()?;
         let sums = (group.loaded.iter()).find(|(_, a)| *a == epi.acc)?.0;
         // the sums' slot is the first operation's to compute in place
         let temps = alloc::temps(&group.graph, &group.live, &|v| {
@@ -99,8 +88,8 @@ impl<'e> Tail<'e> {
             group,
             temps,
             sums,
-            unit: unit(tn),
-            wide: unit(cols),
+            unit: Unit::of(machine, tn),
+            wide: Unit::of(machine, cols),
             flag_cycles: machine.scalar.flag_cycles,
         })
     }

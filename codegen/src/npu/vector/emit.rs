@@ -106,6 +106,14 @@ pub struct Unit {
 }
 
 impl Unit {
+    /// `machine`'s vector unit over rows `width` elements wide ([`Frame::of`]).
+    pub fn of(machine: &npu_sim::Machine, width: i64) -> Unit {
+        Unit {
+            frame: Frame::of(machine, width),
+            startup: machine.vector.startup,
+        }
+    }
+
     fn lanes_of(&self, g: &Graph, i: Val) -> i64 {
         let n = &g.nodes[i];
         let widest = (n.op.operands().iter())

@@ -32,6 +32,20 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// The frame of rows `width` elements wide on `machine`'s vector unit, UB operands on
+    /// the larger of the tier's alignment and GM's 32-byte blocks.
+    pub fn of(machine: &npu_sim::Machine, width: i64) -> Frame {
+        let ub = machine
+            .tier(npu_sim::program::Tier::Ub)
+            .map_or(0, |t| t.align as i64);
+        Frame {
+            width,
+            bytes_per_repeat: machine.vector.bytes_per_repeat as i64,
+            max_repeat: machine.vector.max_repeat as i64,
+            align: ub.max(npu_sim::hazards::BLOCK as i64),
+        }
+    }
+
     /// Lanes of an instruction whose widest operand is `d`.
     pub fn lanes(&self, d: DType) -> i64 {
         self.bytes_per_repeat / d.size() as i64

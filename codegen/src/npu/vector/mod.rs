@@ -138,7 +138,7 @@ pub fn compile_with(
             machine.flag_ids
         )));
     }
-    let frame = frame(&vk, kernel, machine, ub.align);
+    let frame = frame(&vk, kernel, machine);
     let group = group::build(&vk, kernel, frame)?;
     // loaded values stay in their rings, stored ones in their homes
     let temps = alloc::temps(&group.graph, &group.live, &|v| {
@@ -208,15 +208,10 @@ pub fn compile_with(
     ))
 }
 
-/// The rows' frame of `vk` on `machine` (UB aligned to `ub_align` bytes): a row in UB is
-/// padded to whole 32-byte blocks of the narrowest type the statements hold.
-pub fn frame(
-    vk: &recognise::VectorKernel,
-    kernel: &Kernel,
-    machine: &Machine,
-    ub_align: u64,
-) -> Frame {
-    let align = (ub_align as i64).max(npu_sim::hazards::BLOCK as i64);
+/// The rows' frame of `vk` on `machine`: a row in UB is padded to whole aligned blocks of
+/// the narrowest type the statements hold.
+pub fn frame(vk: &recognise::VectorKernel, kernel: &Kernel, machine: &Machine) -> Frame {
+    let unpadded = Frame::of(machine, 0);
     // Rows in UB start on aligned blocks for the narrowest type they hold.
     let mut narrowest = 4;
     for a in vk.arrays.keys() {
@@ -229,12 +224,10 @@ pub fn frame(
             }
         });
     }
-    let per = align / narrowest;
+    let per = unpadded.align / narrowest;
     let cols = vk.cols.unwrap_or(1);
     Frame {
         width: (cols + per - 1) / per * per,
-        bytes_per_repeat: machine.vector.bytes_per_repeat as i64,
-        max_repeat: machine.vector.max_repeat as i64,
-        align,
+        ..unpadded
     }
 }
