@@ -325,7 +325,7 @@ impl<'a> Model<'a> {
                 let mut costs =
                     timeline::costs(st, mm.product.k, f, (a_row, b_row, c_row), c_bytes);
                 let sr = st.strip_rows();
-                costs.drain_row += epilogue(mm, self.machine, tn, sr) / sr as f64;
+                costs.epilogue_row = epilogue(mm, self.machine, tn, sr) / sr as f64;
                 let steps = st.steps(mm.product.k);
                 (shape.patterns.iter())
                     .map(|bands| timeline::core_cycles(st, steps, f, &costs, bands))

@@ -27,9 +27,10 @@ pub(super) struct Costs {
     pub stage_b: [f64; 2],
     /// One strip's `mmad` (full, last step).
     pub mmad: [f64; 2],
-    /// One row of a strip converted out of L0C (without latency), with its share of the
-    /// vector epilogue.
+    /// One row of a strip converted out of L0C (without latency).
     pub drain_row: f64,
+    /// One row's share of the vector epilogue, after its strip's L0C block is free.
+    pub epilogue_row: f64,
     /// The parts in which the last tile's strips drain.
     pub parts: Vec<i64>,
 }
@@ -166,8 +167,8 @@ impl Timeline {
     }
 
     /// Converts `rows` rows of a strip that is done at `done` (V waits for the last store
-    /// out of UB region `id`) and stores them: when the conversion ends (the strip's L0C
-    /// block is free again).
+    /// out of UB region `id`), computes the vector epilogue over them and stores them: when
+    /// the conversion ends (the strip's L0C block is free again).
     fn drain(
         &mut self,
         f: &Figures,
@@ -177,13 +178,14 @@ impl Timeline {
         ub_free: &mut [f64],
     ) -> f64 {
         let start = self.v.max(done + f.flag).max(ub_free[id] + f.flag);
-        self.v = start + f.drain_latency + rows as f64 * c.drain_row;
+        let free = start + f.drain_latency + rows as f64 * c.drain_row;
+        self.v = free + rows as f64 * c.epilogue_row;
         let cycles = rows as f64 * c.store_row;
         let at = (self.v + f.flag + f.store_latency).max(self.mte3);
         self.mte3 = at + cycles;
         self.stores.push((at, cycles));
         ub_free[id] = self.mte3;
-        self.v
+        free
     }
 }
 
@@ -212,6 +214,7 @@ pub(super) fn costs(
         stage_b: per_depth(&|d| f.stage(d * s.tn * 2)),
         mmad: per_depth(&|d| f.mmad(sr, d, s.tn)),
         drain_row: (s.tn * 4) as f64 / f.drain_rate,
+        epilogue_row: 0.0,
         parts: s.parts(c_row),
     }
 }

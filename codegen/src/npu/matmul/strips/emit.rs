@@ -516,7 +516,7 @@ impl Emit<'_> {
         let (mm, s, sr) = (self.mm, self.s, self.sr);
         wait(b, Pipe::M, Pipe::V, p);
         let pitch = self.fractal_rows(last_row, p * sr / F, sr / F) * F;
-        for &(id, r, n) in spans {
+        for (i, &(id, r, n)) in spans.iter().enumerate() {
             wait(b, Pipe::Mte3, Pipe::V, id);
             let rows = clamp(minus(&tile.rows, p * sr + r), n);
             // the span's first element in C's results in UB, and in its sums (one strip's
@@ -541,7 +541,14 @@ impl Emit<'_> {
                         (pitch.clone(), c(s.tn)),
                     ),
                 );
-                if let Some((tail, bufs)) = self.epilogue {
+            });
+            if let Some((tail, bufs)) = self.epilogue {
+                // the strip's L0C block is free once its last span is out of it: the next
+                // tile need not wait for the vector unit's epilogue
+                if i + 1 == spans.len() {
+                    set(b, Pipe::V, Pipe::M, p);
+                }
+                when(b, "rows", positive(&rows), |b| {
                     let place = |buf, at| Place { buf, offset: c(at) };
                     let span = Rows {
                         count: rows.clone(),
@@ -549,8 +556,8 @@ impl Emit<'_> {
                     };
                     let (sums, out) = (place(self.n.c_ub, sums), place(self.n.c_out, first));
                     tail.span(b, bufs, (&sums, &out), span, &tile.col0);
-                }
-            });
+                });
+            }
             set(b, Pipe::V, Pipe::Mte3, id);
             wait(b, Pipe::V, Pipe::Mte3, id);
             when(b, "rows", positive(&rows), |b| {
@@ -570,6 +577,8 @@ impl Emit<'_> {
             });
             set(b, Pipe::Mte3, Pipe::V, id);
         }
-        set(b, Pipe::V, Pipe::M, p);
+        if self.epilogue.is_none() {
+            set(b, Pipe::V, Pipe::M, p);
+        }
     }
 }
