@@ -99,6 +99,53 @@ fn run_on_the_npu_prints_the_interpreters_lines_and_the_cycles() {
     assert!(String::from_utf8_lossy(&npu.stderr).contains("cycles on `ascend-like`"));
 }
 
+/// `polyc run --target npu --report --trace FILE`: the simulator's report on standard error
+/// (standard output keeps the interpreter's lines) and the timeline as Chrome trace JSON;
+/// on another target both options are a user error.
+#[test]
+fn run_on_the_npu_reports_and_traces() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("t.json");
+    let args = [
+        "run",
+        "examples/matmul-bias-relu.pk",
+        "--target",
+        "npu",
+        "--reorder-reductions",
+        "-D",
+        "M=64",
+        "-D",
+        "N=64",
+        "-D",
+        "K=64",
+        "--report",
+        "--trace",
+        trace.to_str().unwrap(),
+    ];
+    let o = polyc(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("roofline") && err.contains("GM traffic"),
+        "{err}"
+    );
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains("roofline"), "{out}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let events = json
+        .get("traceEvents")
+        .and_then(|e| e.as_array())
+        .unwrap_or_else(|| json.as_array().unwrap());
+    assert!(
+        events.iter().any(|e| e["name"] == "mmad"),
+        "no mmad in the trace"
+    );
+    let interp = polyc(&["run", "examples/matmul.pk", "--report", "-D", "M=8"]);
+    assert_eq!(interp.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&interp.stderr).contains("--target npu"));
+}
+
 /// `polyc bench --target npu`: every candidate simulated side by side, the model's choice
 /// first, with the ranking's agreement with the simulator; a user error exits 1.
 #[test]

@@ -48,6 +48,14 @@ pub struct RunArgs {
     /// Let `--target npu` reorder floating-point sums (the matrix unit does).
     #[arg(long)]
     reorder_reductions: bool,
+    /// With `--target npu`: print the simulator's full report (pipes, paths, buffers,
+    /// roofline) on standard error.
+    #[arg(long)]
+    report: bool,
+    /// With `--target npu`: write the simulated timeline in Chrome trace-event JSON (opens in
+    /// Perfetto), also when the run stops on a race or a fault.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
 }
 
 /// Where `polyc run` executes the kernel.
@@ -69,6 +77,11 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             args.schedule.is_some(),
             "the interpreter or the NPU (they run the original order or their own)",
         )?;
+    }
+    if args.target != RunTarget::Npu && (args.report || args.trace.is_some()) {
+        return Err(CliError::User(
+            "`--report` and `--trace` are the simulator's: they apply to `--target npu`".into(),
+        ));
     }
     let kernel = args.kernel.load_kernel()?;
     let inputs = match &args.inputs {
@@ -162,9 +175,25 @@ fn run_npu(
     };
     let compiled =
         codegen::npu::compile(kernel, &sizes, &machine, args.reorder_reductions).map_err(npu)?;
+    if let Some(path) = &args.trace {
+        // timed on its own, so that a run that stops still leaves its timeline
+        let inputs = codegen::npu::inputs(kernel, memory).map_err(npu)?;
+        let strict = npu_sim::Semantics::Strict;
+        let timed = match npu_sim::run_timed(&compiled.program, &machine, &inputs, 0, strict) {
+            Ok(run) => Some((run.insts, run.timeline)),
+            Err(stopped) => stopped.timed,
+        };
+        if let Some((insts, timeline)) = timed {
+            let source = npu_sim::print(&compiled.program);
+            super::sim::write_trace(path, &insts, &timeline, &source)?;
+        }
+    }
     let run = codegen::npu::simulate(&compiled, kernel, memory, &machine).map_err(npu)?;
     print_outputs(kernel, params, &run.memory);
     eprintln!("simulated: {}", run.summary);
+    if args.report {
+        eprint!("{}", run.report);
+    }
     if let Some(dir) = &args.outputs {
         run.memory.save_outputs(dir).map_err(user)?;
     }

@@ -110,7 +110,7 @@ pub fn run(args: &SimArgs) -> Result<(), CliError> {
 }
 
 /// Writes the Chrome trace of a timeline to `path`.
-fn write_trace(
+pub(crate) fn write_trace(
     path: &Path,
     insts: &[Vec<npu_sim::expand::Inst>],
     timeline: &npu_sim::timing::Timeline,
