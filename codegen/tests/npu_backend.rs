@@ -304,6 +304,7 @@ fn every_example_kernel_compiles_or_is_refused_as_listed() {
     let compiles = [
         "attention-f16.pk",
         "batched-matmul.pk",
+        "conv-bias-relu.pk",
         "conv-relu.pk",
         "conv2d.pk",
         "layernorm-f16.pk",
@@ -353,7 +354,7 @@ fn every_example_kernel_compiles_or_is_refused_as_listed() {
             }
         }
     }
-    assert!(seen.len() >= 55, "{seen:?}");
+    assert!(seen.len() >= 56, "{seen:?}");
 }
 
 /// The strips schedule with sizes forced.

@@ -529,13 +529,62 @@ fn a_relu_after_the_convolution_matches_the_interpreter() {
             );
         }
     }
-    // other epilogues are the matrix product's: a convolution's output stays f32
+    // a convolution's output stays f32
     let m = Machine::load("ascend-like").unwrap();
     let text = after(&conv(Layout::Nhwc, 1, 0), "f16", "").replace("O: f32", "O: f16");
     let case = Case::new(&text, &[]);
     let refused = compile(&case.kernel, &case.sizes, &m, true);
     assert!(
-        matches!(refused, Err(NpuError::Unsupported(ref w)) if w.contains("fuses only a ReLU")),
+        matches!(refused, Err(NpuError::Unsupported(ref w)) if w.contains("output stays f32")),
+        "{refused:?}"
+    );
+}
+
+/// A bias and a ReLU after an NHWC convolution (`max((sum ..) + bias[k], 0)`, the shape of a
+/// ResNet layer with its batch normalisation folded) run on the vector unit on each tile in
+/// UB: no tensor for the sums, the interpreter's values on two presets, strided and padded,
+/// with both NHWC weight layouts; after an NCHW convolution (the bias would be per row of
+/// the tile) it is refused with the reason.
+#[test]
+fn a_bias_and_relu_after_an_nhwc_convolution_run_on_the_vector_unit() {
+    let with_bias = |layout: Layout, st: i64, p: i64| {
+        after(&conv(layout, st, p), "max(", ") + bias[k], 0.0")
+            .replace(") -> (O:", ", bias: f32[K]) -> (O:")
+    };
+    for (layout, st, p) in [
+        (Layout::Nhwc, 1, 1),
+        (Layout::Hwio, 2, 1),
+        (Layout::Nhwc, 1, 0),
+    ] {
+        let text = with_bias(layout, st, p);
+        assert!(
+            text.contains("max((sum(") && text.contains("bias: f32[K]"),
+            "{text}"
+        );
+        for machine in ["ascend-like", "ascend-like-halfgm"] {
+            let case = Case::new(&text, &sizes((1, 20, 9, 7, 48), 3, p, st));
+            let m = Machine::load(machine).unwrap();
+            let compiled = compile(&case.kernel, &case.sizes, &m, true).unwrap();
+            let Plan::Conv { summary, .. } = &compiled.plan else {
+                panic!("not a convolution: {:?}", compiled.plan)
+            };
+            assert!(summary.contains("by the vector unit"), "{summary}");
+            let tensors: Vec<&str> = (compiled.program.tensors.iter())
+                .map(|t| t.name.as_str())
+                .collect();
+            assert_eq!(tensors.len(), 4, "{tensors:?}");
+            let err = case.error(&compiled, &m);
+            assert!(
+                err <= tolerance(ElemType::F32),
+                "{layout:?} on {machine}: {err:e}"
+            );
+        }
+    }
+    let m = Machine::load("ascend-like").unwrap();
+    let case = Case::new(&with_bias(Layout::Nchw, 1, 0), &[]);
+    let refused = compile(&case.kernel, &case.sizes, &m, true);
+    assert!(
+        matches!(refused, Err(NpuError::Unsupported(ref w)) if w.contains("`bias` is indexed [k]")),
         "{refused:?}"
     );
 }

@@ -189,9 +189,10 @@ pub struct Conv {
     pub weight_layout: Weights,
     /// The output (f32).
     pub output: Tensor,
-    /// Whether the output is `max(sum, 0)`, by the copy out of L0C (a ReLU statement after
-    /// the convolution, over a temporary).
-    pub relu: bool,
+    /// What becomes of the sums on their way out (a statement after the convolution, over
+    /// a temporary): nothing, a ReLU by the copy out of L0C, or an element-wise statement the
+    /// vector unit computes on each tile in UB (NHWC output, f32, streamed slabs only).
+    pub epilogue: crate::npu::epilogue::Epilogue,
     /// Its layout.
     pub output_layout: Activations,
     /// The proved mapping, in the mapping text format.
@@ -230,10 +231,15 @@ impl Conv {
                 p.top, p.bottom, p.left, p.right
             )
         };
-        let relu = if self.relu {
-            ", ReLU on the way out of L0C"
-        } else {
-            ""
+        let relu = match &self.epilogue {
+            crate::npu::epilogue::Epilogue::None => String::new(),
+            crate::npu::epilogue::Epilogue::Vector(v) => {
+                format!(
+                    ", statement {} by the vector unit on each tile",
+                    v.statement
+                )
+            }
+            _ => ", ReLU on the way out of L0C".to_string(),
         };
         format!(
             "{}x{} convolution, stride {}{pad}: {} image(s) of {} x {} x {} ({:?}) -> {} x {} x {} ({:?}), weights {:?}{relu}",

@@ -23,6 +23,8 @@ use super::ring::Ring;
 use super::stream::{StreamBuffers, Streams};
 use super::tiles::{transposed_weights, Capacity, Footprint, Tiles};
 use super::{Activations, Conv};
+use crate::npu::matmul::tail::{Buffers, Tail};
+use crate::npu::vector::emit::{Place, Rows};
 use crate::npu::NpuError;
 use npu_sim::builder::Builder;
 use npu_sim::program::{
@@ -53,6 +55,8 @@ pub struct Names {
     pub c_l0: BufferId,
     /// UB tiles.
     pub c_ub: BufferId,
+    /// Where the output tiles are stored from: `c_ub`, or the vector epilogue's results.
+    pub c_out: BufferId,
     /// Zeros in L1 (an L0B slot's worth, for the transposed windows' padding).
     pub zeros: BufferId,
     /// Dimensions of the weights tensor.
@@ -77,6 +81,8 @@ pub struct Ctx<'a> {
     pub sh: &'a Shape,
     /// The program's tensors and buffers.
     pub n: &'a Names,
+    /// The vector epilogue with its buffers, if any.
+    pub epilogue: Option<(&'a Tail<'a>, &'a Buffers)>,
 }
 
 impl Names {
@@ -119,10 +125,38 @@ pub fn program(cv: &Conv, t: &Tiles, machine: &Machine) -> Result<npu_sim::Progr
     };
     let cap = Capacity::of(machine);
     let fp = Footprint::of(cv, sh.orient, t);
+    let tail = match cv.epilogue.vector() {
+        Some(epi) if t.streamed => Some(Tail::new(epi, machine, t.ks).ok_or_else(|| {
+            NpuError::Internal(format!(
+                "slabs of {} channels do not divide the {} output channels",
+                t.ks, cv.k
+            ))
+        })?),
+        Some(_) => {
+            return Err(NpuError::Internal(
+                "a vector epilogue needs streamed slabs (the prologue uses all of UB)".into(),
+            ))
+        }
+        None => None,
+    };
     // the streams' buffers before the scratch, which spans all of L0A, L0B, L0C and UB
     let streams = t
         .streamed
         .then(|| Streams::new(cv, t, &sh, StreamBuffers::declare(&mut b, &fp)));
+    let c_ub = b.buffer("c_ub", Tier::Ub, DType::F32, &[(2 * t.mp * t.ks) as u64]);
+    let c_out = match &tail {
+        Some(_) => b.buffer("c_out", Tier::Ub, DType::F32, &[(2 * t.mp * t.ks) as u64]),
+        None => c_ub,
+    };
+    // the epilogue's buffers before the scratch too; its per-core values computed first
+    let bufs = match &tail {
+        Some(tail) => {
+            let (bufs, loads) = tail.declare(&mut b, t.mp)?;
+            tail.prologue(&mut b, &bufs, loads);
+            Some(bufs)
+        }
+        None => None,
+    };
     let names = Names {
         input: b.tensor(
             &cv.input.name,
@@ -147,7 +181,8 @@ pub fn program(cv: &Conv, t: &Tiles, machine: &Machine) -> Result<npu_sim::Progr
         a_l0: b.buffer("a_l0", Tier::L0a, DType::F16, &[2, a_slot as u64]),
         b_l0: b.buffer("b_l0", Tier::L0b, DType::F16, &[2, b_slot as u64]),
         c_l0: b.buffer("c_l0", Tier::L0c, DType::F32, &[2, (t.mp * t.ks) as u64]),
-        c_ub: b.buffer("c_ub", Tier::Ub, DType::F32, &[2, (t.mp * t.ks) as u64]),
+        c_ub,
+        c_out,
         zeros: b.buffer("zeros", Tier::L1, DType::F16, &[fp.zeros.max(16) as u64]),
         weight_rank: cv.weights.shape.len(),
         band_len: fp.band,
@@ -163,6 +198,7 @@ pub fn program(cv: &Conv, t: &Tiles, machine: &Machine) -> Result<npu_sim::Progr
         t,
         sh: &sh,
         n: &names,
+        epilogue: tail.as_ref().zip(bufs.as_ref()),
     };
     for ring in [L0, L0C, UB] {
         ring.open(&mut b);
@@ -334,7 +370,7 @@ struct Step {
 /// MTE1 stages one sub-step into an L0 slot; M multiplies it into the tile.
 #[allow(clippy::too_many_arguments)]
 fn sub_step(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, at: &Step) {
-    let Ctx { cv, t, sh, n } = *cx;
+    let Ctx { cv, t, sh, n, .. } = *cx;
     let ks1 = t.ks / 16;
     // the weights' reduction fractals in (window position, channel block) order: the
     // sub-step's `n` of them `red_step` apart
@@ -435,7 +471,7 @@ fn sub_step(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, at: &Step) {
 /// zeroed first: the product reads the pixels past the tile too.
 #[allow(clippy::too_many_arguments)]
 fn transposed_window(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, at: &Step) {
-    let Ctx { cv, t, sh, n } = *cx;
+    let Ctx { cv, t, sh, n, .. } = *cx;
     let slot = t.depth() * 16 * t.mp;
     let dst = b.at(n.b_l0, [at.l0.clone() % 2, c(0)]);
     let zeros = b.at(n.zeros, [c(0)]);
@@ -482,12 +518,13 @@ fn transposed_window(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, at: &S
 /// it.
 #[allow(clippy::too_many_arguments)]
 fn drain(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, count: &Expr) {
-    let Ctx { cv, t, sh, n } = *cx;
+    let Ctx { cv, t, sh, n, .. } = *cx;
     let s = &(count.clone() % 2);
     L0C.publish(b, count);
     L0C.take(b, count);
     UB.acquire(b, count);
-    let ub = b.at(n.c_ub, [s.clone(), c(0)]);
+    let slot = s.clone() * (t.mp * t.ks);
+    let ub = b.at(n.c_ub, [slot.clone()]);
     let l0c = b.at(n.c_l0, [s.clone(), c(0)]);
     // rows and columns of the tile as L0C holds it, and the UB row pitch
     let (rows, cols, height, pitch) = match sh.orient {
@@ -508,9 +545,28 @@ fn drain(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, count: &Expr) {
     let copy = Dma::new(ub.clone(), l0c, rows.clone(), cols.clone())
         .strides(height, pitch)
         .mode(DmaMode::Nz2nd);
-    b.push(if cv.relu { copy.with_relu() } else { copy });
+    b.push(if cv.epilogue.relu() {
+        copy.with_relu()
+    } else {
+        copy
+    });
     b.origin(None);
     L0C.release(b, count);
+    let ub = match cx.epilogue {
+        Some((tail, bufs)) => {
+            let at = |buf| Place {
+                buf,
+                offset: slot.clone(),
+            };
+            let span = Rows {
+                count: rows.clone(),
+                max: t.mp,
+            };
+            tail.span(b, bufs, (&at(n.c_ub), &at(n.c_out)), span, &slab.k0);
+            b.at(n.c_out, [slot])
+        }
+        None => ub,
+    };
     UB.publish(b, count);
     UB.take(b, count);
     b.origin(Some("output tile store"));

@@ -19,6 +19,7 @@ use super::geometry::{need, BandMode, Orientation};
 use super::stream::SPREAD_ROWS;
 use super::tiles::{transposed_weights, weight_chunk_positions, Tiles};
 use super::{Activations, Conv};
+use crate::npu::matmul::tail::Tail;
 use npu_sim::machine::Mem;
 use npu_sim::Machine;
 
@@ -245,10 +246,11 @@ impl Queues<'_> {
         self.mte3.go(ready, latency, bytes as f64 / bw, 0.0)
     }
 
-    /// A tile of `bytes` drained from L0C to UB, ready at `ready`.
-    fn drain(&mut self, ready: f64, bytes: f64) -> f64 {
+    /// A tile of `bytes` drained from L0C to UB, ready at `ready`, and `epilogue` cycles of
+    /// the vector unit's work on it.
+    fn drain(&mut self, ready: f64, bytes: f64, epilogue: f64) -> f64 {
         let (bw, latency) = self.f.l0c_ub;
-        self.v.go(ready, latency, bytes / bw, 0.0)
+        self.v.go(ready, latency, bytes / bw + epilogue, 0.0)
     }
 }
 
@@ -285,7 +287,9 @@ pub fn cycles(cv: &Conv, machine: &Machine, orient: Orientation, t: &Tiles) -> f
     // a slab away from the image's top (the most input rows a first tile needs)
     let p0 = if cv.pixels() > t.ps { t.ps } else { 0 };
     let range = (p0, (p0 + t.ps).min(cv.pixels()));
-    per_core * slab(cv, &f, orient, t, range)
+    // the vector epilogue's work on each tile, if any
+    let tail = (cv.epilogue.vector()).and_then(|e| Tail::new(e, machine, t.ks));
+    per_core * slab(cv, (&f, tail.as_ref()), orient, t, range)
 }
 
 /// When a slab's loads can start: a pointwise slab whose last tile has fewer than `mp`
@@ -302,7 +306,13 @@ fn tail_zeros(cv: &Conv, f: &Figures, t: &Tiles, mode: BandMode, last: i64) -> f
 }
 
 /// The model's cycles of one slab of output pixels `range`.
-fn slab(cv: &Conv, f: &Figures, orient: Orientation, t: &Tiles, range: (i64, i64)) -> f64 {
+fn slab(
+    cv: &Conv,
+    (f, tail): (&Figures, Option<&Tail>),
+    orient: Orientation,
+    t: &Tiles,
+    range: (i64, i64),
+) -> f64 {
     let mode = BandMode::of(cv, orient);
     let tiles = t.count(range.1 - range.0);
     let ks = t.ks;
@@ -540,7 +550,8 @@ fn slab(cv: &Conv, f: &Figures, orient: Orientation, t: &Tiles, range: (i64, i64
         cube_free = at;
         // the drain into UB once the store two back has left its slot
         let slot = if g >= 2 { stores[g - 2] } else { 0.0 };
-        drains.push(q.drain(at.max(slot), rows * ks as f64 * 4.0));
+        let epilogue = tail.map_or(0.0, |tl| tl.cycles(px));
+        drains.push(q.drain(at.max(slot), rows * ks as f64 * 4.0, epilogue));
         // the store: one burst (whole pixel rows), a burst per pixel (NHWC, part of K) or
         // per channel (NCHW)
         let p = range.0 + t.start(g as i64);

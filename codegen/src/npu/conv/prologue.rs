@@ -205,7 +205,7 @@ fn place(
 /// `align_rows - 1` rows early, on GM's alignment; those rows are skipped when the chunk,
 /// by then C1HWC0 (32 bytes a pixel), is placed.
 pub fn band(b: &mut Builder, cx: &Ctx, slab: &Slab) {
-    let Ctx { cv, t, sh, n } = *cx;
+    let Ctx { cv, t, sh, n, .. } = *cx;
     let s = &n.scratch;
     if cv.input_layout == Activations::Nchw {
         permutation(b, s, 1, 1, (c(0), 1));
@@ -578,7 +578,7 @@ fn permuted(b: &mut Builder, cx: &Ctx, slab: &Slab) {
 /// permutation's window positions `g0 .. g0 + gg`, into the weights' fractals.
 #[allow(clippy::too_many_arguments)]
 fn permute_block(b: &mut Builder, cx: &Ctx, slab: &Slab, c1: Expr, kf: i64, (g0, gg): (Expr, i64)) {
-    let Ctx { cv, t, sh, n } = *cx;
+    let Ctx { cv, t, sh, n, .. } = *cx;
     let s = &n.scratch;
     let rs = cv.rs();
     let ks1 = t.ks / 16;

@@ -16,7 +16,7 @@
 
 use super::{Activations, Conv, Pad, Tensor, Weights};
 use crate::npu::epilogue::Epilogue;
-use crate::npu::recognise::{mmad, prove, Operand};
+use crate::npu::recognise::{mmad, prove, Dim, Operand};
 use crate::npu::NpuError;
 use frontend::ir::{
     Access, AffExpr, ArrayId, AssignOp, ElemType, ExprKind, Kernel, Role, StmtContext, Var,
@@ -264,9 +264,9 @@ pub fn convolution(
         ));
     }
     init(stmts, update)?;
-    let (output, relu) = match after {
-        Some(ctx) => epilogue(kernel, ctx, output, sizes)?,
-        None => (output, false),
+    let (output, epilogue) = match after {
+        Some(ctx) => epilogue(kernel, ctx, output, output_layout, sizes)?,
+        None => (output, Epilogue::None),
     };
     let input_layout = if cdim == 1 {
         Activations::Nchw
@@ -300,48 +300,51 @@ pub fn convolution(
         weights,
         weight_layout,
         output,
-        relu,
+        epilogue,
         output_layout,
         mapping,
     }))
 }
 
 /// The output written by `ctx`, an epilogue statement after the convolution whose sums are
-/// the temporary `sums`, and whether it is a ReLU: the back end fuses what the copy out of
-/// L0C computes and keeps f32 (`O[..] = max(sums[..], 0.0)`, or a plain copy).
+/// the temporary `sums` (laid out as `layout`), and what the back end makes of it: a ReLU or
+/// plain copy out of L0C, or (NHWC, the channels a tile's columns) an element-wise statement
+/// for the vector unit; the output stays f32.
 fn epilogue(
     kernel: &Kernel,
     ctx: &StmtContext,
     sums: Tensor,
+    layout: Activations,
     sizes: &BTreeMap<String, i64>,
-) -> Result<(Tensor, bool), NpuError> {
+) -> Result<(Tensor, Epilogue), NpuError> {
     let acc = Operand {
         tensor: sums.id,
         name: sums.name.clone(),
         shape: sums.shape.clone(),
-        // rows and columns of the sums as a matrix are the convolution's own business
-        dims: Vec::new(),
+        // NHWC: the pixels are the tile's rows, the channels its columns
+        dims: vec![Dim::Batch(0), Dim::Batch(1), Dim::Row, Dim::Col],
         elem: ElemType::F32,
     };
     let (out, e) = super::super::epilogue::recognise(kernel, ctx, &acc, sizes)?;
-    let relu = match e {
-        Epilogue::None => false,
-        Epilogue::Relu(ElemType::F32) => true,
-        other => {
-            return refuse(format!(
-                "statement {} after the convolution is fused as \"{}\", but a convolution fuses only a ReLU into its copy out of L0C, its output staying f32",
-                ctx.stmt.name,
-                other.describe()
-            ))
-        }
+    let fits = match &e {
+        Epilogue::None | Epilogue::Relu(ElemType::F32) => true,
+        Epilogue::Vector(_) => layout == Activations::Nhwc && out.elem == ElemType::F32,
+        _ => false,
     };
+    if !fits {
+        return refuse(format!(
+            "statement {} after the convolution is fused as \"{}\", but a convolution's output stays f32 and the vector unit computes an epilogue over NHWC tiles only",
+            ctx.stmt.name,
+            e.describe()
+        ));
+    }
     Ok((
         Tensor {
             id: out.tensor,
             name: out.name,
             shape: out.shape,
         },
-        relu,
+        e,
     ))
 }
 

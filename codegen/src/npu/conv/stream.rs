@@ -214,7 +214,7 @@ impl Streams {
     /// Before a slab's chunks (pointwise): zeros after the pixels of the slab's last tile,
     /// if it has fewer than `mp` (its window reads them all), then `barrier ALL`.
     pub fn prepare(&self, b: &mut Builder, cx: &Ctx, slab: &Slab) {
-        let Ctx { cv, t, sh, n } = *cx;
+        let Ctx { cv, t, sh, n, .. } = *cx;
         if sh.mode != BandMode::Pixels {
             return;
         }
@@ -274,7 +274,7 @@ impl Streams {
         (lo, hi): (Expr, Expr),
         (tile, base): (Expr, Expr),
     ) {
-        let Ctx { cv, t, sh, n } = *cx;
+        let Ctx { cv, t, sh, n, .. } = *cx;
         match self.band.stage {
             Some(stage) => b.repeat("piece", pieces, |b, i| {
                 let from = lo.clone() + i.clone() * t.band_piece;
@@ -324,7 +324,7 @@ impl Streams {
         p: &Piece,
         (g, base): (&Expr, &Expr),
     ) {
-        let Ctx { cv, t, sh, n } = *cx;
+        let Ctx { cv, t, sh, n, .. } = *cx;
         let some = p.len.clone().cmp(CmpOp::Gt, 0);
         let pixel = slab.n.clone() * cv.pixels_in() + slab.origin(cv, sh) + p.from.clone();
         let skip = pixel.clone() % sh.align_pixels;

@@ -531,6 +531,19 @@ impl Tiles {
         ks: i64,
         ps: i64,
     ) -> Vec<(f64, Tiles)> {
+        // a vector epilogue takes UB beside the output tiles (its results and its own
+        // buffers) and needs streamed slabs whose channels divide the output's
+        let vector = cv.epilogue.vector();
+        let cap = match vector {
+            None => cap,
+            Some(epi) => match crate::npu::matmul::tail::Tail::new(epi, machine, ks) {
+                Some(tail) => Capacity {
+                    ub: cap.ub - 2 * mp * ks * 4 - tail.ub_bytes(mp),
+                    ..cap
+                },
+                None => return vec![],
+            },
+        };
         let rows = max_band_rows(cv, orient, ps);
         if !stores_apart(cv, orient, mp, ks, ps)
             || 2 * mp * ks * 4 > cap.l0c
@@ -570,6 +583,9 @@ impl Tiles {
             weight_piece: 0,
         };
         if !streamable(cv, orient) {
+            if vector.is_some() {
+                return vec![];
+            }
             let prologue = || -> Option<(f64, Tiles)> {
                 Tiles {
                     band_chunk: band_chunk(cv, cap, rows)?,
