@@ -489,6 +489,28 @@ fn after(text: &str, f: &str, rest: &str) -> String {
         .join("\n")
 }
 
+/// Compiles `text` at `sz` for `machine` as a convolution whose summary mentions `fused`
+/// and whose program declares `tensors` GM tensors (none for the sums, a temporary), and
+/// checks it against the interpreter.
+fn fused(text: &str, sz: &[(&str, i64)], machine: &str, (what, tensors): (&str, usize)) {
+    let case = Case::new(text, sz);
+    let m = Machine::load(machine).unwrap();
+    let compiled = compile(&case.kernel, &case.sizes, &m, true).unwrap();
+    let Plan::Conv { summary, .. } = &compiled.plan else {
+        panic!("not a convolution: {:?}", compiled.plan)
+    };
+    assert!(summary.contains(what), "{summary}");
+    let names: Vec<&str> = (compiled.program.tensors.iter())
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(names.len(), tensors, "{names:?}");
+    let err = case.error(&compiled, &m);
+    assert!(
+        err <= tolerance(ElemType::F32),
+        "{sz:?} on {machine}: {err:e}"
+    );
+}
+
 /// A ReLU after the convolution is applied by the copy out of L0C (the sums never reach
 /// GM), in every layout, padded or not, on three presets.
 #[test]
@@ -510,23 +532,7 @@ fn a_relu_after_the_convolution_matches_the_interpreter() {
             ),
             ("mini", &small, sizes((1, 16, 5, 6, 16), 1, 0, 1)),
         ] {
-            let case = Case::new(text, &sz);
-            let m = Machine::load(machine).unwrap();
-            let compiled = compile(&case.kernel, &case.sizes, &m, true).unwrap();
-            let Plan::Conv { summary, .. } = &compiled.plan else {
-                panic!("not a convolution: {:?}", compiled.plan)
-            };
-            assert!(summary.contains("ReLU"), "{summary}");
-            // the sums are a temporary the program never declares
-            let tensors: Vec<&str> = (compiled.program.tensors.iter())
-                .map(|t| t.name.as_str())
-                .collect();
-            assert_eq!(tensors.len(), 3, "{tensors:?}");
-            let err = case.error(&compiled, &m);
-            assert!(
-                err <= tolerance(ElemType::F32),
-                "{layout:?} on {machine}: {err:e}"
-            );
+            fused(text, &sz, machine, ("ReLU", 3));
         }
     }
     // a convolution's output stays f32
@@ -562,22 +568,8 @@ fn a_bias_and_relu_after_an_nhwc_convolution_run_on_the_vector_unit() {
             "{text}"
         );
         for machine in ["ascend-like", "ascend-like-halfgm"] {
-            let case = Case::new(&text, &sizes((1, 20, 9, 7, 48), 3, p, st));
-            let m = Machine::load(machine).unwrap();
-            let compiled = compile(&case.kernel, &case.sizes, &m, true).unwrap();
-            let Plan::Conv { summary, .. } = &compiled.plan else {
-                panic!("not a convolution: {:?}", compiled.plan)
-            };
-            assert!(summary.contains("by the vector unit"), "{summary}");
-            let tensors: Vec<&str> = (compiled.program.tensors.iter())
-                .map(|t| t.name.as_str())
-                .collect();
-            assert_eq!(tensors.len(), 4, "{tensors:?}");
-            let err = case.error(&compiled, &m);
-            assert!(
-                err <= tolerance(ElemType::F32),
-                "{layout:?} on {machine}: {err:e}"
-            );
+            let sz = sizes((1, 20, 9, 7, 48), 3, p, st);
+            fused(&text, &sz, machine, ("by the vector unit", 4));
         }
     }
     let m = Machine::load("ascend-like").unwrap();
