@@ -1,6 +1,7 @@
-//! A product's vector epilogue in its program ([`VectorEpilogue`]): the statement's values
-//! as a vector-path graph over a span of a C tile's rows in UB, the f32 sums a value given
-//! in place, the result stored into the tile's output slot.
+//! A product's (or an NHWC convolution's) vector epilogue in its program
+//! ([`VectorEpilogue`]): the statement's values as a vector-path graph over a span of an
+//! output tile's rows in UB, the f32 sums a value given in place, the result stored into the
+//! tile's output slot.
 //!
 //! Per core, before the tiles: MTE2 loads the per-column vectors and scalars (whole), and V
 //! computes what depends on them only (a bias converted to f32) over all the columns. Per
@@ -25,8 +26,9 @@ use npu_sim::program::{BufferId, Direction, Dma, Expr, Pipe, Tier};
 use npu_sim::Machine;
 use std::collections::BTreeMap;
 
-/// The flag id of (MTE2, V) that orders the per-core loads before V reads them (the
-/// product's schedules use no other flag of that pair).
+/// The flag id of (MTE2, V) that orders the per-core loads before V reads them. The
+/// prologue comes before any other use of the pair in the program (a convolution's streams
+/// use it later), so its set and wait are the flag's first, which match each other.
 const LOADED: i64 = 0;
 
 /// A vector epilogue laid out for tiles `tn` columns wide.
