@@ -198,11 +198,11 @@ fn c_ub_bytes(mm: &Matmul, machine: &Machine, tn: i64, t: CTiles) -> Option<i64>
         None => Some(t.slots * t.elems * c_bytes),
         Some(epi) => {
             let tail = tail::Tail::new(epi, machine, tn)?;
-            let align = 32;
-            let bytes = |n: i64| (n + align - 1) / align * align;
+            let align = crate::npu::vector::lower::Frame::of(machine, 0).align;
+            let tc = dtype(mm.c.elem).ok()?;
             Some(
-                bytes(t.sums * t.elems * 4)
-                    + bytes(t.slots * t.elems * c_bytes)
+                tail::bytes(t.sums * t.elems, DType::F32, align)
+                    + tail::bytes(t.slots * t.elems, tc, align)
                     + tail.ub_bytes(t.rows),
             )
         }

@@ -65,7 +65,7 @@ pub struct Buffers {
 }
 
 /// Bytes of `elems` elements of `d`, rounded up to `align`.
-fn bytes(elems: i64, d: npu_sim::program::DType, align: i64) -> i64 {
+pub(super) fn bytes(elems: i64, d: npu_sim::program::DType, align: i64) -> i64 {
     (elems * d.size() as i64 + align - 1) / align * align
 }
 
