@@ -96,7 +96,32 @@ fn run_on_the_npu_prints_the_interpreters_lines_and_the_cycles() {
     );
     assert_eq!(a.lines().next(), b.lines().next());
     assert!(a.contains("C f32[4, 40, 64] sum="), "{a}");
-    assert!(String::from_utf8_lossy(&npu.stderr).contains("cycles on `ascend-like`"));
+    let err = String::from_utf8_lossy(&npu.stderr);
+    assert!(err.contains("cycles on `ascend-like`"), "{err}");
+    assert!(
+        err.contains("checked against the interpreter: `C` within 1e-3"),
+        "{err}"
+    );
+}
+
+/// `--no-check` skips the interpreter and says so; on another target it is a user error.
+#[test]
+fn run_on_the_npu_without_the_check_says_so() {
+    let args = [
+        "run",
+        "examples/bias-relu.pk",
+        "--target",
+        "npu",
+        "--no-check",
+    ];
+    let o = polyc(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("not checked against the interpreter"), "{err}");
+    assert!(!err.contains("checked against the interpreter:"), "{err}");
+    let o = polyc(&["run", "examples/bias-relu.pk", "--no-check"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--target npu"));
 }
 
 /// `polyc run --target npu --report --trace FILE`: the simulator's report on standard error

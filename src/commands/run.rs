@@ -56,6 +56,11 @@ pub struct RunArgs {
     /// Perfetto), also when the run stops on a race or a fault.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// With `--target npu`: do not run the interpreter to check the simulated outputs (by
+    /// default every output must match it within its element type's tolerance, or the run
+    /// fails with exit 2).
+    #[arg(long)]
+    no_check: bool,
 }
 
 /// Where `polyc run` executes the kernel.
@@ -78,9 +83,10 @@ pub fn run(args: &RunArgs) -> Result<(), CliError> {
             "the interpreter or the NPU (they run the original order or their own)",
         )?;
     }
-    if args.target != RunTarget::Npu && (args.report || args.trace.is_some()) {
+    if args.target != RunTarget::Npu && (args.report || args.trace.is_some() || args.no_check) {
         return Err(CliError::User(
-            "`--report` and `--trace` are the simulator's: they apply to `--target npu`".into(),
+            "`--report`, `--trace` and `--no-check` are the simulator's: they apply to `--target npu`"
+                .into(),
         ));
     }
     let kernel = args.kernel.load_kernel()?;
@@ -194,10 +200,48 @@ fn run_npu(
     if args.report {
         eprint!("{}", run.report);
     }
+    match args.no_check {
+        true => eprintln!("not checked against the interpreter (--no-check)"),
+        false => eprintln!("{}", checked(kernel, params, memory, &run.memory)?),
+    }
     if let Some(dir) = &args.outputs {
         run.memory.save_outputs(dir).map_err(user)?;
     }
     Ok(())
+}
+
+/// Runs the interpreter on `inputs` (the simulator's inputs) and compares every output with
+/// the simulated ones (`got`) within its element type's tolerance ([`runner::tolerance`]:
+/// the NPU reorders sums): the line to print, or the disagreements as polyc's own error.
+fn checked(
+    kernel: &frontend::ir::Kernel,
+    params: &ParamValues,
+    inputs: &Memory,
+    got: &Memory,
+) -> Result<String, CliError> {
+    let mut expected = inputs.clone();
+    let interpreter = Interpreter::new(kernel, params).map_err(user)?;
+    interpreter.run_original(&mut expected).map_err(user)?;
+    let wrong = runner::disagreements(kernel, &expected, got, runner::Comparison::Tolerant)
+        .map_err(|e| CliError::Internal(e.to_string()))?;
+    if wrong.is_empty() {
+        let outputs: Vec<String> = (kernel.arrays.iter())
+            .filter(|a| a.role.is_output())
+            .map(|a| match runner::tolerance(a.elem) {
+                0.0 => format!("`{}` exactly", a.name),
+                t => format!("`{}` within {t:e}", a.name),
+            })
+            .collect();
+        return Ok(format!(
+            "checked against the interpreter: {} (normwise, the NPU reorders sums)",
+            outputs.join(", ")
+        ));
+    }
+    let list: Vec<String> = wrong.iter().map(|d| d.to_string()).collect();
+    Err(CliError::Internal(format!(
+        "the simulated outputs differ from the interpreter's: {}",
+        list.join("; ")
+    )))
 }
 
 /// The kernel line and one checksum line per output.
@@ -221,4 +265,40 @@ fn is_output(kernel: &frontend::ir::Kernel, name: &str) -> bool {
 
 fn user(err: InterpError) -> CliError {
     CliError::User(err.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use frontend::SourceFile;
+    use std::collections::BTreeMap;
+
+    /// The check passes the interpreter's own outputs, a difference within the tolerance,
+    /// and refuses one beyond it, naming the array.
+    #[test]
+    fn the_npu_check_refuses_outputs_beyond_the_tolerance() {
+        let text = "kernel k(A: f32[N]) -> (B: f32[N])\n  params N = 8\n{\n  for i in 0..N { B[i] = A[i] * 2.0; }\n}\n";
+        let kernel = frontend::compile(&SourceFile::new("k.pk", text))
+            .unwrap()
+            .remove(0);
+        let params = ParamValues::resolve(&kernel, &BTreeMap::new(), &BTreeMap::new()).unwrap();
+        let inputs = Memory::random(&kernel, &params, 1).unwrap();
+        let mut got = inputs.clone();
+        let interpreter = Interpreter::new(&kernel, &params).unwrap();
+        interpreter.run_original(&mut got).unwrap();
+        assert!(checked(&kernel, &params, &inputs, &got).is_ok());
+        let mut values = got.array("B").unwrap().values().to_vec();
+        let scale = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let mut nudged = |by: f64| {
+            values[3] += scale * by;
+            got.array_mut("B").unwrap().set_values(&values).unwrap();
+            got.clone()
+        };
+        assert!(checked(&kernel, &params, &inputs, &nudged(1e-4)).is_ok());
+        let got = nudged(1e-2);
+        match checked(&kernel, &params, &inputs, &got) {
+            Err(CliError::Internal(why)) => assert!(why.contains("`B` differs"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
 }
