@@ -36,6 +36,18 @@ fn the_regression_corpus_passes() {
     assert!(stdout.contains(": 0 failing program(s)"), "{stdout}");
 }
 
+/// With `--npu`, each seed's affine kernel (as `f32`) and tensor kernel go through the NPU
+/// back end on two machines: the affine ones are refused cleanly, the tensor kernels compile
+/// on `ascend-like` and match the interpreter (seeds 100 and 101 do not fit `mini`).
+#[test]
+fn random_tensor_kernels_match_the_interpreter_on_the_npu() {
+    let stdout = passing(&["fuzz-schedules", "--count", "2", "--seed", "100", "--npu"]);
+    assert!(
+        stdout.contains("on the NPU 2 kernels compiled and matched, 6 refused"),
+        "{stdout}"
+    );
+}
+
 /// `polyc ARGS`, which must exit 0; its standard output.
 fn passing(args: &[&str]) -> String {
     let out = polyc(args);

@@ -93,6 +93,63 @@ pub fn disagreements(
     Ok(out)
 }
 
+/// The outputs of `kernel` in `got` (a run that reorders sums) that disagree with the
+/// interpreter's `expected` within [`Comparison::Tolerant`]'s tolerance **and** are further
+/// than `expected` from the kernel's exact result: the interpreter's run of the kernel
+/// widened to `f64` ([`frontend::widen`]) on the same `inputs`. A sum with cancellation (a
+/// few `f16` values adding to nearly zero) differs from itself reordered by far more than
+/// the tolerance of its small result, while both are within their roundings of the exact
+/// sum; the reordered run is then accepted when it is no further from it than the
+/// reference order.
+pub fn judged(
+    kernel: &Kernel,
+    params: &ParamValues,
+    inputs: &Memory,
+    expected: &Memory,
+    got: &Memory,
+) -> Result<Vec<Disagreement>, InterpError> {
+    let wrong = disagreements(kernel, expected, got, Comparison::Tolerant)?;
+    if wrong.is_empty() {
+        return Ok(wrong);
+    }
+    let wide = frontend::widen::widened(kernel);
+    let mut exact = Memory::zeroed(&wide, params)?;
+    for a in inputs.arrays() {
+        if let Some(w) = exact.array_mut(&a.name) {
+            w.set_values(a.values())?;
+        }
+    }
+    poly::interp::Interpreter::new(&wide, params)?.run_original(&mut exact)?;
+    let error = |m: &Memory, name: &str| -> Option<f64> {
+        normwise_error(exact.array(name)?, m.array(name)?)
+    };
+    Ok(wrong
+        .into_iter()
+        .filter_map(
+            |d| match (error(got, &d.array), error(expected, &d.array)) {
+                (Some(g), Some(e)) if g <= e => None,
+                (g, e) => Some(Disagreement {
+                    reason: format!(
+                    "{}, and is further from the exact result than the reference ({} against {})",
+                    d.reason,
+                    shown(g),
+                    shown(e)
+                ),
+                    ..d
+                }),
+            },
+        )
+        .collect())
+}
+
+/// A normwise error, or what it is when there is none.
+fn shown(error: Option<f64>) -> String {
+    match error {
+        Some(e) => format!("{e:e}"),
+        None => "NaNs or infinities elsewhere".into(),
+    }
+}
+
 /// `max |got - expected| / max |expected|` over the finite elements (0 when both maxima are
 /// 0, infinite when only the difference is not), or `None` when a non-finite element of
 /// one array is not the same non-finite value in the other.
@@ -288,5 +345,42 @@ mod tests {
             harness_args(&params, None, Some(Path::new("/o"))),
             ["--out", "/o"]
         );
+    }
+
+    /// A sum with cancellation: the reference order in f16 loses the small terms (1024 +
+    /// 0.5 rounds back to 1024), a reordered run that keeps them is beyond the tolerance of
+    /// the reference's result but exact, and passes; a run further from the exact sum fails.
+    #[test]
+    fn a_reordered_sum_closer_to_the_exact_result_passes() {
+        let text = "kernel k(X: f16[N]) -> (r: f16)\n  params N = 4\n{\n  r = sum(i) X[i];\n}\n";
+        let kernel = frontend::compile(&frontend::SourceFile::new("k.pk", text))
+            .unwrap()
+            .remove(0);
+        let params =
+            ParamValues::resolve(&kernel, &Default::default(), &Default::default()).unwrap();
+        let mut inputs = Memory::random(&kernel, &params, 1).unwrap();
+        let x = inputs.array_mut("X").unwrap();
+        x.set_values(&[1024.0, 0.5, 0.5, -1024.0]).unwrap();
+        let mut expected = inputs.clone();
+        poly::interp::Interpreter::new(&kernel, &params)
+            .unwrap()
+            .run_original(&mut expected)
+            .unwrap();
+        assert_eq!(expected.array("r").unwrap().values(), [0.0]);
+        let with = |r: f64| {
+            let mut m = expected.clone();
+            m.array_mut("r").unwrap().set_values(&[r]).unwrap();
+            m
+        };
+        let verdict = |r: f64| judged(&kernel, &params, &inputs, &expected, &with(r)).unwrap();
+        assert!(verdict(1.0).is_empty());
+        let wrong = verdict(3.0);
+        assert_eq!(wrong.len(), 1);
+        assert!(
+            wrong[0].reason.contains("further from the exact result"),
+            "{wrong:?}"
+        );
+        let plain = disagreements(&kernel, &expected, &with(1.0), Comparison::Tolerant).unwrap();
+        assert_eq!(plain.len(), 1, "the tolerance alone refuses the exact sum");
     }
 }

@@ -19,6 +19,7 @@ pub mod parser;
 pub mod printer;
 pub mod source;
 pub mod span;
+pub mod widen;
 
 pub use diagnostics::{Code, Diagnostic, Diagnostics};
 pub use source::{read_source, SourceFile};

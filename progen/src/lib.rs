@@ -17,6 +17,7 @@
 //! [`generate`] is a pure function of its seed.
 
 pub mod shrink;
+pub mod tensor;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -9,6 +9,7 @@
 //! program to a minimal one that fails the same way ([`progen::shrink`]) and saves it, and
 //! `--replay DIR` checks saved programs instead of generated ones (the regression corpus).
 
+use super::fuzz_npu;
 use crate::error::CliError;
 use codegen::runner::{self, Comparison};
 use codegen::toolchain::CCompiler;
@@ -39,6 +40,14 @@ pub struct FuzzArgs {
     /// Also compile every schedule to C, run it and compare its checksums (slower).
     #[arg(long)]
     compile: bool,
+    /// Also compile each program (its `f64` arrays as `f32`) for the NPU on `ascend-like` and
+    /// `mini`, simulate it and compare it with the interpreter within tolerance; a refusal
+    /// with its reason passes.
+    #[arg(long)]
+    npu: bool,
+    /// Only the NPU's kernels (`--npu` without the schedulers: much faster per seed).
+    #[arg(long)]
+    npu_only: bool,
     /// Print each program before checking it.
     #[arg(long)]
     show: bool,
@@ -68,6 +77,9 @@ enum Fault {
     Differs,
     /// The generated C failed to build or run, or gave other results.
     GeneratedC,
+    /// The NPU back end failed on the program (an internal error, a program the simulator
+    /// stops, or a wrong answer).
+    Npu,
 }
 
 /// One failing schedule.
@@ -154,6 +166,10 @@ fn setups() -> Vec<Setup> {
 /// Runs `polyc fuzz-schedules`.
 pub fn run(args: &FuzzArgs) -> Result<(), CliError> {
     let setups = setups();
+    let legs = Legs {
+        schedules: !args.npu_only,
+        npu: args.npu || args.npu_only,
+    };
     let compiler = CCompiler::system("-O1");
     if args.compile && !compiler.is_available() {
         return Err(CliError::User("--compile needs a C compiler (cc)".into()));
@@ -171,14 +187,20 @@ pub fn run(args: &FuzzArgs) -> Result<(), CliError> {
     };
     let mut failing = Vec::new();
     let mut variants = 0;
+    let mut npu = NpuTally::default();
     for (seed, name, text) in &programs {
         if args.show {
             println!("{text}");
+            if legs.npu {
+                println!("{}", progen::tensor::generate(*seed));
+            }
         }
-        let found = match check_program(*seed, text, &setups, compiler, None) {
-            Ok((n, found)) => {
-                variants += n;
-                found
+        let found = match check_program(*seed, text, &setups, compiler, legs, None) {
+            Ok(checked) => {
+                variants += checked.schedules;
+                npu.matched += checked.npu.matched;
+                npu.refused += checked.npu.refused;
+                checked.found
             }
             Err(e) => {
                 eprintln!("FAIL {name}: {}", shortened(&e));
@@ -189,11 +211,13 @@ pub fn run(args: &FuzzArgs) -> Result<(), CliError> {
         for f in &found {
             eprintln!("FAIL {name}: {}", shortened(&f.to_string()));
         }
-        if let Some(first) = found.first() {
+        if !found.is_empty() {
             failing.push(name.clone());
+        }
+        if let Some(first) = found.iter().find(|f| !fuzz_npu::is_tensor(f.setup)) {
             if let Some(dir) = &args.shrink {
                 let path = dir.join(format!("seed-{seed}.pk"));
-                let small = shrunk(*seed, text, first, &setups, compiler);
+                let small = shrunk(*seed, text, first, &setups, compiler, legs);
                 std::fs::write(&path, small)
                     .map_err(|e| CliError::User(format!("{}: {e}", path.display())))?;
                 eprintln!("  shrunk to {}", path.display());
@@ -209,8 +233,20 @@ pub fn run(args: &FuzzArgs) -> Result<(), CliError> {
             args.seed.saturating_add(args.count)
         ),
     };
+    let on_npu = match legs.npu {
+        true => format!(
+            ", on the NPU {} kernels compiled and matched, {} refused ({} legs a seed: {})",
+            npu.matched,
+            npu.refused,
+            fuzz_npu::LEGS.len(),
+            (fuzz_npu::LEGS.iter().map(|l| l.2))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+        false => String::new(),
+    };
     println!(
-        "{what}, {variants} schedules checked{}: {} failing program(s)",
+        "{what}, {variants} schedules checked{}{on_npu}: {} failing program(s)",
         if args.compile { " and compiled" } else { "" },
         failing.len()
     );
@@ -253,10 +289,11 @@ fn shrunk(
     failure: &Failure,
     setups: &[Setup],
     compiler: Option<&CCompiler>,
+    legs: Legs,
 ) -> String {
     let small = progen::shrink::shrink(text, SHRINK_BUDGET, |candidate| {
-        check_program(seed, candidate, setups, compiler, Some(failure))
-            .is_ok_and(|(_, found)| found.iter().any(|f| f.same(failure)))
+        check_program(seed, candidate, setups, compiler, legs, Some(failure))
+            .is_ok_and(|checked| checked.found.iter().any(|f| f.same(failure)))
     });
     format!(
         "// Shrunk from progen's seed {seed}: {} / {} fails ({:?}).\n{small}",
@@ -275,9 +312,73 @@ fn shortened(text: &str) -> String {
 /// How much of a failure's text is shown.
 const SHOWN_CHARS: usize = 400;
 
-/// Checks one program under every scheduler and setup (or `only` a failure's): the number of
-/// schedules checked and what failed (an error: the program itself could not be set up).
+/// What each program goes through: the schedulers and settings, the NPU's kernels.
+#[derive(Clone, Copy, Debug)]
+struct Legs {
+    schedules: bool,
+    npu: bool,
+}
+
+/// How many programs the NPU compiled (and matched) or refused, over its machines.
+#[derive(Clone, Copy, Debug, Default)]
+struct NpuTally {
+    matched: usize,
+    refused: usize,
+}
+
+/// What checking one program found.
+struct Checked {
+    /// Schedules checked.
+    schedules: usize,
+    /// The NPU's answers (with `--npu`).
+    npu: NpuTally,
+    /// What failed.
+    found: Vec<Failure>,
+}
+
+/// Checks one program on the `legs` asked for: under every scheduler and setup, on the NPU's
+/// machines (or `only` a failure's scheduler and setup): what was checked and what failed (an
+/// error: the program itself could not be set up).
 fn check_program(
+    seed: u64,
+    text: &str,
+    setups: &[Setup],
+    compiler: Option<&CCompiler>,
+    legs: Legs,
+    only: Only,
+) -> Result<Checked, String> {
+    let (schedules, mut found) = match legs.schedules {
+        true => check_schedules(seed, text, setups, compiler, only)?,
+        false => (0, Vec::new()),
+    };
+    let mut tally = NpuTally::default();
+    let npu_legs = fuzz_npu::LEGS.iter().filter(|_| legs.npu);
+    for &(kind, machine, label) in npu_legs {
+        if only.is_some_and(|f| f.scheduler != NPU || f.setup != label) {
+            continue;
+        }
+        let kernel = fuzz_npu::kernel_text(kind, seed, text);
+        match fuzz_npu::check(seed, &kernel, machine)? {
+            fuzz_npu::Outcome::Matched => tally.matched += 1,
+            fuzz_npu::Outcome::Refused => tally.refused += 1,
+            fuzz_npu::Outcome::Failed(detail) => found.push(Failure {
+                scheduler: NPU.into(),
+                setup: label,
+                fault: Fault::Npu,
+                detail,
+            }),
+        }
+    }
+    Ok(Checked {
+        schedules,
+        npu: tally,
+        found,
+    })
+}
+
+/// Checks one program under every scheduler and setup (or `only` a failure's): the number
+/// of schedules checked and what failed.
+fn check_schedules(
     seed: u64,
     text: &str,
     setups: &[Setup],
@@ -371,6 +472,9 @@ fn check_program(
     }
     Ok((checked, found))
 }
+
+/// The name failures of the NPU back end go under, in the place of a scheduler's.
+const NPU: &str = "npu";
 
 /// Compiles `schedule` to C, runs it on `initial` and compares the output arrays it writes
 /// with the interpreter's (`expected`), bit for bit.

@@ -10,6 +10,7 @@ mod compile;
 mod demo;
 mod format;
 mod fuzz;
+mod fuzz_npu;
 mod input;
 mod mappings;
 mod ranking;

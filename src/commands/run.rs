@@ -212,7 +212,8 @@ fn run_npu(
 
 /// Runs the interpreter on `inputs` (the simulator's inputs) and compares every output with
 /// the simulated ones (`got`) within its element type's tolerance ([`runner::tolerance`]:
-/// the NPU reorders sums): the line to print, or the disagreements as polyc's own error.
+/// the NPU reorders sums), or no further than the interpreter from the exact result
+/// ([`runner::judged`]): the line to print, or the disagreements as polyc's own error.
 fn checked(
     kernel: &frontend::ir::Kernel,
     params: &ParamValues,
@@ -222,7 +223,7 @@ fn checked(
     let mut expected = inputs.clone();
     let interpreter = Interpreter::new(kernel, params).map_err(user)?;
     interpreter.run_original(&mut expected).map_err(user)?;
-    let wrong = runner::disagreements(kernel, &expected, got, runner::Comparison::Tolerant)
+    let wrong = runner::judged(kernel, params, inputs, &expected, got)
         .map_err(|e| CliError::Internal(e.to_string()))?;
     if wrong.is_empty() {
         let outputs: Vec<String> = (kernel.arrays.iter())
@@ -233,7 +234,8 @@ fn checked(
             })
             .collect();
         return Ok(format!(
-            "checked against the interpreter: {} (normwise, the NPU reorders sums)",
+            "checked against the interpreter: {} (normwise; the NPU reorders sums, and an output \
+             beyond that passes when it is no further from the f64 result than the interpreter's)",
             outputs.join(", ")
         ));
     }

@@ -1,0 +1,96 @@
+//! The NPU leg of `polyc fuzz-schedules --npu`, per seed two kernels, each compiled by the
+//! NPU back end for two machines, simulated in the strict semantics and compared with the
+//! interpreter within the output types' tolerance (the NPU reorders sums), or judged no
+//! further than it from the exact result ([`runner::judged`]):
+//!
+//! - the random affine kernel, its `f64` arrays retyped to `f32` (the NPU has no `f64`):
+//!   almost always refused (in-place updates, triangular and stepped loops are neither a
+//!   product nor element-wise), which checks that refusals are clean;
+//! - a random tensor kernel of the vector path's shape ([`progen::tensor`]), which checks
+//!   what it compiles.
+//!
+//! A refusal with its reason is an answer. An internal error, a program the simulator stops
+//! (race, fault, unwritten output) or a wrong answer is a failure of polyc's.
+
+use codegen::npu::{self, NpuError};
+use codegen::runner;
+use frontend::SourceFile;
+use poly::interp::{Interpreter, Memory, ParamValues};
+use std::collections::BTreeMap;
+
+/// Which kernel of a seed goes to the NPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// The affine kernel, retyped to `f32`.
+    Affine,
+    /// The seed's tensor kernel ([`progen::tensor::generate`]).
+    Tensor,
+}
+
+/// Every kind of kernel on every machine (the realistic preset and the tiny one whose
+/// buffers force the smallest tiles), with the label failures name their setting by.
+pub const LEGS: [(Kind, &str, &str); 4] = [
+    (Kind::Affine, "ascend-like", "f32, ascend-like"),
+    (Kind::Affine, "mini", "f32, mini"),
+    (Kind::Tensor, "ascend-like", "tensor kernel, ascend-like"),
+    (Kind::Tensor, "mini", "tensor kernel, mini"),
+];
+
+/// What became of one kernel on one machine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Compiled, simulated and within tolerance of the interpreter.
+    Matched,
+    /// Refused by the back end with a reason.
+    Refused,
+    /// Polyc's failure: what went wrong.
+    Failed(String),
+}
+
+/// Whether the leg labelled `label` checks the seed's tensor kernel (which the shrinker of
+/// affine kernels cannot reduce: it is reproduced by its seed).
+pub fn is_tensor(label: &str) -> bool {
+    LEGS.iter()
+        .any(|&(kind, _, l)| l == label && kind == Kind::Tensor)
+}
+
+/// The kernel of `kind` for the affine kernel `text` of `seed`.
+pub fn kernel_text(kind: Kind, seed: u64, text: &str) -> String {
+    match kind {
+        Kind::Affine => text.replace("f64", "f32"),
+        Kind::Tensor => progen::tensor::generate(seed),
+    }
+}
+
+/// Compiles `text` for `machine`, simulates it on the interpreter's random inputs of `seed`
+/// and compares. An error: the kernel could not be set up at all.
+pub fn check(seed: u64, text: &str, machine: &str) -> Result<Outcome, String> {
+    let file = SourceFile::new(format!("npu{seed}.pk"), text);
+    let kernel = frontend::compile(&file)
+        .map_err(|d| format!("the retyped kernel is invalid:\n{}", d.render(&file, false)))?
+        .remove(0);
+    let params = ParamValues::resolve(&kernel, &BTreeMap::new(), &BTreeMap::new())
+        .map_err(|e| format!("parameters: {e}"))?;
+    let sizes: BTreeMap<String, i64> = params.iter().map(|(n, v)| (n.to_string(), v)).collect();
+    let machine = npu_sim::Machine::load(machine).map_err(|e| e.to_string())?;
+    let compiled = match npu::compile(&kernel, &sizes, &machine, true) {
+        Ok(c) => c,
+        Err(NpuError::Unsupported(_) | NpuError::ReorderNotAllowed) => return Ok(Outcome::Refused),
+        Err(e @ NpuError::Internal(_)) => return Ok(Outcome::Failed(e.to_string())),
+    };
+    let inputs = Memory::random(&kernel, &params, seed).map_err(|e| e.to_string())?;
+    let got = match npu::simulate(&compiled, &kernel, &inputs, &machine) {
+        Ok(run) => run.memory,
+        Err(e) => return Ok(Outcome::Failed(e.to_string())),
+    };
+    let mut expected = inputs.clone();
+    Interpreter::new(&kernel, &params)
+        .and_then(|i| i.run_original(&mut expected))
+        .map_err(|e| format!("interpreter: {e}"))?;
+    let wrong =
+        runner::judged(&kernel, &params, &inputs, &expected, &got).map_err(|e| e.to_string())?;
+    Ok(match wrong.first() {
+        None => Outcome::Matched,
+        Some(d) => Outcome::Failed(format!("wrong answer: {d}")),
+    })
+}
