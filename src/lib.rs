@@ -7,14 +7,17 @@
 mod commands;
 mod error;
 
-use clap::Parser;
-use scheduler::registry::{register, Factory};
+use clap::{Command, CommandFactory, FromArgMatches};
+use scheduler::registry::{plugins, register, Factory};
 use std::process::ExitCode;
 
 /// Runs polyc on the process's arguments: what the `polyc` binary does.
 pub fn main() -> ExitCode {
     restore_default_sigpipe();
-    let cli = match commands::Cli::try_parse() {
+    let parsed = with_plugins_in_help(commands::Cli::command())
+        .try_get_matches()
+        .and_then(|matches| commands::Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         // `--help` and `--version` print to standard output and succeed; a usage error is
         // the user's (exit 1, as the README's table says), not polyc's own (exit 2).
@@ -43,6 +46,39 @@ pub fn main_with_schedulers(schedulers: &[Factory]) -> ExitCode {
         }
     }
     main()
+}
+
+/// The command line with the registered plug-ins named in the help of every option that
+/// takes a scheduler (`--scheduler`, `--schedulers`).
+fn with_plugins_in_help(command: Command) -> Command {
+    let names: Vec<&str> = plugins().iter().map(|s| s.name()).collect();
+    if names.is_empty() {
+        return command;
+    }
+    let note = format!("Plug-ins: {}.", names.join(", "));
+    let subcommands: Vec<String> = (command.get_subcommands())
+        .map(|c| c.get_name().to_string())
+        .collect();
+    subcommands.iter().fold(command, |command, name| {
+        command.mut_subcommand(name, |sub| {
+            let ids: Vec<String> = (sub.get_arguments())
+                .map(|a| a.get_id().to_string())
+                .filter(|id| id == "scheduler" || id == "schedulers")
+                .collect();
+            ids.iter().fold(sub, |sub, id| {
+                sub.mut_arg(id, |arg| {
+                    let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+                    let long = arg
+                        .get_long_help()
+                        .map(|h| h.to_string())
+                        .unwrap_or(help.clone());
+                    // clap drops the last full stop of a one-sentence help.
+                    let noted = |h: &str| format!("{}. {note}", h.trim_end_matches('.'));
+                    arg.help(noted(&help)).long_help(noted(&long))
+                })
+            })
+        })
+    })
 }
 
 /// Rust ignores SIGPIPE, so printing into a closed pipe (`polyc ... | head`) would panic;

@@ -55,13 +55,17 @@ pub fn register(factory: Factory) -> Result<(), RegisterError> {
     Ok(())
 }
 
+/// The registered plug-ins, in registration order, each wrapped in [`Checked`].
+pub fn plugins() -> Vec<Box<dyn Scheduler>> {
+    let plugins = PLUGINS.read().unwrap_or_else(PoisonError::into_inner);
+    (plugins.iter())
+        .map(|f| Box::new(Checked(f())) as Box<dyn Scheduler>)
+        .collect()
+}
+
 /// All schedulers, in the order tables list them: the built-in ones, then the plug-ins.
 pub fn all_schedulers() -> Vec<Box<dyn Scheduler>> {
-    let plugins = PLUGINS.read().unwrap_or_else(PoisonError::into_inner);
-    let checked = plugins
-        .iter()
-        .map(|f| Box::new(Checked(f())) as Box<dyn Scheduler>);
-    built_in().into_iter().chain(checked).collect()
+    built_in().into_iter().chain(plugins()).collect()
 }
 
 /// The scheduler users select as `name`.

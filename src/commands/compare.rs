@@ -17,8 +17,8 @@ pub struct CompareArgs {
     /// The kernel files (`.pk`).
     #[arg(required = true)]
     pub files: Vec<String>,
-    /// The schedulers to compare, comma-separated [default: every scheduler, the built-in
-    /// pluto,feautrier,isl,identity then any plug-in's].
+    /// The schedulers to compare, comma-separated (default: every scheduler, the built-in
+    /// pluto, feautrier, isl and identity, then the plug-ins).
     #[arg(long, value_delimiter = ',')]
     pub schedulers: Option<Vec<String>>,
     /// How the results are printed.

@@ -62,6 +62,25 @@ fn compare_lists_and_runs_the_plugin_beside_pluto() {
 }
 
 #[test]
+fn every_option_taking_a_scheduler_names_the_plugin_in_its_help() {
+    for command in ["schedule", "compare", "compile", "bench", "c"] {
+        let help = polyc(&[command, "--help"]);
+        assert!(help.status.success());
+        let help = String::from_utf8_lossy(&help.stdout).into_owned();
+        assert!(help.contains("Plug-ins: carry-first."), "{command}: {help}");
+    }
+    let unknown = polyc(&[
+        "schedule",
+        "examples/polybench/gemm.pk",
+        "--scheduler",
+        "nope",
+    ]);
+    assert_eq!(unknown.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&unknown.stderr).into_owned();
+    assert!(stderr.contains("identity, carry-first)"), "{stderr}");
+}
+
+#[test]
 fn the_plugins_schedule_is_run_and_verified_by_the_cli() {
     let kernel = "examples/polybench/jacobi-1d.pk";
     let scheduled = polyc(&[
