@@ -60,12 +60,14 @@ impl From<ModelError> for CliError {
     }
 }
 
-/// A scheduler that finds no schedule has a bug (the original order always is one).
+/// A scheduler that finds no schedule has a bug (the original order always is one); a
+/// plug-in's fault is its author's, not polyc's.
 impl From<ScheduleError> for CliError {
     fn from(e: ScheduleError) -> Self {
         match e {
             ScheduleError::Isl(e) => e.into(),
             ScheduleError::Model(e) => e.into(),
+            plugin @ ScheduleError::Plugin { .. } => CliError::User(plugin.to_string()),
             other @ ScheduleError::NoSchedule { .. } => CliError::Internal(other.to_string()),
         }
     }

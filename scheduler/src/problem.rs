@@ -111,6 +111,15 @@ pub enum ScheduleError {
     /// The kernel could not be lifted again with its parameters symbolic ([`Symbolic`]).
     #[error(transparent)]
     Model(#[from] ModelError),
+    /// A plug-in scheduler (one registered from another crate) panicked, failed or
+    /// returned an illegal schedule; the fault is `scheduler::plugin::Fault`.
+    #[error("plug-in scheduler `{scheduler}` {fault}")]
+    Plugin {
+        /// The plug-in.
+        scheduler: &'static str,
+        /// What went wrong.
+        fault: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// The algorithm found no legal schedule (a bug: the original order always is one).
     #[error("{scheduler} found no legal schedule: {reason}")]
     NoSchedule {

@@ -5,6 +5,7 @@ use super::input::lift_file;
 use super::schedule::{find_scheduler, transform_options, ScheduleOptions};
 use crate::error::CliError;
 use scheduler::compare::{csv, measure, table, Measurement};
+use scheduler::registry::all_schedulers;
 use scheduler::transform::summary::BandInfo;
 use serde_json::{json, Value};
 use std::num::NonZeroU32;
@@ -16,13 +17,10 @@ pub struct CompareArgs {
     /// The kernel files (`.pk`).
     #[arg(required = true)]
     pub files: Vec<String>,
-    /// The schedulers to compare, comma-separated.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "pluto,feautrier,isl,identity"
-    )]
-    pub schedulers: Vec<String>,
+    /// The schedulers to compare, comma-separated (default: every scheduler, the built-in
+    /// pluto, feautrier, isl and identity, then the plug-ins).
+    #[arg(long, value_delimiter = ',')]
+    pub schedulers: Option<Vec<String>>,
     /// How the results are printed.
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
@@ -36,11 +34,12 @@ pub struct CompareArgs {
 
 /// Runs `polyc compare`: one row per kernel and scheduler.
 pub fn run(args: &CompareArgs) -> Result<(), CliError> {
-    let schedulers = args
-        .schedulers
-        .iter()
-        .map(|n| find_scheduler(n.trim()))
-        .collect::<Result<Vec<_>, _>>()?;
+    let schedulers = match &args.schedulers {
+        Some(names) => (names.iter())
+            .map(|n| find_scheduler(n.trim()))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => all_schedulers(),
+    };
     let transforms = transform_options(&args.options)?;
     let mut rows = Vec::new();
     for file in &args.files {

@@ -91,6 +91,14 @@ impl LinExpr {
             .map_or(0, |&(_, k)| k)
     }
 
+    /// The expression with every unknown `x_v` renamed `x_(v + by)`.
+    fn shifted(&self, by: usize) -> LinExpr {
+        LinExpr {
+            terms: self.terms.iter().map(|&(v, k)| (v + by, k)).collect(),
+            constant: self.constant,
+        }
+    }
+
     /// The value at a point.
     pub fn eval(&self, x: &[i64]) -> i128 {
         self.terms
@@ -138,6 +146,25 @@ impl Ilp {
     /// Adds a constraint.
     pub fn push(&mut self, c: Constraint) {
         self.constraints.push(c);
+    }
+
+    /// The system with one new unknown per term put first, each equal to its term, and the
+    /// original unknowns after them (`x_v` becomes `x_(v + terms.len())`): its lexicographic
+    /// minimum minimises the terms in order, then the original unknowns in order.
+    pub fn with_terms_first(&self, terms: &[LinExpr]) -> Ilp {
+        let k = terms.len();
+        let definitions = terms
+            .iter()
+            .enumerate()
+            .map(|(t, term)| LinExpr::var(t).minus(&term.shifted(k)).eq0());
+        let shifted = self.constraints.iter().map(|c| Constraint {
+            expr: c.expr.shifted(k),
+            equality: c.equality,
+        });
+        Ilp {
+            n_vars: self.n_vars + k,
+            constraints: definitions.chain(shifted).collect(),
+        }
     }
 
     /// The lexicographically smallest integer solution `(x0, x1, ...)`, or `None` if there is

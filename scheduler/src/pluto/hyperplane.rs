@@ -1,23 +1,15 @@
 //! One hyperplane for one group of statements: an integer program over the schedule
 //! coefficients built from the Farkas duals of the group's dependences.
 
+use super::heuristic::Heuristic;
 use super::independence::orthogonal_complement;
 use super::layout::{Layout, StmtVars};
-use super::objective::{Objective, Vars};
+use super::row::{BandDep, RowIlp, View};
 use crate::affine::StmtRow;
-use crate::farkas::{FarkasDual, Form};
-use crate::ilp::{Ilp, LinExpr, Memo};
-use poly::isl::{Ctx, IslResult};
-
-/// A dependence between two statements, as the band's hyperplanes must respect it.
-pub struct BandDep {
-    /// Source statement.
-    pub src: usize,
-    /// Sink statement.
-    pub dst: usize,
-    /// The Farkas dual of its polyhedron.
-    pub dual: FarkasDual,
-}
+use crate::farkas::Form;
+use crate::ilp::{LinExpr, Memo};
+use crate::problem::ScheduleError;
+use poly::isl::Ctx;
 
 /// One statement of the group.
 #[derive(Clone, Copy)]
@@ -36,8 +28,8 @@ pub struct Member<'a> {
 pub struct Settings<'a> {
     /// The isl context.
     pub ctx: &'a Ctx,
-    /// The objective.
-    pub objective: &'a dyn Objective,
+    /// The heuristic.
+    pub heuristic: &'a dyn Heuristic,
     /// Bound on the magnitude of iterator coefficients.
     pub max_coefficient: i64,
     /// Number of kernel parameters.
@@ -46,76 +38,52 @@ pub struct Settings<'a> {
     pub memo: &'a Memo,
 }
 
-/// The best hyperplane for `members` respecting `deps` (all between members) weakly, with
-/// the bounding function over them, and independent of each member's earlier hyperplanes
-/// where it needs more; `orientation` (1 or -1) picks the orthant of the independence
-/// constraints. With `carry`, that dependence (one of `deps`) must be satisfied strongly: a
-/// distance of at least 1 on every instance. `None` if there is none.
+/// The best hyperplane for `members` under the heuristic, respecting `deps` (all between
+/// members) weakly and independent of each member's earlier hyperplanes where it needs more;
+/// `orientation` (1 or -1) picks the orthant of the independence constraints. With `carry`,
+/// that dependence (one of `deps`) must be satisfied strongly: a distance of at least 1 on
+/// every instance. `None` if there is none.
 pub fn find(
     settings: &Settings<'_>,
+    view: View<'_>,
     members: &[Member<'_>],
     deps: &[&BandDep],
     orientation: i64,
     carry: Option<&BandDep>,
-) -> IslResult<Option<Vec<(usize, StmtRow)>>> {
+) -> Result<Option<Vec<(usize, StmtRow)>>, ScheduleError> {
     let shapes: Vec<(usize, usize)> = members.iter().map(|m| (m.stmt, m.n_iters)).collect();
-    let provisional = Layout::new(0, settings.n_params, &shapes);
-    let n_terms = settings
-        .objective
-        .terms(&Vars {
-            layout: &provisional,
-        })
-        .len();
-    let layout = Layout::new(n_terms, settings.n_params, &shapes);
-    let terms = settings.objective.terms(&Vars { layout: &layout });
-    let mut ilp = Ilp::new(layout.n_vars());
-    for (k, term) in terms.iter().enumerate() {
-        ilp.push(LinExpr::var(layout.term(k)).minus(term).eq0());
-    }
-    for p in 0..settings.n_params {
-        ilp.push(LinExpr::var(layout.u(p)).ge0());
-    }
-    ilp.push(LinExpr::var(layout.w()).ge0());
+    let layout = Layout::new(settings.n_params, &shapes);
+    let mut row = RowIlp::new(view, &layout, deps);
     let bound = LinExpr::constant(i128::from(settings.max_coefficient));
     for s in &layout.stmts {
         for v in s.parts() {
-            ilp.push(LinExpr::var(v).ge0());
-            ilp.push(bound.clone().minus(&LinExpr::var(v)).ge0());
+            row.constrain(LinExpr::var(v).ge0());
+            row.constrain(bound.clone().minus(&LinExpr::var(v)).ge0());
         }
-        ilp.push(LinExpr::var(s.shift()).ge0());
+        row.constrain(LinExpr::var(s.shift()).ge0());
     }
-    for dep in deps {
-        let (Some(src), Some(dst)) = (layout.stmt(dep.src), layout.stmt(dep.dst)) else {
-            continue;
-        };
-        let distance = distance_form(src, dst);
-        if carry.is_some_and(|c| std::ptr::eq(c, *dep)) {
+    for &dep in deps {
+        let distance = row.distance(dep);
+        if carry.is_some_and(|c| std::ptr::eq(c, dep)) {
             let strong = Form {
                 constant: distance.constant.clone().minus(&LinExpr::constant(1)),
                 ..distance.clone()
             };
-            ilp.constraints.extend(dep.dual.constraints(&strong)?);
+            row.require(dep, &strong)?;
         }
-        ilp.constraints.extend(dep.dual.constraints(&distance)?);
-        let bounding = Form {
-            constant: LinExpr::var(layout.w()).minus(&distance.constant),
-            params: (0..settings.n_params)
-                .map(|p| LinExpr::var(layout.u(p)))
-                .collect(),
-            src: negated(&distance.src),
-            dst: negated(&distance.dst),
-        };
-        ilp.constraints.extend(dep.dual.constraints(&bounding)?);
+        row.require(dep, &distance)?;
     }
     for (m, s) in members.iter().zip(&layout.stmts) {
         if m.needs_more {
-            add_independence(&mut ilp, s, m.found, orientation);
+            add_independence(&mut row, s, m.found, orientation);
         }
     }
-    let Some(x) = settings.memo.lexmin(&ilp, settings.ctx)? else {
+    let terms = settings.heuristic.hyperplane(&mut row)?;
+    let Some(x) = settings.memo.lexmin(&row.into_ilp(&terms), settings.ctx)? else {
         return Ok(None);
     };
-    let value = |e: &LinExpr| e.eval(&x) as i64;
+    let x = &x[terms.len()..];
+    let value = |e: &LinExpr| e.eval(x) as i64;
     Ok(Some(
         layout
             .stmts
@@ -132,27 +100,10 @@ pub fn find(
     ))
 }
 
-/// `phi_T(t) - phi_S(s)` as an affine form of `(s, t)`.
-fn distance_form(src: &StmtVars, dst: &StmtVars) -> Form {
-    let shift = |s: &StmtVars| LinExpr::var(s.shift());
-    Form {
-        constant: shift(dst).minus(&shift(src)),
-        params: Vec::new(),
-        src: (0..src.n_iters)
-            .map(|j| LinExpr::default().minus(&src.coefficient(j)))
-            .collect(),
-        dst: (0..dst.n_iters).map(|j| dst.coefficient(j)).collect(),
-    }
-}
-
-fn negated(exprs: &[LinExpr]) -> Vec<LinExpr> {
-    exprs.iter().map(|e| LinExpr::default().minus(e)).collect()
-}
-
 /// The new hyperplane of `s` must not be a combination of `found`: it must lie in one
 /// orthant of their orthogonal complement (with no earlier hyperplane, of the whole space),
 /// not on its origin.
-fn add_independence(ilp: &mut Ilp, s: &StmtVars, found: &[Vec<i64>], orientation: i64) {
+fn add_independence(ilp: &mut RowIlp<'_>, s: &StmtVars, found: &[Vec<i64>], orientation: i64) {
     let projections: Vec<LinExpr> = orthogonal_complement(found, s.n_iters)
         .iter()
         .map(|v| {
@@ -164,9 +115,9 @@ fn add_independence(ilp: &mut Ilp, s: &StmtVars, found: &[Vec<i64>], orientation
         })
         .collect();
     for p in &projections {
-        ilp.push(p.clone().ge0());
+        ilp.constrain(p.clone().ge0());
     }
-    ilp.push(
+    ilp.constrain(
         LinExpr::sum(&projections)
             .minus(&LinExpr::constant(1))
             .ge0(),

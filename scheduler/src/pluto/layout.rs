@@ -1,9 +1,10 @@
 //! Where each unknown of a hyperplane search lives in the integer program.
 //!
-//! `[t_0 .. t_K) [u_0 .. u_P) w` then, per statement, for each iterator from the innermost
-//! outwards `(neg_j, pos_j)` (the coefficient is `pos_j - neg_j`, both in `0..=bound`), then
-//! the shift. `t_k` are the objective's terms; isl's lexicographic minimum minimises them
-//! in order, then the rest in this order.
+//! Per statement, for each iterator from the innermost outwards `(neg_j, pos_j)` (the
+//! coefficient is `pos_j - neg_j`, both in `0..=bound`), then the shift; a heuristic's own
+//! unknowns follow ([`super::RowIlp::new_var`]). The heuristic's terms are put before all of
+//! them when the program is solved ([`crate::ilp::Ilp::with_terms_first`]): isl's
+//! lexicographic minimum minimises the terms in order, then the rest in this order.
 
 use crate::ilp::LinExpr;
 
@@ -45,8 +46,6 @@ impl StmtVars {
 /// The unknowns of one hyperplane search.
 #[derive(Clone, Debug)]
 pub struct Layout {
-    /// Number of objective terms.
-    pub n_terms: usize,
     /// Number of kernel parameters.
     pub n_params: usize,
     /// The statements, in order.
@@ -54,10 +53,10 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// The layout for `n_terms` terms, `n_params` parameters and the statements
-    /// `(index, number of iterators)`.
-    pub fn new(n_terms: usize, n_params: usize, stmts: &[(usize, usize)]) -> Layout {
-        let mut base = n_terms + n_params + 1;
+    /// The layout for `n_params` parameters and the statements `(index, number of
+    /// iterators)`.
+    pub fn new(n_params: usize, stmts: &[(usize, usize)]) -> Layout {
+        let mut base = 0;
         let stmts = stmts
             .iter()
             .map(|&(stmt, n_iters)| {
@@ -70,29 +69,11 @@ impl Layout {
                 v
             })
             .collect();
-        Layout {
-            n_terms,
-            n_params,
-            stmts,
-        }
+        Layout { n_params, stmts }
     }
     /// Total number of unknowns.
     pub fn n_vars(&self) -> usize {
-        self.stmts
-            .last()
-            .map_or(self.n_terms + self.n_params + 1, |s| s.shift() + 1)
-    }
-    /// The unknown of objective term `k`.
-    pub fn term(&self, k: usize) -> usize {
-        k
-    }
-    /// The unknown `u_p`.
-    pub fn u(&self, p: usize) -> usize {
-        self.n_terms + p
-    }
-    /// The unknown `w`.
-    pub fn w(&self) -> usize {
-        self.n_terms + self.n_params
+        self.stmts.last().map_or(0, |s| s.shift() + 1)
     }
     /// The unknowns of statement `stmt`, if it is in the layout.
     pub fn stmt(&self, stmt: usize) -> Option<&StmtVars> {

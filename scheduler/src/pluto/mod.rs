@@ -4,10 +4,11 @@
 //! program over the schedule coefficients of every statement:
 //! - validity: for every dependence not yet ordered by an outer band, `phi_T(t) - phi_S(s)
 //!   >= 0` on its polyhedron, linearised with Farkas' lemma ([`crate::farkas`]);
-//! - the bounding function: `u . N + w >= phi_T(t) - phi_S(s)` on the same polyhedra;
 //! - independence: a statement that still needs dimensions gets a hyperplane linearly
 //!   independent of its earlier ones ([`independence`]);
-//! - the [`Objective`] (default [`PlutoObjective`]: `u`, `w`, then the coefficients' sum).
+//! - what the [`Heuristic`] adds: its own unknowns and constraints, and the terms it
+//!   minimises (default [`PlutoHeuristic`]: the bounding function's `u`, `w`, then the
+//!   coefficients' sum).
 //!
 //! Iterator coefficients lie in `-bound..=bound` (each the difference of two non-negative
 //! parts, so that negative coefficients, e.g. for reversed loops, are allowed while the
@@ -21,17 +22,22 @@
 //! Consecutive hyperplanes found against the same dependences form a permutable band; when
 //! no further one exists the band ends and the dependence instances its rows order are
 //! dropped. When not even a first hyperplane exists, a scalar row separates the strongly
-//! connected components of the remaining dependence graph in topological order. See
-//! `docs/scheduling.md` ("Pluto") for the fusion policies.
+//! connected components of the remaining dependence graph in topological order. Where to
+//! cut is the heuristic's choice too ([`Heuristic::fusion_cut`], [`Heuristic::forced_cut`]).
+//! See `docs/scheduling.md` ("Pluto") for the fusion policies and "Writing a scheduling
+//! heuristic" for the interface.
 
+pub mod analyses;
+mod heuristic;
 mod hyperplane;
 pub mod independence;
 mod layout;
-mod objective;
 mod parallelism;
+mod row;
 mod search;
 
-pub use objective::{Objective, PlutoObjective, Vars};
+pub use heuristic::{bounding_function, Components, Heuristic, PlutoHeuristic};
+pub use row::{BandDep, RowIlp, Satisfaction, View};
 
 use crate::affine::AffineSchedule;
 use crate::problem::{FusePolicy, Problem, ScheduleError, Symbolic};
@@ -42,10 +48,11 @@ use crate::{Scheduler, SchedulerNote};
 use poly::isl::Schedule;
 use search::{Run, Search, Shared};
 
-/// The Pluto-style scheduler.
+/// The Pluto-style scheduler, under a heuristic (Pluto's own by default); its name is the
+/// heuristic's.
 pub struct Pluto {
-    /// What each hyperplane minimises.
-    pub objective: Box<dyn Objective>,
+    /// What each hyperplane minimises, and where statements are fused and cut.
+    pub heuristic: Box<dyn Heuristic>,
     /// Bound on the magnitude of each iterator coefficient, unless the problem's options
     /// set one.
     pub max_coefficient: i64,
@@ -63,7 +70,7 @@ pub struct Pluto {
 impl Default for Pluto {
     fn default() -> Self {
         Pluto {
-            objective: Box::new(PlutoObjective),
+            heuristic: Box::new(PlutoHeuristic),
             max_coefficient: 4,
             coefficient_cap: 64,
             max_fused_statements: 24,
@@ -72,10 +79,10 @@ impl Default for Pluto {
 }
 
 impl Pluto {
-    /// Pluto with another objective.
-    pub fn with_objective(objective: impl Objective + 'static) -> Pluto {
+    /// Pluto's search under another heuristic.
+    pub fn with_heuristic(heuristic: impl Heuristic + 'static) -> Pluto {
         Pluto {
-            objective: Box::new(objective),
+            heuristic: Box::new(heuristic),
             ..Pluto::default()
         }
     }
@@ -149,7 +156,7 @@ impl Pluto {
 
 impl Scheduler for Pluto {
     fn name(&self) -> &'static str {
-        "pluto"
+        self.heuristic.name()
     }
 
     fn schedule(&self, problem: &Problem) -> Result<Schedule, ScheduleError> {

@@ -1,7 +1,9 @@
 //! Pluto's outer loop: hyperplanes one at a time, bands, and scalar cuts.
 
-use super::hyperplane::{self, BandDep, Member, Settings};
+use super::heuristic::Components;
+use super::hyperplane::{self, Member, Settings};
 use super::independence::rank;
+use super::row::{BandDep, View};
 use super::Pluto;
 use crate::affine::{AffineSchedule, Band, Row, RowKind, StmtRow};
 use crate::ddg::Ddg;
@@ -11,6 +13,7 @@ use crate::problem::{FusePolicy, Problem, ScheduleError};
 
 use poly::isl::{Analysis, End, IslResult, PairOrder, UnionMap};
 use poly::model::Program;
+use std::cell::OnceCell;
 use std::cell::RefCell;
 use std::collections::hash_map::{Entry, HashMap};
 
@@ -65,6 +68,8 @@ pub struct Search<'a> {
     fuse: FusePolicy,
     n_params: usize,
     schedule: AffineSchedule,
+    /// The first row of the band being built.
+    band_start: usize,
     /// Per statement, the iterator coefficients of its loop rows.
     found: Vec<Vec<Vec<i64>>>,
     /// The dependence instances not yet ordered by the rows so far.
@@ -97,6 +102,7 @@ impl<'a> Search<'a> {
             fuse,
             n_params: program.kernel.params.len(),
             schedule: AffineSchedule::default(),
+            band_start: 0,
             found: vec![Vec::new(); program.statements.len()],
             live: shared.validity.clone(),
             shared,
@@ -108,7 +114,7 @@ impl<'a> Search<'a> {
     pub fn run(mut self) -> Result<Run, ScheduleError> {
         self.fusion_cut()?;
         let mut band_deps = self.band_deps()?;
-        let mut band_start = self.schedule.rows.len();
+        self.band_start = self.schedule.rows.len();
         loop {
             let all_full = (0..self.program.statements.len()).all(|s| !self.needs_more(s));
             if all_full && self.live.is_empty()? {
@@ -124,16 +130,16 @@ impl<'a> Search<'a> {
                 }
             }
             // No (further) hyperplane in this band: close it and try again with what is left.
-            if self.schedule.rows.len() > band_start {
-                self.close_band(band_start);
+            if self.schedule.rows.len() > self.band_start {
+                self.close_band();
             } else {
                 self.forced_cut(&band_deps)?;
             }
             band_deps = self.band_deps()?;
             self.solved.get_mut().clear();
-            band_start = self.schedule.rows.len();
+            self.band_start = self.schedule.rows.len();
         }
-        self.close_band(band_start);
+        self.close_band();
         // Statements whose every row is equal run at the same time; a last scalar row in
         // textual order makes the schedule injective, as Pluto's scattering does (every
         // dependence is satisfied by now, so any order of them is legal).
@@ -163,7 +169,7 @@ impl<'a> Search<'a> {
     fn settings(&self, bound: i64) -> Settings<'_> {
         Settings {
             ctx: &self.program.ctx,
-            objective: self.pluto.objective.as_ref(),
+            heuristic: self.pluto.heuristic.as_ref(),
             max_coefficient: bound,
             n_params: self.n_params,
             memo: &self.shared.ilps,
@@ -175,29 +181,45 @@ impl<'a> Search<'a> {
         rank(&self.found[s], n) < n
     }
 
-    /// The cut the fusion policy asks for before the first hyperplane, with groups of at
-    /// most `max_fused_statements` statements (see [`Pluto::max_fused_statements`]).
+    /// What a heuristic reads of the search so far.
+    fn view(&self) -> View<'_> {
+        View {
+            program: self.program,
+            rows: &self.schedule.rows,
+            band_start: self.band_start,
+            live: &self.live,
+            fuse: self.fuse,
+        }
+    }
+
+    /// The cut the heuristic asks for before the first hyperplane
+    /// ([`super::Heuristic::fusion_cut`]), with groups of at most `max_fused_statements`
+    /// statements (see [`Pluto::max_fused_statements`]).
     fn fusion_cut(&mut self) -> Result<(), ScheduleError> {
         let sccs = self.live_graph()?.sccs();
-        let dims = |scc: &Vec<usize>| {
-            scc.iter()
-                .map(|&s| self.program.statements[s].iterators.len())
-                .max()
-                .unwrap_or(0)
+        // Only a heuristic that asks whether groups have a hyperplane pays for the duals.
+        let band_deps = OnceCell::new();
+        let probe = |stmts: &[usize]| -> Result<bool, ScheduleError> {
+            if band_deps.get().is_none() {
+                let _ = band_deps.set(self.band_deps()?);
+            }
+            let deps = band_deps.get().map_or(&[][..], Vec::as_slice);
+            Ok(self.hyperplane(deps, stmts)?.is_some())
+        };
+        let components = Components {
+            view: self.view(),
+            sccs: &sccs,
+            probe: &probe,
         };
         let mut groups = Vec::with_capacity(sccs.len());
         let (mut group, mut size) = (0, 0);
         for (k, scc) in sccs.iter().enumerate() {
-            if k > 0 {
-                let policy_cut = match self.fuse {
-                    FusePolicy::Max => false,
-                    FusePolicy::None => true,
-                    FusePolicy::Smart => dims(scc) != dims(&sccs[k - 1]),
-                };
-                if policy_cut || size + scc.len() > self.pluto.max_fused_statements {
-                    group += 1;
-                    size = 0;
-                }
+            if k > 0
+                && (self.pluto.heuristic.fusion_cut(&components, k)?
+                    || size + scc.len() > self.pluto.max_fused_statements)
+            {
+                group += 1;
+                size = 0;
             }
             size += scc.len();
             groups.push(group);
@@ -209,21 +231,30 @@ impl<'a> Search<'a> {
     }
 
     /// No hyperplane exists: split the strongly connected components of the live
-    /// dependence graph, in topological order, into as few consecutive groups as possible
-    /// such that each group has a hyperplane (greedily); if that orders nothing, separate
-    /// every component.
+    /// dependence graph, in topological order, into the consecutive groups the heuristic
+    /// chooses ([`super::Heuristic::forced_cut`]; Pluto's: as few as possible such that
+    /// each group has a hyperplane); if that orders nothing, separate every component.
     fn forced_cut(&mut self, band_deps: &[BandDep]) -> Result<(), ScheduleError> {
         let sccs = self.live_graph()?.sccs();
-        let mut groups: Vec<usize> = Vec::with_capacity(sccs.len());
-        let mut current: Vec<usize> = Vec::new();
-        for scc in &sccs {
-            let candidate: Vec<usize> = current.iter().chain(scc).copied().collect();
-            let fused = current.is_empty() || self.hyperplane(band_deps, &candidate)?.is_some();
-            if !fused {
-                current.clear();
-            }
-            current.extend(scc);
-            groups.push(groups.last().map_or(0, |&g| g + usize::from(!fused)));
+        let probe = |stmts: &[usize]| Ok(self.hyperplane(band_deps, stmts)?.is_some());
+        let components = Components {
+            view: self.view(),
+            sccs: &sccs,
+            probe: &probe,
+        };
+        let groups = self.pluto.heuristic.forced_cut(&components)?;
+        let in_order = groups.len() == sccs.len()
+            && groups.first().is_none_or(|&g| g == 0)
+            && groups.windows(2).all(|w| w[1] == w[0] || w[1] == w[0] + 1);
+        if !in_order {
+            return Err(ScheduleError::NoSchedule {
+                scheduler: self.pluto.heuristic.name(),
+                reason: format!(
+                    "its forced cut {groups:?} does not give the {} components groups in \
+                     topological order (0 first, then each the same or one more)",
+                    sccs.len()
+                ),
+            });
         }
         let before = self.live.clone();
         for attempt in [groups, (0..sccs.len()).collect()] {
@@ -241,7 +272,7 @@ impl<'a> Search<'a> {
             return self.push_loop(row);
         }
         Err(ScheduleError::NoSchedule {
-            scheduler: "pluto",
+            scheduler: self.pluto.heuristic.name(),
             reason: format!(
                 "no hyperplane respects the remaining dependences and they do not cross \
                  strongly connected components: {}",
@@ -270,7 +301,7 @@ impl<'a> Search<'a> {
                 .collect();
             for carried in &deps {
                 let Some(solution) =
-                    hyperplane::find(&settings, &members, &deps, 1, Some(carried))?
+                    hyperplane::find(&settings, self.view(), &members, &deps, 1, Some(carried))?
                 else {
                     continue;
                 };
@@ -399,7 +430,8 @@ impl<'a> Search<'a> {
         let mut solution = None;
         'search: for attempt in attempts {
             for orientation in [1, -1] {
-                solution = hyperplane::find(settings, attempt, &deps, orientation, None)?;
+                solution =
+                    hyperplane::find(settings, self.view(), attempt, &deps, orientation, None)?;
                 if solution.is_some() {
                     break 'search;
                 }
@@ -445,7 +477,8 @@ impl<'a> Search<'a> {
         self.live.pairs_where(&function, PairOrder::Equal)
     }
 
-    fn close_band(&mut self, start: usize) {
+    fn close_band(&mut self) {
+        let start = self.band_start;
         let len = self.schedule.rows.len() - start;
         if len > 0 {
             self.schedule.bands.push(Band { start, len });
@@ -469,7 +502,7 @@ impl<'a> Search<'a> {
     /// Duals are cached by the dependence's text, across runs ([`Shared`]): a scalar cut
     /// leaves the dependences inside each group unchanged, and they would otherwise be
     /// recomputed at every band and in every run.
-    fn band_deps(&mut self) -> IslResult<Vec<BandDep>> {
+    fn band_deps(&self) -> IslResult<Vec<BandDep>> {
         let pieces = self.live.intersect(&self.shared.conflicts)?.maps()?;
         let mut deps = Vec::with_capacity(pieces.len());
         for m in &pieces {
@@ -482,6 +515,7 @@ impl<'a> Search<'a> {
             deps.push(BandDep {
                 src: self.stmt_of(m, End::Source)?,
                 dst: self.stmt_of(m, End::Sink)?,
+                relation: m.clone(),
                 dual,
             });
         }

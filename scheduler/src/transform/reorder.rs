@@ -16,14 +16,14 @@ use poly::model::Program;
 use std::collections::BTreeMap;
 
 /// One access relation and the isl name of its array.
-struct Access {
+pub(crate) struct Access {
     relation: UnionMap,
     array: String,
     rank: usize,
 }
 
 /// The array accesses (at least one dimension) of `s`.
-fn accesses_of(s: &poly::model::Statement) -> IslResult<Vec<Access>> {
+pub(crate) fn accesses_of(s: &poly::model::Statement) -> IslResult<Vec<Access>> {
     let mut accesses = Vec::new();
     for a in s.reads.iter().chain(std::iter::once(&s.write)) {
         let range = a.relation.range()?;
@@ -209,7 +209,7 @@ fn step_along(full: &UnionMap, depth: usize, pos: usize) -> IslResult<UnionMap> 
 }
 
 /// How an access's element moves along a step.
-enum Movement {
+pub(crate) enum Movement {
     /// It stays on one element (or has no instance along the step).
     Invariant,
     /// It moves by one element in the last dimension only.
@@ -219,7 +219,7 @@ enum Movement {
 }
 
 /// How `a`'s element moves along `step` (pairs of instances).
-fn movement(step: &UnionMap, a: &Access) -> IslResult<Movement> {
+pub(crate) fn movement(step: &UnionMap, a: &Access) -> IslResult<Movement> {
     let moves = a
         .relation
         .reverse()?

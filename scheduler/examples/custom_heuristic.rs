@@ -1,30 +1,34 @@
-//! A new scheduling heuristic in a few lines: Pluto's search with an objective that keeps
+//! A new scheduling heuristic in a few lines: Pluto's search with a heuristic that keeps
 //! each statement's innermost loop innermost (its coefficient is avoided in outer
 //! hyperplanes, which keeps stride-1 accesses in the inner loop), then Pluto's own terms.
 //!
-//! Run: `cargo run -p scheduler --example custom_objective [FILE.pk]` (default: gemm).
+//! Run: `cargo run -p scheduler --example custom_heuristic [FILE.pk]` (default: gemm).
 
 use poly::deps::Dependences;
 use poly::isl::Ctx;
 use poly::model::Program;
 use scheduler::ilp::LinExpr;
-use scheduler::pluto::{Objective, Pluto, PlutoObjective, Vars};
-use scheduler::{Options, Problem, Scheduler};
+use scheduler::pluto::{Heuristic, Pluto, PlutoHeuristic, RowIlp};
+use scheduler::{Options, Problem, ScheduleError, Scheduler};
 use std::collections::BTreeMap;
 
 /// Minimise first the use of innermost iterators, then what Pluto minimises.
 struct KeepInnermost;
 
-impl Objective for KeepInnermost {
-    fn terms(&self, vars: &Vars<'_>) -> Vec<LinExpr> {
-        let innermost: Vec<LinExpr> = vars
+impl Heuristic for KeepInnermost {
+    fn name(&self) -> &'static str {
+        "keep-innermost"
+    }
+
+    fn hyperplane(&self, ilp: &mut RowIlp<'_>) -> Result<Vec<LinExpr>, ScheduleError> {
+        let innermost: Vec<LinExpr> = ilp
             .statements()
-            .filter(|&s| vars.n_iterators(s) > 1)
-            .map(|s| vars.magnitude(s, vars.n_iterators(s) - 1))
+            .filter(|&s| ilp.n_iterators(s) > 1)
+            .map(|s| ilp.magnitude(s, ilp.n_iterators(s) - 1))
             .collect();
         let mut terms = vec![LinExpr::sum(&innermost)];
-        terms.extend(PlutoObjective.terms(vars));
-        terms
+        terms.extend(PlutoHeuristic.hyperplane(ilp)?);
+        Ok(terms)
     }
 }
 
@@ -43,12 +47,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         deps: &deps,
         options: Options::default(),
     };
-    for (name, pluto) in [
-        ("pluto", Pluto::default()),
-        ("keep-innermost", Pluto::with_objective(KeepInnermost)),
-    ] {
+    for pluto in [Pluto::default(), Pluto::with_heuristic(KeepInnermost)] {
         let schedule = pluto.affine(&problem)?;
-        println!("{name}: {}", schedule.to_union_map(&program)?);
+        println!("{}: {}", pluto.name(), schedule.to_union_map(&program)?);
         // Any `Scheduler` hands back an isl schedule tree.
         let _tree = pluto.schedule(&problem)?;
     }
