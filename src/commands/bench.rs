@@ -77,9 +77,11 @@ pub struct BenchArgs {
     /// end's candidate programs in the simulator instead of timing C.
     #[arg(long, value_enum, default_value = "cpu")]
     pub target: compile::Target,
-    /// The NPU machine for `--target npu` (a preset or a TOML file).
-    #[arg(long, default_value = "ascend-like")]
-    pub machine: String,
+    /// The machine: with `--target npu`, an NPU preset or TOML file (default
+    /// `ascend-like`); with `--target cpu`, a CPU machine file variant (c)'s tiles are sized
+    /// for (default: this host's caches; see `docs/studies.md`).
+    #[arg(long, value_name = "MACHINE")]
+    pub machine: Option<String>,
     /// With `--target npu`: let the matrix and vector units sum in their own order.
     #[arg(long)]
     pub reorder_reductions: bool,
@@ -117,7 +119,7 @@ pub const MIN_TIMED_SECONDS: f64 = 0.25;
 const MAX_REPEATS: usize = 64;
 
 /// How many repetitions a run gives a kernel whose original took `seconds` once.
-fn repeats_for(seconds: f64) -> usize {
+pub(super) fn repeats_for(seconds: f64) -> usize {
     if seconds <= 0.0 || !seconds.is_finite() {
         return MAX_REPEATS;
     }
@@ -136,7 +138,11 @@ struct Variant {
 
 /// The scheduling options of a variant: tiled (and made parallel) with `tile`'s sizes if
 /// any, from the schedule in `given` if any.
-fn options(tile: Option<String>, given: Option<PathBuf>) -> ScheduleOptions {
+fn options(
+    tile: Option<String>,
+    given: Option<PathBuf>,
+    machine: Option<String>,
+) -> ScheduleOptions {
     ScheduleOptions {
         parallel: tile.is_some(),
         tile,
@@ -146,6 +152,7 @@ fn options(tile: Option<String>, given: Option<PathBuf>) -> ScheduleOptions {
         max_coefficient: None,
         define: Vec::new(),
         given,
+        machine,
         c: CArgs::default(),
     }
 }
@@ -207,7 +214,7 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
         return super::bench_npu::run(&super::bench_npu::NpuBench {
             files: &args.files,
             define: &fixed,
-            machine: &args.machine,
+            machine: args.machine.as_deref(),
             reorder: args.reorder_reductions,
             candidates: args.candidates,
             format: args.format,
@@ -261,7 +268,7 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
         file,
         kernel: None,
         scheduler: "identity",
-        schedule: &options(None, None),
+        schedule: &options(None, None, None),
         register: None,
         passes: &[],
         codegen: {
@@ -275,8 +282,12 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
         kernel: None,
         scheduler: &args.scheduler,
         schedule: &match &args.schedule {
-            Some(given) => options(args.tile.clone(), Some(given.clone())),
-            None => options(Some(args.tile.clone().unwrap_or_default()), None),
+            Some(given) => options(args.tile.clone(), Some(given.clone()), args.machine.clone()),
+            None => options(
+                Some(args.tile.clone().unwrap_or_default()),
+                None,
+                args.machine.clone(),
+            ),
         },
         register: args.codegen.register(),
         passes: &[],

@@ -171,6 +171,7 @@ pub fn run(args: &CFileArgs) -> Result<(), CliError> {
         max_coefficient: None,
         define: Vec::new(),
         given: None,
+        machine: None,
         c: Default::default(),
     };
     let compilation = Compilation {

@@ -12,13 +12,16 @@ mod format;
 mod fuzz;
 mod input;
 mod mappings;
+mod progress;
 mod ranking;
+mod report;
 mod run;
 mod schedule;
 mod schedule_file;
 mod show;
 mod sim;
 mod target;
+mod timing;
 mod verify;
 mod verify_mapping;
 

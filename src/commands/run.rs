@@ -42,9 +42,11 @@ pub struct RunArgs {
     tile: Option<String>,
     #[command(flatten)]
     codegen: CodegenArgs,
-    /// The NPU machine for `--target npu` (a preset or a TOML file).
-    #[arg(long, default_value = "ascend-like")]
-    machine: String,
+    /// The machine: with `--target npu`, an NPU preset or TOML file (default `ascend-like`);
+    /// with `--target cpu`, a CPU machine file to size tiles for (default: this host's
+    /// caches; see `docs/studies.md`).
+    #[arg(long, value_name = "MACHINE")]
+    machine: Option<String>,
     /// Let `--target npu` reorder floating-point sums (the matrix unit does).
     #[arg(long)]
     reorder_reductions: bool,
@@ -130,6 +132,7 @@ fn run_cpu(
         max_coefficient: None,
         define: Vec::new(),
         given: args.schedule.clone(),
+        machine: args.machine.clone(),
         c: args.kernel.c.clone(),
     };
     let code = compile::generate(&compile::Compilation {
@@ -166,8 +169,7 @@ fn run_npu(
     params: &ParamValues,
     memory: &Memory,
 ) -> Result<(), CliError> {
-    let machine =
-        npu_sim::Machine::load(&args.machine).map_err(|e| CliError::User(e.to_string()))?;
+    let machine = compile::npu_machine(args.machine.as_deref())?;
     let sizes = params.iter().map(|(n, v)| (n.to_string(), v)).collect();
     let npu = |e: codegen::npu::NpuError| match e {
         codegen::npu::NpuError::Internal(_) => CliError::Internal(e.to_string()),
