@@ -21,8 +21,11 @@ use super::bench_c;
 use super::compile::{self, CodegenArgs};
 use super::format::Format;
 use super::input::{defines, is_c_file, lift_one, parse_define, CArgs};
+use super::progress::Progress;
+use super::report::Report;
 use super::schedule::ScheduleOptions;
 use crate::error::CliError;
+use serde::Serialize;
 use codegen::npu::conv::Offer;
 use codegen::runner::{self, Comparison};
 use codegen::toolchain::{self, CCompiler, FloatMode, RunOutput};
@@ -31,7 +34,7 @@ use poly::model::Program;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `polyc bench`.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Serialize, Debug)]
 pub struct BenchArgs {
     /// Kernel files (`.pk`), one kernel each, or C files (`.c`, PolyBench style: see
     /// `docs/c-frontend.md`).
@@ -93,11 +96,13 @@ pub struct BenchArgs {
     /// model's choice for each tiling.
     #[arg(long)]
     pub variants: bool,
-    /// With `--target npu`: how the candidates and the ranking figures are printed (CSV: a
-    /// line per candidate).
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: Format,
+    /// How the results are printed (`--format` is another name for it): a table; for
+    /// kernel files, a JSON report (`docs/studies.md`) with every variant's times; with
+    /// `--target npu`, also CSV (a line per candidate).
+    #[arg(long = "emit", alias = "format", value_enum, default_value = "table")]
+    pub emit: Format,
     #[command(flatten)]
+    #[serde(flatten)]
     pub codegen: CodegenArgs,
 }
 
@@ -217,7 +222,8 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
             machine: args.machine.as_deref(),
             reorder: args.reorder_reductions,
             candidates: args.candidates,
-            format: args.format,
+            format: args.emit,
+            args,
             offer: if args.variants {
                 Offer::Variants
             } else {
@@ -225,12 +231,18 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
             },
         });
     }
-    if args.format != Format::Table {
+    if args.emit == Format::Csv {
         return Err(CliError::User(
-            "`--format` applies to `--target npu` (the C benchmark prints its table)".into(),
+            "`--emit csv` applies to `--target npu` (the C benchmark prints a table or JSON)"
+                .into(),
         ));
     }
     if let Some(c) = args.files.iter().find(|f| is_c_file(f)) {
+        if args.emit == Format::Json {
+            return Err(CliError::User(format!(
+                "{c}: `--emit json` applies to kernel files (`.pk`); C files print a table"
+            )));
+        }
         if args.schedule.is_some() {
             return Err(CliError::User(format!(
                 "{c}: `--schedule` applies to kernel files (`.pk`), not to C files"
@@ -241,19 +253,31 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     let mut failed = Vec::new();
     let mut worst = 0;
     let mut speedups = bench_c::Speedups::default();
+    let mut benched = Vec::new();
+    let progress = Progress::new(args.files.len() as u64);
     for file in &args.files {
+        progress.start(file.clone());
         let done = if is_c_file(file) {
             bench_c::bench_file(args, file, dir.path()).map(|s| speedups.add(s))
         } else {
-            bench_file(args, file, dir.path())
+            bench_file(args, file, dir.path()).map(|b| match args.emit {
+                Format::Json => benched.push(b),
+                _ => b.print(),
+            })
         };
         if let Err(e) = done {
-            eprintln!("error: {file}: {e}");
+            progress.note(&format!("error: {file}: {e}"));
             worst = worst.max(e.exit_code());
             failed.push(file.clone());
         }
+        progress.done();
     }
+    drop(progress);
     speedups.print();
+    if args.emit == Format::Json {
+        let machine = options(None, None, args.machine.clone()).tile_machine()?;
+        Report::new("bench", Some(machine), args, &benched).print()?;
+    }
     let message = || format!("benchmarking failed for {}", failed.join(", "));
     // The failure is ours only if some kernel failed through our fault.
     match worst {
@@ -263,7 +287,66 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     }
 }
 
-fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> {
+/// One kernel file, benchmarked.
+#[derive(Serialize, Debug)]
+struct Benched {
+    /// The file.
+    file: String,
+    /// The kernel.
+    kernel: String,
+    /// The parameters fixed with `-D`, as given.
+    define: Vec<(String, i64)>,
+    /// Whether every variant was built with FMA contraction.
+    fma: bool,
+    /// How many times the kernel ran within each run.
+    repetitions: usize,
+    /// The original's output checksums, one line per output (every variant's agreed).
+    checksums: Vec<String>,
+    /// The variants that ran, the original first.
+    variants: Vec<VariantTimes>,
+}
+
+/// One variant's times.
+#[derive(Serialize, Debug)]
+struct VariantTimes {
+    /// What it is (`original (gcc -O3)`, ...).
+    name: &'static str,
+    /// Its compiler command.
+    compiler: String,
+    /// The median kernel time, in seconds.
+    median_s: f64,
+    /// The original's median over this one's.
+    speedup: f64,
+    /// Every timed repetition, in seconds.
+    times_s: Vec<f64>,
+}
+
+impl Benched {
+    /// Prints the benchmark as a table.
+    fn print(&self) {
+        let mut shown: Vec<String> = (self.define.iter())
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        if self.fma {
+            shown.push("FMA contraction".into());
+        }
+        if self.repetitions > 1 {
+            shown.push(format!("{} repetitions a run", self.repetitions));
+        }
+        println!("{} ({}):", self.file, shown.join(" "));
+        for line in &self.checksums {
+            println!("  {line}");
+        }
+        for v in &self.variants {
+            println!(
+                "  {:<28} median {:>9.4} s  speed-up {:>6.2}x  [{}]",
+                v.name, v.median_s, v.speedup, v.compiler
+            );
+        }
+    }
+}
+
+fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<Benched, CliError> {
     let original = compile::generate(&compile::Compilation {
         file,
         kernel: None,
@@ -377,29 +460,24 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
             v.times.extend(out.times());
         }
     }
-    let mut shown: Vec<String> = fixed.iter().map(|(n, v)| format!("{n}={v}")).collect();
-    if args.fma {
-        shown.push("FMA contraction".into());
-    }
-    if repeats > 1 {
-        shown.push(format!("{repeats} repetitions a run"));
-    }
-    println!("{file} ({}):", shown.join(" "));
-    for line in reference.lines() {
-        println!("  {line}");
-    }
     let base = median(&variants[0].times);
-    for v in &variants {
-        let m = median(&v.times);
-        println!(
-            "  {:<28} median {:>9.4} s  speed-up {:>6.2}x  [{}]",
-            v.name,
-            m,
-            base / m,
-            v.compiler.describe()
-        );
-    }
-    Ok(())
+    Ok(Benched {
+        file: file.to_owned(),
+        kernel: program.kernel.name.clone(),
+        define: fixed,
+        fma: args.fma,
+        repetitions: repeats,
+        checksums: reference.lines().map(str::to_owned).collect(),
+        variants: (variants.into_iter())
+            .map(|v| VariantTimes {
+                name: v.name,
+                compiler: v.compiler.describe(),
+                median_s: median(&v.times),
+                speedup: base / median(&v.times),
+                times_s: v.times,
+            })
+            .collect(),
+    })
 }
 
 /// Runs every variant once, writing its outputs, and keeps those that ran, with the

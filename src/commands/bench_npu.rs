@@ -33,6 +33,8 @@ pub struct NpuBench<'a> {
     pub format: Format,
     /// Which of a convolution's options are candidates.
     pub offer: Offer,
+    /// Every option of `polyc bench`, for the JSON report.
+    pub args: &'a super::bench::BenchArgs,
 }
 
 /// The pipes whose utilisation is printed, by the simulator's names, with their headings.
@@ -93,7 +95,7 @@ pub fn run(b: &NpuBench) -> Result<(), CliError> {
                 "kernels": benches.iter().map(bench_json).collect::<Vec<_>>(),
                 "total": total.json(),
             });
-            println!("{all:#}");
+            super::report::Report::new("bench", None, b.args, all).print()?;
         }
         _ => {}
     }

@@ -14,3 +14,13 @@ pub enum Format {
     /// time; every candidate and the ranking figures).
     Json,
 }
+
+/// The output of a command that reports a verdict (`polyc verify`).
+#[derive(clap::ValueEnum, serde::Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Output {
+    /// Sentences for a reader.
+    Text,
+    /// A JSON report (`docs/studies.md`).
+    Json,
+}
