@@ -25,12 +25,12 @@ use super::progress::Progress;
 use super::report::Report;
 use super::schedule::ScheduleOptions;
 use crate::error::CliError;
-use serde::Serialize;
 use codegen::npu::conv::Offer;
 use codegen::runner::{self, Comparison};
 use codegen::toolchain::{self, CCompiler, FloatMode, RunOutput};
 use poly::interp::ParamValues;
 use poly::model::Program;
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `polyc bench`.

@@ -6,15 +6,12 @@ use super::input::lift_file;
 use super::progress::Progress;
 use super::report::{Band, Report};
 use super::schedule::{find_scheduler, transform_options, ScheduleOptions};
-use super::timing::{time_schedule, Timing};
+use super::timing::{optimize_and_time, Timing};
 use crate::error::CliError;
 use scheduler::compare::{cells, csv_of, measure, table_of, Measurement, HEADER};
-use scheduler::optimizer::optimize;
 use scheduler::transform::TransformOptions;
-use scheduler::{Problem, Scheduler};
 use serde::Serialize;
 use std::num::NonZeroU32;
-use std::path::Path;
 use std::time::Duration;
 
 /// Arguments of `polyc compare`.
@@ -83,7 +80,18 @@ pub fn run(args: &CompareArgs) -> Result<(), CliError> {
                 .collect();
             let mut row = Row::of(runs);
             if args.run {
-                let run = Run::of(time(args, &problem, s.as_ref(), &built, dir.path()));
+                let run = Run::of(
+                    optimize_and_time(
+                        &problem,
+                        s.as_ref(),
+                        &built,
+                        &args.codegen.options(true),
+                        &args.options.define,
+                        args.repeat.get(),
+                        dir.path(),
+                    )
+                    .map(|(_, timing)| timing),
+                );
                 if let Some(error) = &run.error {
                     progress.note(&format!("note: {} {}: {error}", row.kernel, row.scheduler));
                 }
@@ -103,28 +111,6 @@ pub fn run(args: &CompareArgs) -> Result<(), CliError> {
         }
     }
     Ok(())
-}
-
-/// Builds and times the kernel of `problem` under `scheduler`'s schedule.
-fn time(
-    args: &CompareArgs,
-    problem: &Problem,
-    scheduler: &dyn Scheduler,
-    transforms: &TransformOptions,
-    dir: &Path,
-) -> Result<Timing, CliError> {
-    let program = problem.program;
-    let optimized = optimize(problem, scheduler, transforms, &[])?;
-    let name = format!("{}-{}", program.kernel.name, scheduler.name());
-    time_schedule(
-        program,
-        &optimized.schedule,
-        &args.codegen.options(true),
-        &args.options.define,
-        args.repeat.get(),
-        dir,
-        &name,
-    )
 }
 
 /// The table's columns.

@@ -20,6 +20,7 @@ mod schedule;
 mod schedule_file;
 mod show;
 mod sim;
+mod study;
 mod target;
 mod timing;
 mod verify;
@@ -51,6 +52,9 @@ enum Command {
     Schedule(schedule::ScheduleArgs),
     /// Compare schedulers on kernels: bands, parallel loops, tiles, time.
     Compare(compare::CompareArgs),
+    /// Run every scheduler on every kernel file, each pair an independent job appending one
+    /// JSON line to a file (resumable; `--job` runs one, for GNU parallel or Slurm).
+    Study(study::StudyArgs),
     /// Time a kernel as original C (gcc, Polly) and as polyc's C; report medians.
     Bench(bench::BenchArgs),
     /// Schedule a kernel and emit it as C (with `--harness`, a complete program).
@@ -86,6 +90,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Schedule(args) => schedule::run(&args),
         Command::Compare(args) => compare::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Study(args) => study::run(&args),
         Command::Compile(args) => compile::run(&args),
         Command::Demo(args) => demo::run(&args),
         Command::Show(args) => show::run(&args),

@@ -14,6 +14,9 @@ use codegen::CodegenOptions;
 use poly::interp::ParamValues;
 use poly::isl::Schedule;
 use poly::model::Program;
+use scheduler::optimizer::{optimize, Optimized};
+use scheduler::transform::TransformOptions;
+use scheduler::{Problem, Scheduler};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -67,6 +70,33 @@ impl Timing {
             compiler: compiler.describe(),
         }
     }
+}
+
+/// Optimizes `problem` with `scheduler` alone (no fallback) as `polyc compile` would, then
+/// builds and times the result as [`time_schedule`] does (named after the kernel and the
+/// scheduler).
+pub fn optimize_and_time(
+    problem: &Problem,
+    scheduler: &dyn Scheduler,
+    transforms: &TransformOptions,
+    codegen: &CodegenOptions,
+    define: &[(String, i64)],
+    runs: u32,
+    dir: &Path,
+) -> Result<(Optimized, Timing), CliError> {
+    let optimized = optimize(problem, scheduler, transforms, &[])?;
+    let program = problem.program;
+    let name = format!("{}-{}", program.kernel.name, scheduler.name());
+    let timing = time_schedule(
+        program,
+        &optimized.schedule,
+        codegen,
+        define,
+        runs,
+        dir,
+        &name,
+    )?;
+    Ok((optimized, timing))
 }
 
 /// Builds `program` under `schedule` in `dir` (as `NAME`) and times it `runs` times (at

@@ -6,10 +6,10 @@ use super::input::KernelArgs;
 use super::report::Report;
 use super::schedule_file;
 use crate::error::CliError;
-use serde::Serialize;
 use poly::deps::Dependences;
 use scheduler::legality::{self, Collision, Verdict};
 use scheduler::Options;
+use serde::Serialize;
 use std::path::Path;
 
 /// Arguments of `polyc verify`.
