@@ -12,6 +12,7 @@ mod format;
 mod fuzz;
 mod input;
 mod mappings;
+mod plot;
 mod progress;
 mod ranking;
 mod report;
@@ -55,6 +56,9 @@ enum Command {
     /// Run every scheduler on every kernel file, each pair an independent job appending one
     /// JSON line to a file (resumable; `--job` runs one, for GNU parallel or Slurm).
     Study(study::StudyArgs),
+    /// Draw a study's speed-ups (per kernel, per scheduler, over `identity`) as grouped bars
+    /// in SVG.
+    Plot(plot::PlotArgs),
     /// Time a kernel as original C (gcc, Polly) and as polyc's C; report medians.
     Bench(bench::BenchArgs),
     /// Schedule a kernel and emit it as C (with `--harness`, a complete program).
@@ -91,6 +95,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Compare(args) => compare::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Study(args) => study::run(&args),
+        Command::Plot(args) => plot::run(&args),
         Command::Compile(args) => compile::run(&args),
         Command::Demo(args) => demo::run(&args),
         Command::Show(args) => show::run(&args),
