@@ -23,7 +23,13 @@ fn check_envelope(r: &Value, command: &str) {
     assert_eq!(r["schema"], "polyc-report/1", "{r}");
     assert_eq!(r["command"], command, "{r}");
     assert_eq!(r["polyc"]["version"], env!("CARGO_PKG_VERSION"), "{r}");
-    assert!(r["polyc"]["commit"].as_str().unwrap().starts_with("commit "), "{r}");
+    assert!(
+        r["polyc"]["commit"]
+            .as_str()
+            .unwrap()
+            .starts_with("commit "),
+        "{r}"
+    );
     assert!(r["host"]["threads"].as_u64() >= Some(1), "{r}");
     assert!(r["host"].get("cpu").is_some(), "{r}");
     assert!(r["options"].is_object(), "{r}");
@@ -56,7 +62,12 @@ fn schedule_verify_and_compare_print_documented_reports() {
     assert!(k["parallel_loops"].as_u64() >= Some(1), "{r}");
     assert!(k["schedule"].as_str().unwrap().contains("domain"), "{r}");
     let bands = k["bands"].as_array().unwrap();
-    assert!(bands.iter().any(|b| b["tiling"].as_str().unwrap().contains('x')), "{r}");
+    assert!(
+        bands
+            .iter()
+            .any(|b| b["tiling"].as_str().unwrap().contains('x')),
+        "{r}"
+    );
     assert!(k["notes"].is_array(), "{r}");
 
     let r = report(&[
@@ -70,7 +81,11 @@ fn schedule_verify_and_compare_print_documented_reports() {
     check_envelope(&r, "verify");
     assert!(r["machine"].is_null(), "{r}");
     assert_eq!(r["results"]["verdict"], "illegal", "{r}");
-    assert_eq!(r["results"]["violations"].as_array().unwrap().len(), 2, "{r}");
+    assert_eq!(
+        r["results"]["violations"].as_array().unwrap().len(),
+        2,
+        "{r}"
+    );
 
     // `--format` is the older name of `--emit`
     for flag in ["--emit", "--format"] {
@@ -139,7 +154,14 @@ fn compare_run_times_each_schedule() {
         "--run",
     ]);
     let table = String::from_utf8_lossy(&table.stdout).into_owned();
-    assert!(table.lines().next().unwrap().ends_with("run ms  min  max  speed-up"), "{table}");
+    assert!(
+        table
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with("run ms  min  max  speed-up"),
+        "{table}"
+    );
     assert!(table.lines().nth(1).unwrap().ends_with("1.00"), "{table}");
 }
 
@@ -164,7 +186,10 @@ fn bench_prints_a_report_with_every_variant() {
     let variants = k["variants"].as_array().unwrap();
     assert!(variants.len() >= 2, "{r}");
     assert_eq!(variants[0]["speedup"], 1.0, "{r}");
-    assert!(variants.iter().all(|v| v["median_s"].as_f64() > Some(0.0)), "{r}");
+    assert!(
+        variants.iter().all(|v| v["median_s"].as_f64() > Some(0.0)),
+        "{r}"
+    );
 }
 
 #[test]
@@ -174,7 +199,9 @@ fn a_machine_file_sizes_the_tiles() {
         let path = dir.path().join(format!("{name}.toml"));
         std::fs::write(
             &path,
-            format!("name = \"{name}\"\ncores = 4\nl1d = \"{l1d}\"\nl2 = \"{l2}\"\nvector_bytes = 32\n"),
+            format!(
+                "name = \"{name}\"\ncores = 4\nl1d = \"{l1d}\"\nl2 = \"{l2}\"\nvector_bytes = 32\n"
+            ),
         )
         .unwrap();
         path.to_string_lossy().into_owned()

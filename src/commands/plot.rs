@@ -82,9 +82,8 @@ pub fn run(args: &PlotArgs) -> Result<(), CliError> {
         print!("{svg}");
         Ok(())
     } else {
-        std::fs::write(&args.output, svg).map_err(|e| {
-            CliError::User(format!("cannot write `{}`: {e}", args.output.display()))
-        })
+        std::fs::write(&args.output, svg)
+            .map_err(|e| CliError::User(format!("cannot write `{}`: {e}", args.output.display())))
     }
 }
 
@@ -94,7 +93,11 @@ pub fn speedups(text: &str, baseline: &str) -> Result<Speedups, CliError> {
     let mut schedulers: Vec<String> = Vec::new();
     let mut commits: Vec<String> = Vec::new();
     let mut times = std::collections::HashMap::new();
-    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+    for (n, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
         let line: Line = serde_json::from_str(line)
             .map_err(|e| CliError::User(format!("line {}: not a study line: {e}", n + 1)))?;
         let r = line.results;
@@ -147,7 +150,9 @@ const BOTTOM: f64 = 110.0;
 pub fn svg(s: &Speedups) -> String {
     let group = s.schedulers.len().max(1) as f64 * BAR + GAP;
     let legend = LEFT + 110.0 * s.schedulers.len() as f64;
-    let width = (LEFT + s.kernels.len() as f64 * group + 20.0).max(legend).max(480.0);
+    let width = (LEFT + s.kernels.len() as f64 * group + 20.0)
+        .max(legend)
+        .max(480.0);
     let known = s.values.iter().flatten().flatten().copied();
     let (lo, hi) = known.fold((0.5f64, 2.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
     let (lo, hi) = (lo.log2().floor(), hi.log2().ceil());

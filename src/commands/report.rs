@@ -36,6 +36,10 @@ pub struct Host {
     pub threads: u32,
     /// The operating system's host name, when it can be read.
     pub hostname: Option<String>,
+    /// The OpenMP settings of the environment (`OMP_*` and `GOMP_*` variables, e.g.
+    /// `OMP_NUM_THREADS`), which the programs timed by `bench`, `compare --run` and `study`
+    /// inherit.
+    pub openmp: std::collections::BTreeMap<String, String>,
 }
 
 impl Host {
@@ -54,6 +58,9 @@ impl Host {
             cpu,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             hostname,
+            openmp: std::env::vars()
+                .filter(|(name, _)| name.starts_with("OMP_") || name.starts_with("GOMP_"))
+                .collect(),
         }
     }
 }
