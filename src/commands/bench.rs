@@ -24,6 +24,7 @@ use super::input::{defines, is_c_file, lift_one, parse_define, CArgs};
 use super::progress::Progress;
 use super::report::Report;
 use super::schedule::ScheduleOptions;
+use super::schedule::DEFAULT_SCHEDULER;
 use crate::error::CliError;
 use codegen::npu::conv::Offer;
 use codegen::runner::{self, Comparison};
@@ -54,7 +55,7 @@ pub struct BenchArgs {
     /// polyc's scheduling algorithm for variant (c): pluto (the default everywhere),
     /// feautrier, isl or identity (the original order). `pluto` falls back to `isl`, and any
     /// to the original order, when it fails.
-    #[arg(long, default_value = "pluto")]
+    #[arg(long, default_value = DEFAULT_SCHEDULER)]
     pub scheduler: String,
     /// Tile sizes for variant (c) (empty: the cache model's choice, the default unless
     /// `--schedule` is given).

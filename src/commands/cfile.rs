@@ -4,6 +4,7 @@
 use super::compile::{optimize_lifted, CodegenArgs, Compilation};
 use super::input::Lifted;
 use super::schedule::{Fuse, ScheduleOptions};
+use super::schedule::DEFAULT_SCHEDULER;
 use crate::error::CliError;
 use codegen::c::{ScopBlock, RESERVED_PREFIX};
 use frontend::c::cpp::Cpp;
@@ -27,9 +28,10 @@ pub struct CFileArgs {
     /// Where to write the result (`-`: standard output).
     #[arg(short, long, default_value = "-")]
     pub output: PathBuf,
-    /// The scheduling algorithm (`pluto` falls back to `isl`, and any to the original order,
-    /// when it fails).
-    #[arg(long, default_value = "pluto")]
+    /// The scheduling algorithm: pluto (the default everywhere), feautrier, isl or identity
+    /// (the original order). `pluto` falls back to `isl`, and any to the original order,
+    /// when it fails.
+    #[arg(long, default_value = DEFAULT_SCHEDULER)]
     pub scheduler: String,
     /// Tile permutable bands; sizes per band member, comma-separated; members without a size
     /// (all of them for `--tile` alone) get sizes chosen by a cache model of this machine.

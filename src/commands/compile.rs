@@ -2,6 +2,7 @@
 
 use super::input::{choose, defines, lift_one, read_kernels, Lifted};
 use super::schedule::{optimize_with_fallback, transform_options, ScheduleOptions};
+use super::schedule::DEFAULT_SCHEDULER;
 use crate::error::CliError;
 use codegen::{c::LoopOptions, CodegenOptions};
 use poly::interp::ParamValues;
@@ -134,7 +135,7 @@ pub struct CompileArgs {
     /// The scheduling algorithm: pluto (the default everywhere), feautrier, isl or identity
     /// (the original order). `pluto` falls back to `isl`, and any to the original order,
     /// when it fails.
-    #[arg(long, default_value = "pluto")]
+    #[arg(long, default_value = DEFAULT_SCHEDULER)]
     pub scheduler: String,
     #[command(flatten)]
     pub schedule: ScheduleOptions,

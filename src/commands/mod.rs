@@ -108,3 +108,56 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Target(args) => target::run(&args),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The arguments clap gives `polyc ARGS`, defaults filled in.
+    fn parse(args: &[&str]) -> Command {
+        Cli::try_parse_from(std::iter::once("polyc").chain(args.iter().copied()))
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+            .command
+    }
+
+    #[test]
+    fn the_commands_share_one_default_pipeline() {
+        let (
+            Command::Schedule(schedule),
+            Command::Compile(compile),
+            Command::Run(run),
+            Command::Bench(bench),
+            Command::C(c),
+        ) = (
+            parse(&["schedule", "k.pk"]),
+            parse(&["compile", "k.pk"]),
+            parse(&["run", "k.pk", "--target", "cpu"]),
+            parse(&["bench", "k.pk"]),
+            parse(&["c", "k.c"]),
+        )
+        else {
+            panic!("the commands parse as themselves");
+        };
+        for scheduler in [
+            &compile.scheduler,
+            &run.scheduler,
+            &bench.scheduler,
+            &c.scheduler,
+        ] {
+            assert_eq!(scheduler, &schedule.scheduler);
+        }
+        assert_eq!(schedule.scheduler, schedule::DEFAULT_SCHEDULER);
+        fn json<T: serde::Serialize>(v: &T) -> serde_json::Value {
+            serde_json::to_value(v).expect("arguments serialize")
+        }
+        assert_eq!(json(&compile.schedule), json(&schedule.options));
+        for tile in [&run.tile, &bench.tile, &c.tile] {
+            assert_eq!(tile, &schedule.options.tile);
+        }
+        assert_eq!(c.parallel, schedule.options.parallel);
+        for codegen in [&run.codegen, &bench.codegen, &c.codegen] {
+            assert_eq!(json(codegen), json(&compile.codegen));
+        }
+    }
+
+}

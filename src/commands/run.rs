@@ -3,6 +3,7 @@
 use super::compile::{self, CodegenArgs};
 use super::input::{defines, KernelArgs};
 use super::schedule::ScheduleOptions;
+use super::schedule::DEFAULT_SCHEDULER;
 use crate::error::CliError;
 use codegen::runner;
 use codegen::toolchain::CCompiler;
@@ -27,11 +28,11 @@ pub struct RunArgs {
     /// Where to execute: the reference interpreter, or C compiled by the CPU back end.
     #[arg(long, value_enum, default_value = "interp")]
     target: RunTarget,
-    /// The scheduling algorithm for `--target cpu`: pluto (the default everywhere), feautrier, isl or identity
-    /// (the original order). `pluto` falls back to `isl`, and any to the original order,
+    /// The scheduling algorithm for `--target cpu`: pluto (the default everywhere),
+    /// feautrier, isl or identity (the original order). `pluto` falls back to `isl`, and any to the original order,
     /// when it fails.
-    #[arg(long, default_value = "pluto")]
-    scheduler: String,
+    #[arg(long, default_value = DEFAULT_SCHEDULER)]
+    pub(super) scheduler: String,
     /// With `--target cpu`: run this schedule (an isl schedule tree or a union map, checked
     /// as `polyc verify` checks it; illegal or malformed: exit 1) instead of a scheduler's,
     /// tiled only with `--tile`.
@@ -39,9 +40,9 @@ pub struct RunArgs {
     schedule: Option<PathBuf>,
     /// Tile sizes for `--target cpu` (as `polyc schedule --tile`).
     #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "SIZES")]
-    tile: Option<String>,
+    pub(super) tile: Option<String>,
     #[command(flatten)]
-    codegen: CodegenArgs,
+    pub(super) codegen: CodegenArgs,
     /// The machine: with `--target npu`, an NPU preset or TOML file (default `ascend-like`);
     /// with `--target cpu`, a CPU machine file to size tiles for (default: this host's
     /// caches; see `docs/studies.md`).

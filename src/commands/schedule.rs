@@ -56,6 +56,10 @@ impl From<Fuse> for FusePolicy {
     }
 }
 
+/// The scheduler of `schedule`, `run --target cpu`, `compile`, `bench` and `c` when
+/// `--scheduler` names none (one default pipeline everywhere).
+pub const DEFAULT_SCHEDULER: &str = "pluto";
+
 /// Options shared by `polyc schedule` and `polyc compare`.
 #[derive(clap::Args, Serialize, Debug, Clone)]
 pub struct ScheduleOptions {
@@ -108,7 +112,7 @@ pub struct ScheduleArgs {
     /// The scheduling algorithm: pluto (the default everywhere), feautrier, isl or identity
     /// (the original order). `pluto` falls back to `isl`, and any to the original order,
     /// when it fails.
-    #[arg(long, default_value = "pluto")]
+    #[arg(long, default_value = DEFAULT_SCHEDULER)]
     pub scheduler: String,
     /// What to print.
     #[arg(long, value_enum, default_value = "summary")]

@@ -55,9 +55,11 @@ pub struct StudyOptions {
         default_value = "pluto,feautrier,isl,identity"
     )]
     pub schedulers: Vec<String>,
-    /// Parameter values per kernel file: a TOML file of tables named after the files'
-    /// stems, e.g. `gemm = { NI = 200, NJ = 220, NK = 240 }`
+    /// Parameter values per kernel file, for its runs: a TOML file of tables named after
+    /// the files' stems, e.g. `gemm = { NI = 200, NJ = 220, NK = 240 }`
     /// (`docs/studies/polybench-medium.toml`); a file without a table keeps its defaults.
+    /// The kernel is scheduled with its parameters symbolic (tiles sized for the declared
+    /// defaults), as `polyc bench -D` schedules it; `-D` fixes a parameter for both.
     #[arg(long, value_name = "FILE")]
     pub sizes: Option<PathBuf>,
     /// How many times each job's program runs (median, fastest and slowest recorded).
@@ -203,8 +205,10 @@ fn run_job(
     dir: &Path,
 ) -> Result<JobResult, CliError> {
     let start = Instant::now();
+    // Scheduled with the parameters `-D` fixes (the others symbolic, as `polyc bench`
+    // schedules), run with the job's.
     let define: Vec<(String, i64)> = job.define.clone().into_iter().collect();
-    let lifted = lift_one(&job.file, None, &define, &study.schedule.c)?;
+    let lifted = lift_one(&job.file, None, &study.schedule.define, &study.schedule.c)?;
     let problem = study.schedule.problem(&lifted);
     let scheduler = find_scheduler(&job.scheduler)?;
     let attempt = optimize_and_time(
