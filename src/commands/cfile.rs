@@ -3,8 +3,8 @@
 
 use super::compile::{optimize_lifted, CodegenArgs, Compilation};
 use super::input::Lifted;
-use super::schedule::{Fuse, ScheduleOptions};
 use super::schedule::DEFAULT_SCHEDULER;
+use super::schedule::{Fuse, ScheduleOptions};
 use crate::error::CliError;
 use codegen::c::{ScopBlock, RESERVED_PREFIX};
 use frontend::c::cpp::Cpp;

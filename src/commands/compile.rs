@@ -1,8 +1,8 @@
 //! `polyc compile`: schedule a kernel and emit it as C (optionally with a `main` harness).
 
 use super::input::{choose, defines, lift_one, read_kernels, Lifted};
-use super::schedule::{optimize_with_fallback, transform_options, ScheduleOptions};
 use super::schedule::DEFAULT_SCHEDULER;
+use super::schedule::{optimize_with_fallback, transform_options, ScheduleOptions};
 use crate::error::CliError;
 use codegen::{c::LoopOptions, CodegenOptions};
 use poly::interp::ParamValues;

@@ -159,5 +159,4 @@ mod tests {
             assert_eq!(json(codegen), json(&compile.codegen));
         }
     }
-
 }
