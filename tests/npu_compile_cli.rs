@@ -241,7 +241,9 @@ fn bench_ranks_convolution_tilings_over_several_files() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let json: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(report["command"], "bench", "{stdout}");
+    let json = &report["results"];
     let kernels = json["kernels"].as_array().expect("kernels");
     assert_eq!(kernels.len(), 2, "{stdout}");
     let mut pairs = 0;

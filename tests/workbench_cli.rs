@@ -1,5 +1,6 @@
 //! What a researcher's scripts read: the commit in `polyc --version` (so that a published
-//! figure can say which polyc made it), and `polyc compare` as CSV and JSON.
+//! figure can say which polyc made it), and `polyc compare` as CSV and JSON (the report's
+//! other fields: `tests/studies_cli.rs`).
 
 use serde_json::Value;
 use std::process::Command;
@@ -58,8 +59,8 @@ fn compare_prints_csv_and_json_with_every_run() {
         "3",
     ]);
     assert!(json.status.success());
-    let rows: Value = serde_json::from_slice(&json.stdout).expect("JSON");
-    let rows = rows.as_array().expect("an array");
+    let report: Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    let rows = report["results"].as_array().expect("an array of rows");
     assert_eq!(rows.len(), 2);
     for row in rows {
         assert_eq!(row["kernel"], "gemm", "{row}");

@@ -55,7 +55,7 @@ pub fn measure(
 }
 
 /// The columns of [`table`] and [`csv`].
-const HEADER: [&str; 7] = [
+pub const HEADER: [&str; 7] = [
     "kernel",
     "scheduler",
     "bands",
@@ -66,7 +66,7 @@ const HEADER: [&str; 7] = [
 ];
 
 /// Each measurement as the cells of one row under [`HEADER`].
-fn cells(rows: &[Measurement]) -> Vec<Vec<String>> {
+pub fn cells(rows: &[Measurement]) -> Vec<Vec<String>> {
     rows.iter()
         .map(|m| {
             let mut row = vec![m.kernel.clone(), m.scheduler.to_string()];
@@ -108,9 +108,15 @@ fn cells(rows: &[Measurement]) -> Vec<Vec<String>> {
 /// The measurements as comma-separated values (RFC 4180: a field holding a comma, a quote
 /// or a line break is quoted, its quotes doubled), a header line first.
 pub fn csv(rows: &[Measurement]) -> String {
-    let header: Vec<String> = HEADER.iter().map(|h| h.to_string()).collect();
+    csv_of(&HEADER, &cells(rows))
+}
+
+/// Rows of cells under `header` as comma-separated values, the header line first (see
+/// [`csv_line`]).
+pub fn csv_of(header: &[&str], cells: &[Vec<String>]) -> String {
+    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
     std::iter::once(csv_line(&header))
-        .chain(cells(rows).iter().map(|r| csv_line(r)))
+        .chain(cells.iter().map(|r| csv_line(r)))
         .collect()
 }
 
@@ -130,8 +136,11 @@ pub fn csv_line(fields: &[String]) -> String {
 
 /// The measurements as an aligned table.
 pub fn table(rows: &[Measurement]) -> String {
-    let header = HEADER;
-    let cells = cells(rows);
+    table_of(&HEADER, &cells(rows))
+}
+
+/// Rows of cells under `header` as an aligned table.
+pub fn table_of(header: &[&str], cells: &[Vec<String>]) -> String {
     let widths: Vec<usize> = (0..header.len())
         .map(|c| {
             cells
@@ -152,7 +161,7 @@ pub fn table(rows: &[Measurement]) -> String {
         let _ = writeln!(out, "{}", padded.join("  ").trim_end());
     };
     line(header.to_vec());
-    for r in &cells {
+    for r in cells {
         line(r.iter().map(String::as_str).collect());
     }
     out

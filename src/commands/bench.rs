@@ -21,17 +21,21 @@ use super::bench_c;
 use super::compile::{self, CodegenArgs};
 use super::format::Format;
 use super::input::{defines, is_c_file, lift_one, parse_define, CArgs};
+use super::progress::Progress;
+use super::report::Report;
 use super::schedule::ScheduleOptions;
+use super::schedule::DEFAULT_SCHEDULER;
 use crate::error::CliError;
 use codegen::npu::conv::Offer;
 use codegen::runner::{self, Comparison};
 use codegen::toolchain::{self, CCompiler, FloatMode, RunOutput};
 use poly::interp::ParamValues;
 use poly::model::Program;
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `polyc bench`.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Serialize, Debug)]
 pub struct BenchArgs {
     /// Kernel files (`.pk`), one kernel each, or C files (`.c`, PolyBench style: see
     /// `docs/c-frontend.md`).
@@ -51,7 +55,7 @@ pub struct BenchArgs {
     /// polyc's scheduling algorithm for variant (c): pluto (the default everywhere),
     /// feautrier, isl or identity (the original order). `pluto` falls back to `isl`, and any
     /// to the original order, when it fails.
-    #[arg(long, default_value = "pluto")]
+    #[arg(long, default_value = DEFAULT_SCHEDULER)]
     pub scheduler: String,
     /// Tile sizes for variant (c) (empty: the cache model's choice, the default unless
     /// `--schedule` is given).
@@ -77,9 +81,11 @@ pub struct BenchArgs {
     /// end's candidate programs in the simulator instead of timing C.
     #[arg(long, value_enum, default_value = "cpu")]
     pub target: compile::Target,
-    /// The NPU machine for `--target npu` (a preset or a TOML file).
-    #[arg(long, default_value = "ascend-like")]
-    pub machine: String,
+    /// The machine: with `--target npu`, an NPU preset or TOML file (default
+    /// `ascend-like`); with `--target cpu`, a CPU machine file variant (c)'s tiles are sized
+    /// for (default: this host's caches; see `docs/studies.md`).
+    #[arg(long, value_name = "MACHINE")]
+    pub machine: Option<String>,
     /// With `--target npu`: let the matrix and vector units sum in their own order.
     #[arg(long)]
     pub reorder_reductions: bool,
@@ -91,11 +97,13 @@ pub struct BenchArgs {
     /// model's choice for each tiling.
     #[arg(long)]
     pub variants: bool,
-    /// With `--target npu`: how the candidates and the ranking figures are printed (CSV: a
-    /// line per candidate).
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: Format,
+    /// How the results are printed (`--format` is another name for it): a table; for
+    /// kernel files, a JSON report (`docs/studies.md`) with every variant's times; with
+    /// `--target npu`, also CSV (a line per candidate).
+    #[arg(long = "emit", alias = "format", value_enum, default_value = "table")]
+    pub emit: Format,
     #[command(flatten)]
+    #[serde(flatten)]
     pub codegen: CodegenArgs,
 }
 
@@ -117,7 +125,7 @@ pub const MIN_TIMED_SECONDS: f64 = 0.25;
 const MAX_REPEATS: usize = 64;
 
 /// How many repetitions a run gives a kernel whose original took `seconds` once.
-fn repeats_for(seconds: f64) -> usize {
+pub(super) fn repeats_for(seconds: f64) -> usize {
     if seconds <= 0.0 || !seconds.is_finite() {
         return MAX_REPEATS;
     }
@@ -136,7 +144,11 @@ struct Variant {
 
 /// The scheduling options of a variant: tiled (and made parallel) with `tile`'s sizes if
 /// any, from the schedule in `given` if any.
-fn options(tile: Option<String>, given: Option<PathBuf>) -> ScheduleOptions {
+fn options(
+    tile: Option<String>,
+    given: Option<PathBuf>,
+    machine: Option<String>,
+) -> ScheduleOptions {
     ScheduleOptions {
         parallel: tile.is_some(),
         tile,
@@ -146,6 +158,7 @@ fn options(tile: Option<String>, given: Option<PathBuf>) -> ScheduleOptions {
         max_coefficient: None,
         define: Vec::new(),
         given,
+        machine,
         c: CArgs::default(),
     }
 }
@@ -207,10 +220,11 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
         return super::bench_npu::run(&super::bench_npu::NpuBench {
             files: &args.files,
             define: &fixed,
-            machine: &args.machine,
+            machine: args.machine.as_deref(),
             reorder: args.reorder_reductions,
             candidates: args.candidates,
-            format: args.format,
+            format: args.emit,
+            args,
             offer: if args.variants {
                 Offer::Variants
             } else {
@@ -218,12 +232,18 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
             },
         });
     }
-    if args.format != Format::Table {
+    if args.emit == Format::Csv {
         return Err(CliError::User(
-            "`--format` applies to `--target npu` (the C benchmark prints its table)".into(),
+            "`--emit csv` applies to `--target npu` (the C benchmark prints a table or JSON)"
+                .into(),
         ));
     }
     if let Some(c) = args.files.iter().find(|f| is_c_file(f)) {
+        if args.emit == Format::Json {
+            return Err(CliError::User(format!(
+                "{c}: `--emit json` applies to kernel files (`.pk`); C files print a table"
+            )));
+        }
         if args.schedule.is_some() {
             return Err(CliError::User(format!(
                 "{c}: `--schedule` applies to kernel files (`.pk`), not to C files"
@@ -234,19 +254,31 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     let mut failed = Vec::new();
     let mut worst = 0;
     let mut speedups = bench_c::Speedups::default();
+    let mut benched = Vec::new();
+    let progress = Progress::new(args.files.len() as u64);
     for file in &args.files {
+        progress.start(file.clone());
         let done = if is_c_file(file) {
             bench_c::bench_file(args, file, dir.path()).map(|s| speedups.add(s))
         } else {
-            bench_file(args, file, dir.path())
+            bench_file(args, file, dir.path()).map(|b| match args.emit {
+                Format::Json => benched.push(b),
+                _ => b.print(),
+            })
         };
         if let Err(e) = done {
-            eprintln!("error: {file}: {e}");
+            progress.note(&format!("error: {file}: {e}"));
             worst = worst.max(e.exit_code());
             failed.push(file.clone());
         }
+        progress.done();
     }
+    drop(progress);
     speedups.print();
+    if args.emit == Format::Json {
+        let machine = options(None, None, args.machine.clone()).tile_machine()?;
+        Report::new("bench", Some(machine), args, &benched).print()?;
+    }
     let message = || format!("benchmarking failed for {}", failed.join(", "));
     // The failure is ours only if some kernel failed through our fault.
     match worst {
@@ -256,12 +288,71 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     }
 }
 
-fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> {
+/// One kernel file, benchmarked.
+#[derive(Serialize, Debug)]
+struct Benched {
+    /// The file.
+    file: String,
+    /// The kernel.
+    kernel: String,
+    /// The parameters fixed with `-D`, as given.
+    define: Vec<(String, i64)>,
+    /// Whether every variant was built with FMA contraction.
+    fma: bool,
+    /// How many times the kernel ran within each run.
+    repetitions: usize,
+    /// The original's output checksums, one line per output (every variant's agreed).
+    checksums: Vec<String>,
+    /// The variants that ran, the original first.
+    variants: Vec<VariantTimes>,
+}
+
+/// One variant's times.
+#[derive(Serialize, Debug)]
+struct VariantTimes {
+    /// What it is (`original (gcc -O3)`, ...).
+    name: &'static str,
+    /// Its compiler command.
+    compiler: String,
+    /// The median kernel time, in seconds.
+    median_s: f64,
+    /// The original's median over this one's.
+    speedup: f64,
+    /// Every timed repetition, in seconds.
+    times_s: Vec<f64>,
+}
+
+impl Benched {
+    /// Prints the benchmark as a table.
+    fn print(&self) {
+        let mut shown: Vec<String> = (self.define.iter())
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        if self.fma {
+            shown.push("FMA contraction".into());
+        }
+        if self.repetitions > 1 {
+            shown.push(format!("{} repetitions a run", self.repetitions));
+        }
+        println!("{} ({}):", self.file, shown.join(" "));
+        for line in &self.checksums {
+            println!("  {line}");
+        }
+        for v in &self.variants {
+            println!(
+                "  {:<28} median {:>9.4} s  speed-up {:>6.2}x  [{}]",
+                v.name, v.median_s, v.speedup, v.compiler
+            );
+        }
+    }
+}
+
+fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<Benched, CliError> {
     let original = compile::generate(&compile::Compilation {
         file,
         kernel: None,
         scheduler: "identity",
-        schedule: &options(None, None),
+        schedule: &options(None, None, None),
         register: None,
         passes: &[],
         codegen: {
@@ -275,8 +366,12 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
         kernel: None,
         scheduler: &args.scheduler,
         schedule: &match &args.schedule {
-            Some(given) => options(args.tile.clone(), Some(given.clone())),
-            None => options(Some(args.tile.clone().unwrap_or_default()), None),
+            Some(given) => options(args.tile.clone(), Some(given.clone()), args.machine.clone()),
+            None => options(
+                Some(args.tile.clone().unwrap_or_default()),
+                None,
+                args.machine.clone(),
+            ),
         },
         register: args.codegen.register(),
         passes: &[],
@@ -366,29 +461,24 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<(), CliError> 
             v.times.extend(out.times());
         }
     }
-    let mut shown: Vec<String> = fixed.iter().map(|(n, v)| format!("{n}={v}")).collect();
-    if args.fma {
-        shown.push("FMA contraction".into());
-    }
-    if repeats > 1 {
-        shown.push(format!("{repeats} repetitions a run"));
-    }
-    println!("{file} ({}):", shown.join(" "));
-    for line in reference.lines() {
-        println!("  {line}");
-    }
     let base = median(&variants[0].times);
-    for v in &variants {
-        let m = median(&v.times);
-        println!(
-            "  {:<28} median {:>9.4} s  speed-up {:>6.2}x  [{}]",
-            v.name,
-            m,
-            base / m,
-            v.compiler.describe()
-        );
-    }
-    Ok(())
+    Ok(Benched {
+        file: file.to_owned(),
+        kernel: program.kernel.name.clone(),
+        define: fixed,
+        fma: args.fma,
+        repetitions: repeats,
+        checksums: reference.lines().map(str::to_owned).collect(),
+        variants: (variants.into_iter())
+            .map(|v| VariantTimes {
+                name: v.name,
+                compiler: v.compiler.describe(),
+                median_s: median(&v.times),
+                speedup: base / median(&v.times),
+                times_s: v.times,
+            })
+            .collect(),
+    })
 }
 
 /// Runs every variant once, writing its outputs, and keeps those that ran, with the

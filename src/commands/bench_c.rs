@@ -155,6 +155,7 @@ pub fn bench_file(
         max_coefficient: None,
         define: Vec::new(),
         given: None,
+        machine: args.machine.clone(),
         c: Default::default(),
     };
     let compilation = Compilation {

@@ -23,8 +23,8 @@ pub struct NpuBench<'a> {
     pub files: &'a [String],
     /// `-D` values.
     pub define: &'a [(String, i64)],
-    /// The machine (a preset or a TOML file).
-    pub machine: &'a str,
+    /// The machine (a preset or a TOML file; `None`: the default).
+    pub machine: Option<&'a str>,
     /// Whether reductions may be reordered.
     pub reorder: bool,
     /// How many candidates to simulate.
@@ -33,6 +33,8 @@ pub struct NpuBench<'a> {
     pub format: Format,
     /// Which of a convolution's options are candidates.
     pub offer: Offer,
+    /// Every option of `polyc bench`, for the JSON report.
+    pub args: &'a super::bench::BenchArgs,
 }
 
 /// The pipes whose utilisation is printed, by the simulator's names, with their headings.
@@ -65,7 +67,7 @@ struct Bench {
 
 /// Runs `polyc bench --target npu`.
 pub fn run(b: &NpuBench) -> Result<(), CliError> {
-    let machine = Machine::load(b.machine).map_err(|e| CliError::User(e.to_string()))?;
+    let machine = super::compile::npu_machine(b.machine)?;
     let mut benches = Vec::new();
     if b.format == Format::Csv {
         print!("{}", csv_line(&CSV_HEADER.map(String::from)));
@@ -93,7 +95,7 @@ pub fn run(b: &NpuBench) -> Result<(), CliError> {
                 "kernels": benches.iter().map(bench_json).collect::<Vec<_>>(),
                 "total": total.json(),
             });
-            println!("{all:#}");
+            super::report::Report::new("bench", None, b.args, all).print()?;
         }
         _ => {}
     }

@@ -3,6 +3,7 @@
 
 use super::compile::{optimize_lifted, CodegenArgs, Compilation};
 use super::input::Lifted;
+use super::schedule::DEFAULT_SCHEDULER;
 use super::schedule::{Fuse, ScheduleOptions};
 use crate::error::CliError;
 use codegen::c::{ScopBlock, RESERVED_PREFIX};
@@ -27,9 +28,10 @@ pub struct CFileArgs {
     /// Where to write the result (`-`: standard output).
     #[arg(short, long, default_value = "-")]
     pub output: PathBuf,
-    /// The scheduling algorithm (`pluto` falls back to `isl`, and any to the original order,
-    /// when it fails).
-    #[arg(long, default_value = "pluto")]
+    /// The scheduling algorithm: pluto (the default everywhere), feautrier, isl or identity
+    /// (the original order). `pluto` falls back to `isl`, and any to the original order,
+    /// when it fails.
+    #[arg(long, default_value = DEFAULT_SCHEDULER)]
     pub scheduler: String,
     /// Tile permutable bands; sizes per band member, comma-separated; members without a size
     /// (all of them for `--tile` alone) get sizes chosen by a cache model of this machine.
@@ -171,6 +173,7 @@ pub fn run(args: &CFileArgs) -> Result<(), CliError> {
         max_coefficient: None,
         define: Vec::new(),
         given: None,
+        machine: None,
         c: Default::default(),
     };
     let compilation = Compilation {

@@ -1,6 +1,7 @@
 //! `polyc compile`: schedule a kernel and emit it as C (optionally with a `main` harness).
 
 use super::input::{choose, defines, lift_one, read_kernels, Lifted};
+use super::schedule::DEFAULT_SCHEDULER;
 use super::schedule::{optimize_with_fallback, transform_options, ScheduleOptions};
 use crate::error::CliError;
 use codegen::{c::LoopOptions, CodegenOptions};
@@ -15,7 +16,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// The back end to compile for.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(clap::ValueEnum, serde::Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
 pub enum Target {
     /// C99 with OpenMP for CPUs.
     Cpu,
@@ -24,7 +26,8 @@ pub enum Target {
 }
 
 /// The AST loop type of every band member.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(clap::ValueEnum, serde::Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
 pub enum LoopTypeArg {
     /// isl's default.
     Default,
@@ -35,7 +38,7 @@ pub enum LoopTypeArg {
 }
 
 /// Code generation flags shared by `compile`, `run --target cpu` and `bench`.
-#[derive(clap::Args, Debug, Clone)]
+#[derive(clap::Args, serde::Serialize, Debug, Clone)]
 pub struct CodegenArgs {
     /// How isl generates each loop.
     #[arg(long, value_enum, default_value = "default")]
@@ -59,7 +62,7 @@ pub struct CodegenArgs {
 }
 
 /// The value of `--register-tile`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct RegisterTile(pub Option<RegisterBlocks>);
 
 fn parse_register_block(text: &str) -> Result<RegisterTile, String> {
@@ -132,15 +135,12 @@ pub struct CompileArgs {
     /// The scheduling algorithm: pluto (the default everywhere), feautrier, isl or identity
     /// (the original order). `pluto` falls back to `isl`, and any to the original order,
     /// when it fails.
-    #[arg(long, default_value = "pluto")]
+    #[arg(long, default_value = DEFAULT_SCHEDULER)]
     pub scheduler: String,
     #[command(flatten)]
     pub schedule: ScheduleOptions,
     #[command(flatten)]
     pub codegen: CodegenArgs,
-    /// The NPU machine to compile for with `--target npu` (a preset or a TOML file).
-    #[arg(long, default_value = "ascend-like")]
-    pub machine: String,
     /// Adds a transformation after the optimizer's own, checked only by its final legality
     /// check (a debugging aid: `reverse-outermost` is deliberately wrong).
     #[arg(long, hide = true, value_name = "NAME")]
@@ -211,8 +211,7 @@ fn npu_program(args: &CompileArgs) -> Result<String, CliError> {
     let params = ParamValues::resolve(&kernel, &defines(&args.schedule.define), &BTreeMap::new())
         .map_err(|e| CliError::User(e.to_string()))?;
     let sizes: BTreeMap<String, i64> = params.iter().map(|(n, v)| (n.to_string(), v)).collect();
-    let machine =
-        npu_sim::Machine::load(&args.machine).map_err(|e| CliError::User(e.to_string()))?;
+    let machine = npu_machine(args.schedule.machine.as_deref())?;
     let compiled =
         codegen::npu::compile(&kernel, &sizes, &machine, args.schedule.reorder_reductions)
             .map_err(|e| match e {
@@ -228,6 +227,16 @@ fn npu_program(args: &CompileArgs) -> Result<String, CliError> {
     }
     Ok(format!("{header}\n{}", npu_sim::print(&compiled.program)))
 }
+
+/// The NPU machine `--machine` names with `--target npu`: a preset or a TOML file,
+/// [`DEFAULT_NPU_MACHINE`] when none is named.
+pub fn npu_machine(name: Option<&str>) -> Result<npu_sim::Machine, CliError> {
+    npu_sim::Machine::load(name.unwrap_or(DEFAULT_NPU_MACHINE))
+        .map_err(|e| CliError::User(e.to_string()))
+}
+
+/// The NPU machine of `--target npu` when `--machine` names none.
+pub const DEFAULT_NPU_MACHINE: &str = "ascend-like";
 
 /// Runs `polyc compile`.
 pub fn run(args: &CompileArgs) -> Result<(), CliError> {

@@ -16,7 +16,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 /// How a C file (`.c`) is preprocessed before its `#pragma scop` regions are read.
-#[derive(clap::Args, Debug, Clone, Default)]
+#[derive(clap::Args, serde::Serialize, Debug, Clone, Default)]
 pub struct CArgs {
     /// For a C file: an include directory of the preprocessor (repeatable).
     #[arg(short = 'I', value_name = "DIR")]
@@ -43,7 +43,7 @@ pub fn is_c_file(path: &str) -> bool {
 }
 
 /// Arguments naming a kernel: the file, which kernel in it, fixed parameter values.
-#[derive(clap::Args, Debug, Clone)]
+#[derive(clap::Args, serde::Serialize, Debug, Clone)]
 pub struct KernelArgs {
     /// The kernel file (`.pk`; a `.c` file: its `#pragma scop` regions), or `-` for standard
     /// input.
@@ -55,6 +55,7 @@ pub struct KernelArgs {
     #[arg(short = 'D', value_name = "NAME=VALUE", value_parser = parse_define)]
     pub define: Vec<(String, i64)>,
     #[command(flatten)]
+    #[serde(flatten)]
     pub c: CArgs,
 }
 

@@ -13,13 +13,18 @@ mod fuzz;
 mod fuzz_npu;
 mod input;
 mod mappings;
+mod plot;
+mod progress;
 mod ranking;
+mod report;
 mod run;
 mod schedule;
 mod schedule_file;
 mod show;
 mod sim;
+mod study;
 mod target;
+mod timing;
 mod verify;
 mod verify_mapping;
 
@@ -49,6 +54,12 @@ enum Command {
     Schedule(schedule::ScheduleArgs),
     /// Compare schedulers on kernels: bands, parallel loops, tiles, time.
     Compare(compare::CompareArgs),
+    /// Run every scheduler on every kernel file, each pair an independent job appending one
+    /// JSON line to a file (resumable; `--job` runs one, for GNU parallel or Slurm).
+    Study(study::StudyArgs),
+    /// Draw a study's speed-ups (per kernel, per scheduler, over `identity`) as grouped bars
+    /// in SVG.
+    Plot(plot::PlotArgs),
     /// Time a kernel as original C (gcc, Polly) and as polyc's C; report medians.
     Bench(bench::BenchArgs),
     /// Schedule a kernel and emit it as C (with `--harness`, a complete program).
@@ -84,6 +95,8 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Schedule(args) => schedule::run(&args),
         Command::Compare(args) => compare::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Study(args) => study::run(&args),
+        Command::Plot(args) => plot::run(&args),
         Command::Compile(args) => compile::run(&args),
         Command::Demo(args) => demo::run(&args),
         Command::Show(args) => show::run(&args),
@@ -94,5 +107,57 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::VerifyMapping(args) => verify_mapping::run(&args),
         Command::FuzzSchedules(args) => fuzz::run(&args),
         Command::Target(args) => target::run(&args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The arguments clap gives `polyc ARGS`, defaults filled in.
+    fn parse(args: &[&str]) -> Command {
+        Cli::try_parse_from(std::iter::once("polyc").chain(args.iter().copied()))
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+            .command
+    }
+
+    #[test]
+    fn the_commands_share_one_default_pipeline() {
+        let (
+            Command::Schedule(schedule),
+            Command::Compile(compile),
+            Command::Run(run),
+            Command::Bench(bench),
+            Command::C(c),
+        ) = (
+            parse(&["schedule", "k.pk"]),
+            parse(&["compile", "k.pk"]),
+            parse(&["run", "k.pk", "--target", "cpu"]),
+            parse(&["bench", "k.pk"]),
+            parse(&["c", "k.c"]),
+        )
+        else {
+            panic!("the commands parse as themselves");
+        };
+        for scheduler in [
+            &compile.scheduler,
+            &run.scheduler,
+            &bench.scheduler,
+            &c.scheduler,
+        ] {
+            assert_eq!(scheduler, &schedule.scheduler);
+        }
+        assert_eq!(schedule.scheduler, schedule::DEFAULT_SCHEDULER);
+        fn json<T: serde::Serialize>(v: &T) -> serde_json::Value {
+            serde_json::to_value(v).expect("arguments serialize")
+        }
+        assert_eq!(json(&compile.schedule), json(&schedule.options));
+        for tile in [&run.tile, &bench.tile, &c.tile] {
+            assert_eq!(tile, &schedule.options.tile);
+        }
+        assert_eq!(c.parallel, schedule.options.parallel);
+        for codegen in [&run.codegen, &bench.codegen, &c.codegen] {
+            assert_eq!(json(codegen), json(&compile.codegen));
+        }
     }
 }

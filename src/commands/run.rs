@@ -3,6 +3,7 @@
 use super::compile::{self, CodegenArgs};
 use super::input::{defines, KernelArgs};
 use super::schedule::ScheduleOptions;
+use super::schedule::DEFAULT_SCHEDULER;
 use crate::error::CliError;
 use codegen::runner;
 use codegen::toolchain::CCompiler;
@@ -27,11 +28,11 @@ pub struct RunArgs {
     /// Where to execute: the reference interpreter, or C compiled by the CPU back end.
     #[arg(long, value_enum, default_value = "interp")]
     target: RunTarget,
-    /// The scheduling algorithm for `--target cpu`: pluto (the default everywhere), feautrier, isl or identity
-    /// (the original order). `pluto` falls back to `isl`, and any to the original order,
+    /// The scheduling algorithm for `--target cpu`: pluto (the default everywhere),
+    /// feautrier, isl or identity (the original order). `pluto` falls back to `isl`, and any to the original order,
     /// when it fails.
-    #[arg(long, default_value = "pluto")]
-    scheduler: String,
+    #[arg(long, default_value = DEFAULT_SCHEDULER)]
+    pub(super) scheduler: String,
     /// With `--target cpu`: run this schedule (an isl schedule tree or a union map, checked
     /// as `polyc verify` checks it; illegal or malformed: exit 1) instead of a scheduler's,
     /// tiled only with `--tile`.
@@ -39,12 +40,14 @@ pub struct RunArgs {
     schedule: Option<PathBuf>,
     /// Tile sizes for `--target cpu` (as `polyc schedule --tile`).
     #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "SIZES")]
-    tile: Option<String>,
+    pub(super) tile: Option<String>,
     #[command(flatten)]
-    codegen: CodegenArgs,
-    /// The NPU machine for `--target npu` (a preset or a TOML file).
-    #[arg(long, default_value = "ascend-like")]
-    machine: String,
+    pub(super) codegen: CodegenArgs,
+    /// The machine: with `--target npu`, an NPU preset or TOML file (default `ascend-like`);
+    /// with `--target cpu`, a CPU machine file to size tiles for (default: this host's
+    /// caches; see `docs/studies.md`).
+    #[arg(long, value_name = "MACHINE")]
+    machine: Option<String>,
     /// Let `--target npu` reorder floating-point sums (the matrix unit does).
     #[arg(long)]
     reorder_reductions: bool,
@@ -136,6 +139,7 @@ fn run_cpu(
         max_coefficient: None,
         define: Vec::new(),
         given: args.schedule.clone(),
+        machine: args.machine.clone(),
         c: args.kernel.c.clone(),
     };
     let code = compile::generate(&compile::Compilation {
@@ -172,8 +176,7 @@ fn run_npu(
     params: &ParamValues,
     memory: &Memory,
 ) -> Result<(), CliError> {
-    let machine =
-        npu_sim::Machine::load(&args.machine).map_err(|e| CliError::User(e.to_string()))?;
+    let machine = compile::npu_machine(args.machine.as_deref())?;
     let sizes = params.iter().map(|(n, v)| (n.to_string(), v)).collect();
     let npu = |e: codegen::npu::NpuError| match e {
         codegen::npu::NpuError::Internal(_) => CliError::Internal(e.to_string()),

@@ -3,6 +3,7 @@
 use super::input::{lift_file, parse_define, CArgs, Lifted};
 use crate::error::CliError;
 
+use super::report::{Band, Report};
 use super::schedule_file;
 use super::verify::not_injective;
 use scheduler::baseline::Given;
@@ -10,13 +11,15 @@ use scheduler::legality::{self, Verdict};
 use scheduler::optimizer::optimize;
 use scheduler::registry::{scheduler_named, scheduler_names};
 use scheduler::target::Target;
-use scheduler::transform::tile_size::Machine;
+use scheduler::transform::tile_size::{Machine, NamedMachine};
 use scheduler::transform::{summary, Note, Step, TransformOptions};
 use scheduler::{FusePolicy, Options, Problem, Scheduler};
+use serde::Serialize;
 use std::num::NonZeroU32;
 
 /// What `polyc schedule` prints.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(clap::ValueEnum, Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
 pub enum Emit {
     /// The schedule tree in isl's YAML notation.
     Schedule,
@@ -26,10 +29,14 @@ pub enum Emit {
     Summary,
     /// The scheduled loops as pseudo-C.
     Ast,
+    /// A JSON report (`docs/studies.md`): per kernel, the scheduler that made the schedule,
+    /// the notes, the bands, the parallel loops and the tree.
+    Json,
 }
 
 /// A fusion policy on the command line.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(clap::ValueEnum, Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
 pub enum Fuse {
     /// Distribute strongly connected components.
     None,
@@ -49,8 +56,12 @@ impl From<Fuse> for FusePolicy {
     }
 }
 
+/// The scheduler of `schedule`, `run --target cpu`, `compile`, `bench` and `c` when
+/// `--scheduler` names none (one default pipeline everywhere).
+pub const DEFAULT_SCHEDULER: &str = "pluto";
+
 /// Options shared by `polyc schedule` and `polyc compare`.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Serialize, Debug, Clone)]
 pub struct ScheduleOptions {
     /// Tile permutable bands; sizes per band member, comma-separated; members without a size
     /// (all of them for `--tile` alone) get sizes chosen by a cache model of this machine.
@@ -82,12 +93,18 @@ pub struct ScheduleOptions {
     /// still apply.
     #[arg(long = "schedule", value_name = "FILE")]
     pub given: Option<std::path::PathBuf>,
+    /// The machine tiles are sized for: a CPU machine file (TOML: name, cores, l1d, l2, l3,
+    /// vector_bytes; see `docs/studies.md`) instead of this host's caches; with `--target
+    /// npu`, the NPU preset or machine file (default `ascend-like`).
+    #[arg(long, value_name = "FILE")]
+    pub machine: Option<String>,
     #[command(flatten)]
+    #[serde(flatten)]
     pub c: CArgs,
 }
 
 /// Arguments of `polyc schedule`.
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Serialize, Debug)]
 pub struct ScheduleArgs {
     /// The kernel file (`.pk`; a `.c` file: its `#pragma scop` regions), or `-` for
     /// standard input.
@@ -95,12 +112,13 @@ pub struct ScheduleArgs {
     /// The scheduling algorithm: pluto (the default everywhere), feautrier, isl or identity
     /// (the original order). `pluto` falls back to `isl`, and any to the original order,
     /// when it fails.
-    #[arg(long, default_value = "pluto")]
+    #[arg(long, default_value = DEFAULT_SCHEDULER)]
     pub scheduler: String,
     /// What to print.
     #[arg(long, value_enum, default_value = "summary")]
     pub emit: Emit,
     #[command(flatten)]
+    #[serde(flatten)]
     pub options: ScheduleOptions,
 }
 
@@ -119,21 +137,31 @@ impl ScheduleOptions {
     }
 }
 
+impl ScheduleOptions {
+    /// The machine tiles are sized for: the `--machine` file's, else this host's.
+    pub fn tile_machine(&self) -> Result<NamedMachine, CliError> {
+        let Some(path) = &self.machine else {
+            return Ok(NamedMachine {
+                name: "host".into(),
+                machine: Target::host().cache_model().unwrap_or(Machine::FALLBACK),
+            });
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError::User(format!("cannot read machine file `{path}`: {e}")))?;
+        NamedMachine::parse(&text).map_err(|e| CliError::User(format!("{path}: {e}")))
+    }
+}
+
 /// The transformation options the flags ask for.
 pub fn transform_options(options: &ScheduleOptions) -> Result<TransformOptions, CliError> {
     Ok(TransformOptions {
         fuse: options.fuse.map(FusePolicy::from),
         tile: options.tile.as_deref().map(parse_sizes).transpose()?,
         tile2: options.tile2.as_deref().map(parse_sizes).transpose()?,
-        machine: host_cache_model(),
+        machine: options.tile_machine()?.machine,
         parallel: options.parallel,
         register: None,
     })
-}
-
-/// The host's figures for the tile-size model (the host is a CPU target: it has caches).
-fn host_cache_model() -> Machine {
-    Target::host().cache_model().unwrap_or(Machine::FALLBACK)
 }
 
 /// The scheduler named on the command line.
@@ -224,10 +252,29 @@ fn given_schedule(problem: &Problem, path: &std::path::Path) -> Result<Given, Cl
     Given::new(program, &schedule).map_err(CliError::from)
 }
 
+/// One kernel's schedule in a JSON report.
+#[derive(Serialize, Debug)]
+struct Scheduled {
+    /// The kernel.
+    kernel: String,
+    /// The scheduler that made the schedule (another than the one asked for after a
+    /// fallback; `given` for `--schedule FILE`).
+    scheduler: &'static str,
+    /// What the optimizer did or refused, one sentence each.
+    notes: Vec<String>,
+    /// Its bands, outermost first.
+    bands: Vec<Band>,
+    /// Its parallel loops.
+    parallel_loops: usize,
+    /// The schedule tree in isl's YAML notation.
+    schedule: String,
+}
+
 /// Runs `polyc schedule`.
 pub fn run(args: &ScheduleArgs) -> Result<(), CliError> {
     find_scheduler(&args.scheduler)?;
     let transforms = transform_options(&args.options)?;
+    let mut report = Vec::new();
     for lifted in lift_file(&args.file, &args.options.define, &args.options.c)? {
         let problem = args.options.problem(&lifted);
         let name = &lifted.program.kernel.name;
@@ -245,11 +292,24 @@ pub fn run(args: &ScheduleArgs) -> Result<(), CliError> {
             &transforms,
             &[],
         )?;
-        for note in &optimized.notes {
-            eprintln!("note: {name}: {note}");
+        if args.emit != Emit::Json {
+            for note in &optimized.notes {
+                eprintln!("note: {name}: {note}");
+            }
         }
         let tree = &optimized.schedule;
         match args.emit {
+            Emit::Json => report.push(Scheduled {
+                kernel: name.clone(),
+                scheduler,
+                notes: optimized.notes.iter().map(ToString::to_string).collect(),
+                bands: summary::bands(&optimized.tree)
+                    .iter()
+                    .map(Band::from)
+                    .collect(),
+                parallel_loops: scheduler::transform::analysis::parallel_loops(&optimized.tree, 0)?,
+                schedule: tree.to_string(),
+            }),
             Emit::Schedule => println!("{tree}"),
             Emit::Summary => {
                 println!("kernel {name} ({scheduler}):");
@@ -261,6 +321,10 @@ pub fn run(args: &ScheduleArgs) -> Result<(), CliError> {
             }
             Emit::Deps => unreachable!("handled above"),
         }
+    }
+    if args.emit == Emit::Json {
+        let machine = Some(args.options.tile_machine()?);
+        Report::new("schedule", machine, args, report).print()?;
     }
     Ok(())
 }

@@ -36,7 +36,7 @@ mod machine;
 
 pub use blocked::{blocked_sizes, RegisterBlock, RegisterBlocks, RegisterShape, MAX_PANEL_BYTES};
 pub use footprint::{bounds, single_set, union_volume, BandFootprint};
-pub use machine::{Machine, SYSFS_CACHE_DIR};
+pub use machine::{Machine, MachineFileError, NamedMachine, SYSFS_CACHE_DIR};
 
 use super::tile::{Position, DEFAULT_TILE_SIZE};
 use super::tree::BandNode;

@@ -52,7 +52,7 @@ use poly::model::Program;
 pub const MAX_PANEL_BYTES: u64 = 512 * 1024;
 
 /// The register block: `rows` of the outer parallel member, `bytes` of the stride-1 member.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct RegisterBlock {
     /// Iterations of the outer parallel member per block.
     pub rows: u32,
@@ -84,7 +84,7 @@ impl RegisterBlock {
 }
 
 /// The register blocks of the bands of a program, by what the back end does with them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct RegisterBlocks {
     /// Blocks whose targets are held in registers (see the module documentation).
     pub accumulated: RegisterBlock,

@@ -6,7 +6,20 @@
 //! vectors, one core). Its cores are the threads this process may run
 //! (`std::thread::available_parallelism`), which OpenMP also starts by default. Tests build a [`Machine`] directly, so that chosen sizes do not depend on the
 //! machine running them.
+//!
+//! [`NamedMachine::parse`] reads a machine file (`polyc --machine FILE`), so that tiles can be
+//! sized for a machine other than the one running polyc:
+//!
+//! ```toml
+//! name = "skylake-sp-2c"   # how reports name it
+//! cores = 2
+//! l1d = "32K"              # bytes, or a size with K, M or G as sysfs writes them
+//! l2 = "1M"
+//! l3 = "32M"               # optional (the fallback's 32 MiB)
+//! vector_bytes = 32        # 16: SSE/NEON, 32: AVX2, 64: AVX-512
+//! ```
 
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;
 
@@ -16,7 +29,7 @@ pub const SYSFS_CACHE_DIR: &str = "/sys/devices/system/cpu/cpu0/cache";
 const KIB: u64 = 1024;
 
 /// Cache sizes and vector width, in bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Machine {
     /// Level-1 data cache (per core).
     pub l1d_bytes: u64,
@@ -96,6 +109,89 @@ impl fmt::Display for Machine {
             self.vector_bytes,
             self.cores
         )
+    }
+}
+
+/// A machine described by a machine file: its name and its figures.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NamedMachine {
+    /// The name the file gives it.
+    pub name: String,
+    /// Its figures.
+    #[serde(flatten)]
+    pub machine: Machine,
+}
+
+/// Why a machine file was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum MachineFileError {
+    /// Not TOML, or not the fields of a machine file (the message has the line and column).
+    #[error("{0}")]
+    Syntax(String),
+    /// A size that is not bytes nor a number with K, M or G.
+    #[error("`{field}` is not a size: `{text}` (bytes, or a number with K, M or G)")]
+    Size {
+        /// The field.
+        field: &'static str,
+        /// What it holds.
+        text: String,
+    },
+    /// A count or width that must be positive.
+    #[error("`{0}` must be positive")]
+    NotPositive(&'static str),
+}
+
+/// A cache size in a machine file: bytes, or sysfs's notation.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum SizeField {
+    Bytes(u64),
+    Text(String),
+}
+
+/// A machine file as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MachineFile {
+    name: String,
+    cores: u32,
+    l1d: SizeField,
+    l2: SizeField,
+    l3: Option<SizeField>,
+    vector_bytes: u32,
+}
+
+impl NamedMachine {
+    /// The machine a machine file describes (see the module documentation).
+    pub fn parse(text: &str) -> Result<NamedMachine, MachineFileError> {
+        let file: MachineFile =
+            toml::from_str(text).map_err(|e| MachineFileError::Syntax(e.to_string()))?;
+        let size = |field: &'static str, value: SizeField| match value {
+            SizeField::Bytes(0) => Err(MachineFileError::NotPositive(field)),
+            SizeField::Bytes(b) => Ok(b),
+            SizeField::Text(text) => {
+                parse_size(&text).ok_or(MachineFileError::Size { field, text })
+            }
+        };
+        if file.cores == 0 {
+            return Err(MachineFileError::NotPositive("cores"));
+        }
+        if file.vector_bytes == 0 {
+            return Err(MachineFileError::NotPositive("vector_bytes"));
+        }
+        Ok(NamedMachine {
+            name: file.name,
+            machine: Machine {
+                l1d_bytes: size("l1d", file.l1d)?,
+                l2_bytes: size("l2", file.l2)?,
+                l3_bytes: match file.l3 {
+                    Some(l3) => size("l3", l3)?,
+                    None => Machine::FALLBACK.l3_bytes,
+                },
+                vector_bytes: file.vector_bytes,
+                cores: file.cores,
+            },
+        })
     }
 }
 
@@ -207,6 +303,38 @@ mod tests {
             m.to_string(),
             "L1d 48 KiB, L2 2048 KiB, L3 307200 KiB, 64-byte vectors, 1 core(s)"
         );
+    }
+
+    #[test]
+    fn machine_files_give_their_figures_or_a_reason() {
+        let m = NamedMachine::parse(
+            "name = \"small\"\ncores = 2\nl1d = \"32K\"\nl2 = 262144\nvector_bytes = 16\n",
+        )
+        .unwrap();
+        assert_eq!(m.name, "small");
+        assert_eq!(
+            m.machine,
+            Machine {
+                l1d_bytes: 32 << 10,
+                l2_bytes: 256 << 10,
+                l3_bytes: Machine::FALLBACK.l3_bytes,
+                vector_bytes: 16,
+                cores: 2,
+            }
+        );
+        let err = |text: &str| NamedMachine::parse(text).unwrap_err().to_string();
+        let base = "name = \"m\"\ncores = 1\nl2 = \"1M\"\nvector_bytes = 32\n";
+        assert_eq!(
+            err(&format!("{base}l1d = \"lots\"\n")),
+            "`l1d` is not a size: `lots` (bytes, or a number with K, M or G)"
+        );
+        assert_eq!(err(&format!("{base}l1d = 0\n")), "`l1d` must be positive");
+        let unknown = err(&format!("{base}l1d = 1\nl4 = 2\n"));
+        assert!(
+            unknown.contains("line 6") && unknown.contains("l4"),
+            "{unknown}"
+        );
+        assert!(err(base).contains("l1d"), "{}", err(base));
     }
 
     #[test]
