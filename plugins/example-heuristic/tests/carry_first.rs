@@ -38,16 +38,17 @@ fn compare_lists_and_runs_the_plugin_beside_pluto() {
     ];
     let mut args = vec!["compare"];
     args.extend(kernels);
-    args.extend(["--format", "json"]);
+    args.extend(["--emit", "json"]);
     let out = polyc(&args);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = &report["results"];
     let row = |kernel: &str, scheduler: &str| -> Value {
-        (rows.as_array().unwrap().iter())
+        (rows.as_array().expect("the report's rows").iter())
             .find(|r| r["kernel"] == kernel && r["scheduler"] == scheduler)
             .unwrap_or_else(|| panic!("no {scheduler} row for {kernel}: {rows:#}"))
             .clone()
