@@ -24,14 +24,22 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 fn main() {
-    let commit = match git(&["rev-parse", "--short=12", "HEAD"]) {
-        Some(hash) => match git(&["status", "--porcelain", "--untracked-files=no"]) {
-            Some(changes) if !changes.is_empty() => format!("commit {hash}, modified"),
-            _ => format!("commit {hash}"),
-        },
-        None => "commit unknown".to_owned(),
+    let hash = git(&["rev-parse", "--short=12", "HEAD"]);
+    let modified = hash.is_some()
+        && git(&["status", "--porcelain", "--untracked-files=no"])
+            .is_some_and(|changes| !changes.is_empty());
+    let commit = match (&hash, modified) {
+        (Some(hash), true) => format!("commit {hash}, modified"),
+        (Some(hash), false) => format!("commit {hash}"),
+        (None, _) => "commit unknown".to_owned(),
     };
     println!("cargo:rustc-env=POLYC_COMMIT={commit}");
+    // the same for machine-readable reports: the bare hash (empty when unknown) and the flag
+    println!(
+        "cargo:rustc-env=POLYC_COMMIT_HASH={}",
+        hash.unwrap_or_default()
+    );
+    println!("cargo:rustc-env=POLYC_MODIFIED={modified}");
     if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
         println!("cargo:rerun-if-changed={dir}/HEAD");
         println!("cargo:rerun-if-changed={dir}/index");

@@ -27,13 +27,13 @@ fn check_envelope(r: &Value, command: &str, machine: Option<&str>) {
     assert_eq!(r["schema"], "polyc-report/1", "{r}");
     assert_eq!(r["command"], command, "{r}");
     assert_eq!(r["polyc"]["version"], env!("CARGO_PKG_VERSION"), "{r}");
+    // a checkout: twelve hex digits, and whether the tree had changes
+    let commit = r["polyc"]["commit"].as_str().unwrap_or_default();
     assert!(
-        r["polyc"]["commit"]
-            .as_str()
-            .unwrap()
-            .starts_with("commit "),
+        commit.len() == 12 && commit.chars().all(|c| c.is_ascii_hexdigit()),
         "{r}"
     );
+    assert!(r["polyc"]["modified"].is_boolean(), "{r}");
     assert!(r["host"]["threads"].as_u64() >= Some(1), "{r}");
     assert!(r["host"].get("cpu").is_some(), "{r}");
     assert!(r["options"].is_object(), "{r}");

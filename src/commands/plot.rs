@@ -33,7 +33,20 @@ struct Line {
 
 #[derive(Deserialize)]
 struct Polyc {
-    commit: String,
+    commit: Option<String>,
+    #[serde(default)]
+    modified: bool,
+}
+
+impl Polyc {
+    /// The build, as the plot's caption names it.
+    fn label(&self) -> String {
+        match (&self.commit, self.modified) {
+            (Some(c), false) => format!("commit {c}"),
+            (Some(c), true) => format!("commit {c}, modified"),
+            (None, _) => "commit unknown".into(),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -107,8 +120,9 @@ pub fn speedups(text: &str, baseline: &str) -> Result<Speedups, CliError> {
         if r.job.scheduler != baseline && !schedulers.contains(&r.job.scheduler) {
             schedulers.push(r.job.scheduler.clone());
         }
-        if !commits.contains(&line.polyc.commit) {
-            commits.push(line.polyc.commit);
+        let build = line.polyc.label();
+        if !commits.contains(&build) {
+            commits.push(build);
         }
         times.insert((r.kernel, r.job.scheduler), r.run.median_ms);
     }

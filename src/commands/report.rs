@@ -14,17 +14,22 @@ pub const SCHEMA: &str = "polyc-report/1";
 pub struct Version {
     /// The package version.
     pub version: &'static str,
-    /// The commit it was built from, as `polyc --version` says it (`commit 0123abcd`, with
-    /// `, modified` for a tree with changes, or `commit unknown`).
-    pub commit: &'static str,
+    /// The commit it was built from (12 hex digits), or `None` outside a git checkout.
+    pub commit: Option<&'static str>,
+    /// Whether tracked files differed from that commit.
+    pub modified: bool,
 }
 
 impl Version {
     /// This build's.
-    pub const THIS: Version = Version {
-        version: env!("CARGO_PKG_VERSION"),
-        commit: env!("POLYC_COMMIT"),
-    };
+    pub fn this() -> Version {
+        let hash = env!("POLYC_COMMIT_HASH");
+        Version {
+            version: env!("CARGO_PKG_VERSION"),
+            commit: (!hash.is_empty()).then_some(hash),
+            modified: env!("POLYC_MODIFIED") == "true",
+        }
+    }
 }
 
 /// The computer polyc ran on.
@@ -96,7 +101,7 @@ impl<'a, O: Serialize, R: Serialize> Report<'a, O, R> {
         Report {
             schema: SCHEMA,
             command,
-            polyc: Version::THIS,
+            polyc: Version::this(),
             host: Host::this(),
             machine,
             options,
