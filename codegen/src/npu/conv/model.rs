@@ -6,7 +6,8 @@
 //! latency overlapping only the one before it on its pipe (MTE2 the loads; MTE3 the
 //! stores and the UB -> L1 hops, in the program's order; V the drains). The slab's loads
 //! go first, in the order the program issues them (the first weight chunk, the first band
-//! chunk, the other weight chunks, then a band chunk ahead of each group of tiles), each
+//! chunk, the other weight chunks, then a band chunk ahead of each group of tiles: two ahead
+//! for rows straight to L1, which wait only for the flag of the chunk two back), each
 //! in pieces through a UB ring of two slots or straight to L1. A tile computes once its
 //! band chunk (and, for the first tile, each block of weights) is in L1: per sub-step the
 //! larger of the cube's cycles (its start-up included) and MTE1's (its operands' bytes at
@@ -462,6 +463,13 @@ fn slab(
         }
         end
     };
+    // how many chunks MTE2 loads ahead of the tile it is at: rows straight to L1 (the band
+    // holds the slab's rows) wait only for the chunk two back to have arrived; UB pieces
+    // wait for their ring's slots, a pointwise tile's pixels for its band slot
+    let ahead = match (t.band_piece, mode) {
+        (0, BandMode::Rows) => 2,
+        _ => 1,
+    };
     let mut weights_ready = vec![0.0; weight_chunks.len()];
     let mut chunk_ready = vec![0.0; chunks as usize];
     if t.streamed {
@@ -470,6 +478,9 @@ fn slab(
         for j in 1..weight_chunks.len() {
             let first = weight_chunks[..j].iter().sum();
             weights_ready[j] = load_weights(&mut q, &mut weight_ring, first, weight_chunks[j]);
+        }
+        for c in 1..ahead.min(chunks) {
+            chunk_ready[c as usize] = load_band(&mut q, &mut band_ring, c);
         }
     } else {
         // the prologue: everything in, converted, before the first tile
@@ -524,8 +535,9 @@ fn slab(
     for (g, &px) in pixels.iter().enumerate() {
         let rows = ((px + 15) / 16 * 16) as f64;
         let chunk = g as i64 / group;
-        if t.streamed && g as i64 % group == 0 && chunk + 1 < chunks {
-            chunk_ready[chunk as usize + 1] = load_band(&mut q, &mut band_ring, chunk + 1);
+        if t.streamed && g as i64 % group == 0 && chunk + ahead < chunks {
+            let c = (chunk + ahead) as usize;
+            chunk_ready[c] = load_band(&mut q, &mut band_ring, c as i64);
         }
         let mut at = cube_free.max(chunk_ready[chunk as usize]);
         // L0C holds two tiles: the tile two back must have drained
