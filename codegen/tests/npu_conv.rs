@@ -505,10 +505,10 @@ fn fused(text: &str, sz: &[(&str, i64)], machine: &str, (what, tensors): (&str, 
         .collect();
     assert_eq!(names.len(), tensors, "{names:?}");
     let err = case.error(&compiled, &m);
-    assert!(
-        err <= tolerance(ElemType::F32),
-        "{sz:?} on {machine}: {err:e}"
-    );
+    let elem = (case.kernel.arrays.iter())
+        .find(|a| a.role.is_output())
+        .map_or(ElemType::F32, |a| a.elem);
+    assert!(err <= tolerance(elem), "{sz:?} on {machine}: {err:e}");
 }
 
 /// A ReLU after the convolution is applied by the copy out of L0C (the sums never reach
@@ -535,13 +535,57 @@ fn a_relu_after_the_convolution_matches_the_interpreter() {
             fused(text, &sz, machine, ("ReLU", 3));
         }
     }
-    // a convolution's output stays f32
+}
+
+/// A convolution whose output is f16 or bf16 (`O = f16(sum ..)`, or with its ReLU) is
+/// rounded by the copy out of L0C, in both NHWC weight layouts, strided and padded, on three
+/// presets, with two images (whose outputs start on GM blocks of 16 f16 values); an NCHW
+/// output is refused with the reason (its tiles are channel rows of the output's type).
+#[test]
+fn an_f16_output_is_rounded_on_its_way_out_of_l0c() {
+    let half = |text: &str, elem: &str| text.replace("O: f32", &format!("O: {elem}"));
+    for (layout, st, p, elem) in [
+        (Layout::Nhwc, 1, 1, "f16"),
+        (Layout::Hwio, 2, 0, "bf16"),
+        (Layout::Nhwc, 2, 1, "f16"),
+    ] {
+        let cast = half(&after(&conv(layout, st, p), elem, ""), elem);
+        let relu = half(
+            &after(&conv(layout, st, p), &format!("{elem}(max"), ", 0.0)"),
+            elem,
+        );
+        assert!(cast.contains(&format!("{elem}(sum(")), "{cast}");
+        assert!(relu.contains(&format!("{elem}(max(sum(")), "{relu}");
+        let small = half(&after(&conv(layout, 1, 0), elem, ""), elem);
+        for (machine, text, sz, what) in [
+            (
+                "ascend-like",
+                &cast,
+                sizes((2, 20, 9, 7, 32), 3, p, st),
+                "rounded to",
+            ),
+            (
+                "ascend-like-halfgm",
+                &relu,
+                sizes((1, 20, 9, 7, 48), 3, p, st),
+                "ReLU and rounding",
+            ),
+            (
+                "mini",
+                &small,
+                sizes((1, 16, 5, 6, 16), 1, 0, 1),
+                "rounded to",
+            ),
+        ] {
+            fused(text, &sz, machine, (what, 3));
+        }
+    }
     let m = Machine::load("ascend-like").unwrap();
-    let text = after(&conv(Layout::Nhwc, 1, 0), "f16", "").replace("O: f32", "O: f16");
+    let text = half(&after(&conv(Layout::Nchw, 1, 0), "f16", ""), "f16");
     let case = Case::new(&text, &[]);
     let refused = compile(&case.kernel, &case.sizes, &m, true);
     assert!(
-        matches!(refused, Err(NpuError::Unsupported(ref w)) if w.contains("output stays f32")),
+        matches!(refused, Err(NpuError::Unsupported(ref w)) if w.contains("only an NHWC convolution's output")),
         "{refused:?}"
     );
 }

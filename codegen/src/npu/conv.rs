@@ -24,8 +24,9 @@ pub mod ring;
 pub mod stream;
 pub mod tiles;
 
+use super::epilogue::Epilogue;
 use super::{Compiled, NpuError, Plan};
-use frontend::ir::{ArrayId, Kernel};
+use frontend::ir::{ArrayId, ElemType, Kernel};
 use npu_sim::Machine;
 use scheduler::target::Target;
 use std::collections::BTreeMap;
@@ -200,6 +201,20 @@ pub struct Conv {
 }
 
 impl Conv {
+    /// The output's element type: f32, or f16/bf16 when the epilogue rounds the sums on
+    /// their way out of L0C.
+    pub fn out_elem(&self) -> ElemType {
+        match self.epilogue {
+            Epilogue::Cast(e) | Epilogue::Relu(e) => e,
+            Epilogue::None | Epilogue::Vector(_) => ElemType::F32,
+        }
+    }
+
+    /// Bytes of an output element.
+    pub fn out_bytes(&self) -> i64 {
+        self.out_elem().size_bytes() as i64
+    }
+
     /// Output pixels per image.
     pub fn pixels(&self) -> i64 {
         self.oh * self.ow
@@ -232,14 +247,16 @@ impl Conv {
             )
         };
         let relu = match &self.epilogue {
-            crate::npu::epilogue::Epilogue::None => String::new(),
-            crate::npu::epilogue::Epilogue::Vector(v) => {
+            Epilogue::None => String::new(),
+            Epilogue::Vector(v) => {
                 format!(
                     ", statement {} by the vector unit on each tile",
                     v.statement
                 )
             }
-            _ => ", ReLU on the way out of L0C".to_string(),
+            Epilogue::Relu(ElemType::F32) => ", ReLU on the way out of L0C".to_string(),
+            Epilogue::Relu(e) => format!(", ReLU and rounding to {e} on the way out of L0C"),
+            Epilogue::Cast(e) => format!(", rounded to {e} on the way out of L0C"),
         };
         format!(
             "{}x{} convolution, stride {}{pad}: {} image(s) of {} x {} x {} ({:?}) -> {} x {} x {} ({:?}), weights {:?}{relu}",

@@ -143,7 +143,8 @@ pub fn program(cv: &Conv, t: &Tiles, machine: &Machine) -> Result<npu_sim::Progr
     let streams = t
         .streamed
         .then(|| Streams::new(cv, t, &sh, StreamBuffers::declare(&mut b, &fp)));
-    let c_ub = b.buffer("c_ub", Tier::Ub, DType::F32, &[(2 * t.mp * t.ks) as u64]);
+    let out = crate::npu::matmul::dtype(cv.out_elem())?;
+    let c_ub = b.buffer("c_ub", Tier::Ub, out, &[(2 * t.mp * t.ks) as u64]);
     let c_out = match &tail {
         Some(_) => b.buffer("c_out", Tier::Ub, DType::F32, &[(2 * t.mp * t.ks) as u64]),
         None => c_ub,
@@ -170,12 +171,7 @@ pub fn program(cv: &Conv, t: &Tiles, machine: &Machine) -> Result<npu_sim::Progr
             &shape_of(&cv.weights),
             Direction::In,
         ),
-        output: b.tensor(
-            &cv.output.name,
-            DType::F32,
-            &shape_of(&cv.output),
-            Direction::Out,
-        ),
+        output: b.tensor(&cv.output.name, out, &shape_of(&cv.output), Direction::Out),
         band: b.buffer("band", Tier::L1, DType::F16, &[fp.band as u64]),
         wts: b.buffer("weights", Tier::L1, DType::F16, &[fp.weights as u64]),
         a_l0: b.buffer("a_l0", Tier::L0a, DType::F16, &[2, a_slot as u64]),

@@ -567,19 +567,20 @@ fn slab(
         // the store: one burst (whole pixel rows), a burst per pixel (NHWC, part of K) or
         // per channel (NCHW)
         let p = range.0 + t.start(g as i64);
+        let e = cv.out_bytes();
         let run = |k0: i64| match orient {
-            Orientation::PixelRows if ks >= cv.k => Run::one(p * cv.k * 4, px * cv.k * 4),
+            Orientation::PixelRows if ks >= cv.k => Run::one(p * cv.k * e, px * cv.k * e),
             Orientation::PixelRows => Run {
-                start: (p * cv.k + k0) * 4,
+                start: (p * cv.k + k0) * e,
                 count: px,
-                len: ks * 4,
-                stride: cv.k * 4,
+                len: ks * e,
+                stride: cv.k * e,
             },
             Orientation::ChannelRows => Run {
-                start: (k0 * cv.pixels() + p) * 4,
+                start: (k0 * cv.pixels() + p) * e,
                 count: ks,
-                len: px * 4,
-                stride: cv.pixels() * 4,
+                len: px * e,
+                stride: cv.pixels() * e,
             },
         };
         let charged = f.charged_per_slab(cv, ks, run);

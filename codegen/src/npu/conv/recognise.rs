@@ -258,16 +258,21 @@ pub fn convolution(
             (w + pad.left + pad.right - s) / sw + 1
         ));
     }
-    if batch > 1 && (oh * ow * k) % 8 != 0 {
-        return refuse(format!(
-            "statement {stmt}'s output images of {oh} x {ow} x {k} f32 values do not start on 32-byte GM blocks (a store's first element must): with more than one image, OH * OW * K must be a multiple of 8"
-        ));
-    }
     init(stmts, update)?;
     let (output, epilogue) = match after {
         Some(ctx) => epilogue(kernel, ctx, output, output_layout, sizes)?,
         None => (output, Epilogue::None),
     };
+    let (elem, bytes) = match epilogue {
+        Epilogue::Cast(e) | Epilogue::Relu(e) => (e, e.size_bytes() as i64),
+        _ => (ElemType::F32, 4),
+    };
+    let per_block = npu_sim::hazards::BLOCK as i64 / bytes;
+    if batch > 1 && (oh * ow * k) % per_block != 0 {
+        return refuse(format!(
+            "statement {stmt}'s output images of {oh} x {ow} x {k} {elem} values do not start on 32-byte GM blocks (a store's first element must): with more than one image, OH * OW * K must be a multiple of {per_block}"
+        ));
+    }
     let input_layout = if cdim == 1 {
         Activations::Nchw
     } else {
@@ -309,7 +314,8 @@ pub fn convolution(
 /// The output written by `ctx`, an epilogue statement after the convolution whose sums are
 /// the temporary `sums` (laid out as `layout`), and what the back end makes of it: a ReLU or
 /// plain copy out of L0C, or (NHWC, the channels a tile's columns) an element-wise statement
-/// for the vector unit; the output stays f32.
+/// for the vector unit (into an f32 output), or (NHWC) the sums rounded to f16 or bf16 by that
+/// copy, with or without the ReLU.
 fn epilogue(
     kernel: &Kernel,
     ctx: &StmtContext,
@@ -328,12 +334,13 @@ fn epilogue(
     let (out, e) = super::super::epilogue::recognise(kernel, ctx, &acc, sizes)?;
     let fits = match &e {
         Epilogue::None | Epilogue::Relu(ElemType::F32) => true,
+        // rounded by the copy out of L0C into pixel rows of the output's type
+        Epilogue::Cast(_) | Epilogue::Relu(_) => layout == Activations::Nhwc,
         Epilogue::Vector(_) => layout == Activations::Nhwc && out.elem == ElemType::F32,
-        _ => false,
     };
     if !fits {
         return refuse(format!(
-            "statement {} after the convolution is fused as \"{}\", but a convolution's output stays f32 and the vector unit computes an epilogue over NHWC tiles only",
+            "statement {} after the convolution is fused as \"{}\", but only an NHWC convolution's output can be rounded to 16 bits on its way out of L0C or have an epilogue on the vector unit (into an f32 output)",
             ctx.stmt.name,
             e.describe()
         ));

@@ -324,7 +324,7 @@ fn gcd(a: i64, b: i64) -> i64 {
 /// 512-byte segments), or a multiple of 16 and UB too small.
 fn pieces(cv: &Conv, cap: Capacity, t: &Tiles, max_chunk: i64) -> Option<(i64, i64)> {
     // the output tiles, and room for the unused streams' buffers (16 elements a slot)
-    let free = cap.ub - 2 * t.mp * t.ks * 4 - 5 * 64;
+    let free = cap.ub - 2 * t.mp * t.ks * cv.out_bytes() - 5 * 64;
     if free < 0 {
         return None;
     }
@@ -547,7 +547,7 @@ impl Tiles {
         let rows = max_band_rows(cv, orient, ps);
         if !stores_apart(cv, orient, mp, ks, ps)
             || 2 * mp * ks * 4 > cap.l0c
-            || 2 * mp * ks * 4 > cap.ub
+            || 2 * mp * ks * cv.out_bytes() > cap.ub
         {
             return vec![];
         }
@@ -695,9 +695,9 @@ pub fn max_chunk(cv: &Conv, orient: Orientation, t: &Tiles) -> i64 {
 }
 
 /// The granularity of slabs' pixel ranges: any pixel when an output pixel is a whole number
-/// of GM blocks (NHWC, K a multiple of 8), else 16 pixels.
+/// of GM blocks (NHWC, K a multiple of 8 f32 or 16 f16 values), else 16 pixels.
 fn pixel_step(cv: &Conv, orient: Orientation) -> i64 {
-    if orient == Orientation::PixelRows && cv.k % 8 == 0 {
+    if orient == Orientation::PixelRows && cv.k % (BLOCK / cv.out_bytes()) == 0 {
         1
     } else {
         16
@@ -707,7 +707,7 @@ fn pixel_step(cv: &Conv, orient: Orientation) -> i64 {
 /// Whether every tile's stores start and end on GM blocks of their own (a GM operand
 /// starts on a 32-byte block, and two stores into one block race unless ordered).
 fn stores_apart(cv: &Conv, orient: Orientation, mp: i64, ks: i64, ps: i64) -> bool {
-    let per_block = BLOCK / 4; // f32 outputs
+    let per_block = BLOCK / cv.out_bytes();
     let image = cv.pixels() * cv.k;
     let batch_ok = cv.batch == 1 || image % per_block == 0;
     match orient {
