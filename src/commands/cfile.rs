@@ -39,6 +39,10 @@ pub struct CFileArgs {
     /// the last bits).
     #[arg(long)]
     pub reorder_reductions: bool,
+    /// The CPU machine file tiles are sized for (TOML, see `docs/studies.md`) instead of this
+    /// host's caches.
+    #[arg(long, value_name = "FILE")]
+    pub machine: Option<String>,
     /// An include directory of the preprocessor, as for the C compiler (repeatable).
     #[arg(short = 'I', value_name = "DIR")]
     pub include: Vec<String>,
@@ -152,6 +156,7 @@ impl CFileArgs {
         ScheduleOptions {
             pipeline: self.pipeline.clone(),
             reorder_reductions: self.reorder_reductions,
+            machine: self.machine.clone(),
             ..ScheduleOptions::default()
         }
     }

@@ -125,7 +125,7 @@ pub fn help() -> String {
          and study):
   scheduler    {DEFAULT_SCHEDULER} (falls back to isl, then to the original order); compare and \
          study run every scheduler
-  fusion       smart (--fuse none|smart|max)
+  fusion       the scheduler's (pluto: smart); --fuse none|smart|max re-decides it
   tiling       permutable bands, sizes from a cache model of this machine (or of --machine \
          FILE); --tile SIZES sets them, --no-tile turns tiling off
   parallelism  wavefront when no outer loop is parallel, a stride-1 parallel loop innermost; \
