@@ -137,7 +137,8 @@ fn optimised_programs_print_what_the_originals_print() {
         return;
     }
     let dir = tempfile::tempdir().expect("temporary directory");
-    let configurations: [&[&str]; 2] = [&[], &["--tile", "--parallel"]];
+    // The default pipeline (tiled, parallel) and the scheduler's schedule alone.
+    let configurations: [&[&str]; 2] = [&[], &["--no-tile", "--no-parallel"]];
     let jobs: Vec<(PathBuf, usize)> = programs()
         .into_iter()
         .flat_map(|p| (0..configurations.len()).map(move |c| (p.clone(), c)))

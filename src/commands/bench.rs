@@ -21,10 +21,10 @@ use super::bench_c;
 use super::compile::{self, CodegenArgs};
 use super::format::Format;
 use super::input::{defines, is_c_file, lift_one, parse_define, CArgs};
+use super::pipeline::{PipelineArgs, DEFAULT_SCHEDULER};
 use super::progress::Progress;
 use super::report::Report;
 use super::schedule::ScheduleOptions;
-use super::schedule::DEFAULT_SCHEDULER;
 use crate::error::CliError;
 use codegen::npu::conv::Offer;
 use codegen::runner::{self, Comparison};
@@ -57,13 +57,14 @@ pub struct BenchArgs {
     /// to the original order, when it fails.
     #[arg(long, default_value = DEFAULT_SCHEDULER)]
     pub scheduler: String,
-    /// Tile sizes for variant (c) (empty: the cache model's choice, the default unless
-    /// `--schedule` is given).
-    #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "SIZES")]
-    pub tile: Option<String>,
+    /// Variant (c)'s transformations.
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub pipeline: PipelineArgs,
     /// For kernel files: variant (c) runs this schedule (an isl schedule tree or a union map,
     /// as `polyc verify` reads it, and refused like there when illegal) instead of a
-    /// scheduler's, tiled only with `--tile`.
+    /// scheduler's, kept as written (tiled only with `--tile`, made parallel only with
+    /// `--parallel`).
     #[arg(long, value_name = "FILE")]
     pub schedule: Option<PathBuf>,
     /// How many timed rounds (each runs every variant once).
@@ -142,24 +143,15 @@ struct Variant {
     times: Vec<f64>,
 }
 
-/// The scheduling options of a variant: tiled (and made parallel) with `tile`'s sizes if
-/// any, from the schedule in `given` if any.
-fn options(
-    tile: Option<String>,
-    given: Option<PathBuf>,
-    machine: Option<String>,
-) -> ScheduleOptions {
-    ScheduleOptions {
-        parallel: tile.is_some(),
-        tile,
-        tile2: None,
-        fuse: None,
-        reorder_reductions: false,
-        max_coefficient: None,
-        define: Vec::new(),
-        given,
-        machine,
-        c: CArgs::default(),
+impl BenchArgs {
+    /// The scheduling options of variant (c) (for a kernel file or a C file).
+    pub fn schedule_options(&self) -> ScheduleOptions {
+        ScheduleOptions {
+            pipeline: self.pipeline.clone(),
+            given: self.schedule.clone(),
+            machine: self.machine.clone(),
+            ..ScheduleOptions::default()
+        }
     }
 }
 
@@ -276,7 +268,7 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
     drop(progress);
     speedups.print();
     if args.emit == Format::Json {
-        let machine = options(None, None, args.machine.clone()).tile_machine()?;
+        let machine = args.schedule_options().tile_machine()?;
         Report::new("bench", Some(machine), args, &benched).print()?;
     }
     let message = || format!("benchmarking failed for {}", failed.join(", "));
@@ -352,7 +344,10 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<Benched, CliEr
         file,
         kernel: None,
         scheduler: "identity",
-        schedule: &options(None, None, None),
+        schedule: &ScheduleOptions {
+            pipeline: PipelineArgs::none(),
+            ..ScheduleOptions::default()
+        },
         register: None,
         passes: &[],
         codegen: {
@@ -365,14 +360,7 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<Benched, CliEr
         file,
         kernel: None,
         scheduler: &args.scheduler,
-        schedule: &match &args.schedule {
-            Some(given) => options(args.tile.clone(), Some(given.clone()), args.machine.clone()),
-            None => options(
-                Some(args.tile.clone().unwrap_or_default()),
-                None,
-                args.machine.clone(),
-            ),
-        },
+        schedule: &args.schedule_options(),
         register: args.codegen.register(),
         passes: &[],
         codegen: args.codegen.options(true),

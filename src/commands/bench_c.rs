@@ -26,7 +26,6 @@
 use super::bench::{internal, median, run_once, BenchArgs};
 use super::cfile::{rewrite_file, Expand};
 use super::compile::Compilation;
-use super::schedule::ScheduleOptions;
 use crate::error::CliError;
 use codegen::toolchain::{CCompiler, FloatMode};
 use frontend::c::cpp::Cpp;
@@ -146,18 +145,7 @@ pub fn bench_file(
         include: args.include.clone(),
         define: args.define.clone(),
     };
-    let schedule = ScheduleOptions {
-        tile: Some(args.tile.clone().unwrap_or_default()),
-        tile2: None,
-        fuse: None,
-        parallel: true,
-        reorder_reductions: false,
-        max_coefficient: None,
-        define: Vec::new(),
-        given: None,
-        machine: args.machine.clone(),
-        c: Default::default(),
-    };
+    let schedule = args.schedule_options();
     let compilation = Compilation {
         file,
         kernel: None,

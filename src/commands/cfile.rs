@@ -3,8 +3,8 @@
 
 use super::compile::{optimize_lifted, CodegenArgs, Compilation};
 use super::input::Lifted;
-use super::schedule::DEFAULT_SCHEDULER;
-use super::schedule::{Fuse, ScheduleOptions};
+use super::pipeline::{PipelineArgs, DEFAULT_SCHEDULER};
+use super::schedule::ScheduleOptions;
 use crate::error::CliError;
 use codegen::c::{ScopBlock, RESERVED_PREFIX};
 use frontend::c::cpp::Cpp;
@@ -33,24 +33,16 @@ pub struct CFileArgs {
     /// when it fails.
     #[arg(long, default_value = DEFAULT_SCHEDULER)]
     pub scheduler: String,
-    /// Tile permutable bands; sizes per band member, comma-separated; members without a size
-    /// (all of them for `--tile` alone) get sizes chosen by a cache model of this machine.
-    #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "SIZES")]
-    pub tile: Option<String>,
-    /// Tile the tile loops again with these sizes (needs --tile).
-    #[arg(long, value_name = "SIZES", requires = "tile")]
-    pub tile2: Option<String>,
-    /// Re-decide loop fusion after scheduling.
-    #[arg(long, value_enum)]
-    pub fuse: Option<Fuse>,
-    /// Expose parallelism: wavefront when no outer loop is parallel, stride-1 parallel loop
-    /// innermost.
-    #[arg(long)]
-    pub parallel: bool,
+    #[command(flatten)]
+    pub pipeline: PipelineArgs,
     /// Allow reduction updates to be reordered among themselves (results may then differ in
     /// the last bits).
     #[arg(long)]
     pub reorder_reductions: bool,
+    /// The CPU machine file tiles are sized for (TOML, see `docs/studies.md`) instead of this
+    /// host's caches.
+    #[arg(long, value_name = "FILE")]
+    pub machine: Option<String>,
     /// An include directory of the preprocessor, as for the C compiler (repeatable).
     #[arg(short = 'I', value_name = "DIR")]
     pub include: Vec<String>,
@@ -158,24 +150,25 @@ pub fn rewrite_file(
     })
 }
 
+impl CFileArgs {
+    /// The scheduling options of every region (the preprocessor's flags are the file's).
+    pub fn schedule_options(&self) -> ScheduleOptions {
+        ScheduleOptions {
+            pipeline: self.pipeline.clone(),
+            reorder_reductions: self.reorder_reductions,
+            machine: self.machine.clone(),
+            ..ScheduleOptions::default()
+        }
+    }
+}
+
 /// Runs `polyc c`.
 pub fn run(args: &CFileArgs) -> Result<(), CliError> {
     let cpp = Cpp {
         include: args.include.clone(),
         define: args.define.clone(),
     };
-    let schedule = ScheduleOptions {
-        tile: args.tile.clone(),
-        tile2: args.tile2.clone(),
-        fuse: args.fuse,
-        parallel: args.parallel,
-        reorder_reductions: args.reorder_reductions,
-        max_coefficient: None,
-        define: Vec::new(),
-        given: None,
-        machine: None,
-        c: Default::default(),
-    };
+    let schedule = args.schedule_options();
     let compilation = Compilation {
         file: &args.file,
         kernel: None,

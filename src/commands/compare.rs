@@ -10,7 +10,6 @@ use super::timing::{optimize_and_time, Timing};
 use crate::error::CliError;
 use scheduler::compare::{cells, csv_of, measure, table_of, Measurement, HEADER};
 use scheduler::registry::all_schedulers;
-use scheduler::transform::TransformOptions;
 use serde::Serialize;
 use std::num::NonZeroU32;
 use std::time::Duration;
@@ -58,11 +57,8 @@ pub fn run(args: &CompareArgs) -> Result<(), CliError> {
             .collect::<Result<Vec<_>, _>>()?,
         None => all_schedulers(),
     };
-    let transforms = transform_options(&args.options)?;
-    let built = TransformOptions {
-        register: args.codegen.register(),
-        ..transforms.clone()
-    };
+    let transforms = transform_options(&args.options, None)?;
+    let built = transform_options(&args.options, args.codegen.register())?;
     let dir = tempfile::tempdir().map_err(super::bench::internal)?;
     let mut rows = Vec::new();
     let lifted_files = (args.files.iter())

@@ -1,7 +1,7 @@
 //! `polyc compile`: schedule a kernel and emit it as C (optionally with a `main` harness).
 
 use super::input::{choose, defines, lift_one, read_kernels, Lifted};
-use super::schedule::DEFAULT_SCHEDULER;
+use super::pipeline::DEFAULT_SCHEDULER;
 use super::schedule::{optimize_with_fallback, transform_options, ScheduleOptions};
 use crate::error::CliError;
 use codegen::{c::LoopOptions, CodegenOptions};
@@ -11,7 +11,6 @@ use scheduler::optimizer::pass::pass_named;
 use scheduler::optimizer::{Optimized, Pass};
 use scheduler::target;
 use scheduler::transform::tile_size::{RegisterBlock, RegisterBlocks};
-use scheduler::transform::TransformOptions;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -180,12 +179,7 @@ pub fn generate(c: &Compilation) -> Result<String, CliError> {
 /// scheduler, falling back to isl's after Pluto and to the original order after any; the
 /// optimizer's refusals are printed as notes.
 pub fn optimize_lifted(lifted: &Lifted, c: &Compilation) -> Result<Optimized, CliError> {
-    // A schedule the user wrote is tiled, in caches and registers, only when asked.
-    let untiled = c.schedule.given.is_some() && c.schedule.tile.is_none();
-    let transforms = TransformOptions {
-        register: c.register.filter(|_| !untiled),
-        ..transform_options(c.schedule)?
-    };
+    let transforms = transform_options(c.schedule, c.register)?;
     let problem = c.schedule.problem(lifted);
     let (optimized, _) = optimize_with_fallback(
         &problem,

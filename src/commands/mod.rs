@@ -13,6 +13,7 @@ mod fuzz;
 mod fuzz_npu;
 mod input;
 mod mappings;
+mod pipeline;
 mod plot;
 mod progress;
 mod ranking;
@@ -49,26 +50,34 @@ enum Command {
     Check(check::CheckArgs),
     /// Optimise the `#pragma scop` regions of a C file: each is replaced by its optimised
     /// loop nest, everything else is kept byte for byte.
+    #[command(after_help = pipeline::help())]
     C(cfile::CFileArgs),
-    /// Schedule a kernel (Feautrier, isl, identity), tile and parallelise; print the result.
+    /// Schedule a kernel (Pluto, Feautrier, isl, identity), tile and parallelise; print the
+    /// result.
+    #[command(after_help = pipeline::help())]
     Schedule(schedule::ScheduleArgs),
     /// Compare schedulers on kernels: bands, parallel loops, tiles, time.
+    #[command(after_help = pipeline::help())]
     Compare(compare::CompareArgs),
     /// Run every scheduler on every kernel file, each pair an independent job appending one
     /// JSON line to a file (resumable; `--job` runs one, for GNU parallel or Slurm).
+    #[command(after_help = pipeline::help())]
     Study(study::StudyArgs),
     /// Draw a study's speed-ups (per kernel, per scheduler, over `identity`) as grouped bars
     /// in SVG.
     Plot(plot::PlotArgs),
     /// Time a kernel as original C (gcc, Polly) and as polyc's C; report medians.
+    #[command(after_help = pipeline::help())]
     Bench(bench::BenchArgs),
     /// Schedule a kernel and emit it as C (with `--harness`, a complete program).
+    #[command(after_help = pipeline::help())]
     Compile(compile::CompileArgs),
     /// Run the whole pipeline on an embedded example (what `make run` shows).
     Demo(demo::DemoArgs),
     /// Print a kernel as the compiler sees it: checked AST, isl model, dependences, schedule.
     Show(show::ShowArgs),
     /// Execute a kernel with the reference interpreter; print per-output checksums.
+    #[command(after_help = pipeline::help())]
     Run(run::RunArgs),
     /// Simulate a program for the NPU (`.npu` assembly).
     Sim(sim::SimArgs),
@@ -113,6 +122,9 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::CommandFactory;
+    use schedule::transform_options;
+    use scheduler::transform::TransformOptions;
 
     /// The arguments clap gives `polyc ARGS`, defaults filled in.
     fn parse(args: &[&str]) -> Command {
@@ -121,43 +133,141 @@ mod tests {
             .command
     }
 
+    /// The commands that schedule, each with the arguments that make it schedule a kernel.
+    const SCHEDULING: [&[&str]; 7] = [
+        &["schedule", "k.pk"],
+        &["compile", "k.pk"],
+        &["run", "k.pk", "--target", "cpu"],
+        &["bench", "k.pk"],
+        &["c", "k.c"],
+        &["compare", "k.pk"],
+        &["study", "k.pk", "--list-jobs"],
+    ];
+
+    /// What each command that schedules does with `extra` flags: its scheduler (`None` for
+    /// those that run every scheduler), its transformations, and where it generates code,
+    /// its transformations with register tiles.
+    struct Pipeline {
+        scheduler: Option<String>,
+        transforms: TransformOptions,
+        built: Option<TransformOptions>,
+    }
+
+    fn pipelines(extra: &[&str]) -> Vec<Pipeline> {
+        (SCHEDULING.iter())
+            .map(|args| {
+                let args: Vec<&str> = args.iter().chain(extra).copied().collect();
+                let (scheduler, options, register) = match parse(&args) {
+                    Command::Schedule(a) => (Some(a.scheduler), a.options, None),
+                    Command::Compile(a) => (Some(a.scheduler), a.schedule, a.codegen.register()),
+                    Command::Run(a) => (
+                        Some(a.scheduler.clone()),
+                        a.schedule_options(),
+                        a.codegen.register(),
+                    ),
+                    Command::Bench(a) => (
+                        Some(a.scheduler.clone()),
+                        a.schedule_options(),
+                        a.codegen.register(),
+                    ),
+                    Command::C(a) => (
+                        Some(a.scheduler.clone()),
+                        a.schedule_options(),
+                        a.codegen.register(),
+                    ),
+                    Command::Compare(a) => (None, a.options, a.codegen.register()),
+                    Command::Study(a) => (None, a.study.schedule, a.study.codegen.register()),
+                    other => panic!("{args:?} parsed as {other:?}"),
+                };
+                let transforms = |register| transform_options(&options, register).unwrap();
+                Pipeline {
+                    scheduler,
+                    transforms: transforms(None),
+                    built: (args[0] != "schedule").then(|| transforms(register)),
+                }
+            })
+            .collect()
+    }
+
+    /// The same options (`TransformOptions` has no `PartialEq`; its `Debug` shows every field).
+    fn same(a: &TransformOptions, b: &TransformOptions) -> bool {
+        format!("{a:?}") == format!("{b:?}")
+    }
+
     #[test]
     fn the_commands_share_one_default_pipeline() {
-        let (
-            Command::Schedule(schedule),
-            Command::Compile(compile),
-            Command::Run(run),
-            Command::Bench(bench),
-            Command::C(c),
-        ) = (
-            parse(&["schedule", "k.pk"]),
-            parse(&["compile", "k.pk"]),
-            parse(&["run", "k.pk", "--target", "cpu"]),
-            parse(&["bench", "k.pk"]),
-            parse(&["c", "k.c"]),
-        )
-        else {
+        let all = pipelines(&[]);
+        let default = transform_options(&schedule::ScheduleOptions::default(), None).unwrap();
+        assert_eq!(
+            default.tile,
+            Some(Vec::new()),
+            "tiled with the cache model's sizes"
+        );
+        assert!(default.parallel);
+        assert!(default.fuse.is_none(), "the scheduler's own fusion");
+        let built = all[1].built.clone().expect("compile builds");
+        assert!(same(
+            &built,
+            &TransformOptions {
+                register: built.register,
+                ..default.clone()
+            }
+        ));
+        for (p, args) in all.iter().zip(SCHEDULING) {
+            if let Some(s) = &p.scheduler {
+                assert_eq!(s, pipeline::DEFAULT_SCHEDULER, "{args:?}");
+            }
+            assert!(same(&p.transforms, &default), "{args:?}");
+            if let Some(b) = &p.built {
+                assert!(same(b, &built), "{args:?}");
+            }
+        }
+        let (Command::Compile(compile), Command::Run(run), Command::Bench(bench), Command::C(c)) = (
+            parse(SCHEDULING[1]),
+            parse(SCHEDULING[2]),
+            parse(SCHEDULING[3]),
+            parse(SCHEDULING[4]),
+        ) else {
             panic!("the commands parse as themselves");
         };
-        for scheduler in [
-            &compile.scheduler,
-            &run.scheduler,
-            &bench.scheduler,
-            &c.scheduler,
-        ] {
-            assert_eq!(scheduler, &schedule.scheduler);
-        }
-        assert_eq!(schedule.scheduler, schedule::DEFAULT_SCHEDULER);
         fn json<T: serde::Serialize>(v: &T) -> serde_json::Value {
             serde_json::to_value(v).expect("arguments serialize")
         }
-        assert_eq!(json(&compile.schedule), json(&schedule.options));
-        for tile in [&run.tile, &bench.tile, &c.tile] {
-            assert_eq!(tile, &schedule.options.tile);
-        }
-        assert_eq!(c.parallel, schedule.options.parallel);
         for codegen in [&run.codegen, &bench.codegen, &c.codegen] {
             assert_eq!(json(codegen), json(&compile.codegen));
         }
+    }
+
+    #[test]
+    fn no_tile_and_no_parallel_turn_each_step_off() {
+        let eight = std::num::NonZeroU32::new(8).unwrap();
+        for (flags, tile, parallel) in [
+            (&["--no-tile"][..], None, true),
+            (&["--no-parallel"], Some(vec![]), false),
+            (&["--no-tile", "--no-parallel"], None, false),
+            (&["--tile", "8,8", "--parallel"], Some(vec![eight; 2]), true),
+        ] {
+            for (p, args) in pipelines(flags).iter().zip(SCHEDULING) {
+                assert_eq!(p.transforms.tile, tile, "{args:?} {flags:?}");
+                assert_eq!(p.transforms.parallel, parallel, "{args:?} {flags:?}");
+            }
+        }
+        for args in SCHEDULING {
+            for conflict in [&["--tile", "--no-tile"], &["--parallel", "--no-parallel"]] {
+                let args = args.iter().chain(conflict).copied();
+                assert!(Cli::try_parse_from(std::iter::once("polyc").chain(args)).is_err());
+            }
+        }
+    }
+
+    #[test]
+    fn every_scheduling_command_states_the_default_pipeline_in_its_help() {
+        let cli = Cli::command();
+        for args in SCHEDULING {
+            let command = cli.find_subcommand(args[0]).expect("a subcommand");
+            let after = command.get_after_help().map(ToString::to_string);
+            assert_eq!(after, Some(pipeline::help()), "{}", args[0]);
+        }
+        assert!(pipeline::help().contains(pipeline::DEFAULT_SCHEDULER));
     }
 }

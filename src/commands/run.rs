@@ -2,8 +2,8 @@
 
 use super::compile::{self, CodegenArgs};
 use super::input::{defines, KernelArgs};
+use super::pipeline::{PipelineArgs, DEFAULT_SCHEDULER};
 use super::schedule::ScheduleOptions;
-use super::schedule::DEFAULT_SCHEDULER;
 use crate::error::CliError;
 use codegen::runner;
 use codegen::toolchain::CCompiler;
@@ -35,12 +35,12 @@ pub struct RunArgs {
     pub(super) scheduler: String,
     /// With `--target cpu`: run this schedule (an isl schedule tree or a union map, checked
     /// as `polyc verify` checks it; illegal or malformed: exit 1) instead of a scheduler's,
-    /// tiled only with `--tile`.
+    /// kept as written (tiled only with `--tile`, made parallel only with `--parallel`).
     #[arg(long, value_name = "FILE")]
     schedule: Option<PathBuf>,
-    /// Tile sizes for `--target cpu` (as `polyc schedule --tile`).
-    #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "SIZES")]
-    pub(super) tile: Option<String>,
+    /// The transformations of `--target cpu`.
+    #[command(flatten)]
+    pub(super) pipeline: PipelineArgs,
     #[command(flatten)]
     pub(super) codegen: CodegenArgs,
     /// The machine: with `--target npu`, an NPU preset or TOML file (default `ascend-like`);
@@ -75,6 +75,19 @@ pub enum RunTarget {
     Cpu,
     /// A program from the NPU back end, run by the simulator (`--machine`).
     Npu,
+}
+
+impl RunArgs {
+    /// The scheduling options of `--target cpu`.
+    pub(super) fn schedule_options(&self) -> ScheduleOptions {
+        ScheduleOptions {
+            pipeline: self.pipeline.clone(),
+            given: self.schedule.clone(),
+            machine: self.machine.clone(),
+            c: self.kernel.c.clone(),
+            ..ScheduleOptions::default()
+        }
+    }
 }
 
 /// Runs `polyc run`: prints the resolved parameters, one checksum line per output array,
@@ -130,23 +143,11 @@ fn run_cpu(
     params: &ParamValues,
     memory: &Memory,
 ) -> Result<(), CliError> {
-    let schedule = ScheduleOptions {
-        tile: args.tile.clone(),
-        tile2: None,
-        fuse: None,
-        parallel: false,
-        reorder_reductions: false,
-        max_coefficient: None,
-        define: Vec::new(),
-        given: args.schedule.clone(),
-        machine: args.machine.clone(),
-        c: args.kernel.c.clone(),
-    };
     let code = compile::generate(&compile::Compilation {
         file: &args.kernel.file,
         kernel: Some(&kernel.name),
         scheduler: &args.scheduler,
-        schedule: &schedule,
+        schedule: &args.schedule_options(),
         register: args.codegen.register(),
         passes: &[],
         codegen: args.codegen.options(true),

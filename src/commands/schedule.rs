@@ -3,6 +3,7 @@
 use super::input::{lift_file, parse_define, CArgs, Lifted};
 use crate::error::CliError;
 
+use super::pipeline::{Origin, PipelineArgs, DEFAULT_SCHEDULER};
 use super::report::{Band, Report};
 use super::schedule_file;
 use super::verify::not_injective;
@@ -11,11 +12,10 @@ use scheduler::legality::{self, Verdict};
 use scheduler::optimizer::optimize;
 use scheduler::registry::{scheduler_named, scheduler_names};
 use scheduler::target::Target;
-use scheduler::transform::tile_size::{Machine, NamedMachine};
+use scheduler::transform::tile_size::{Machine, NamedMachine, RegisterBlocks};
 use scheduler::transform::{summary, Note, Step, TransformOptions};
 use scheduler::{FusePolicy, Options, Problem, Scheduler};
 use serde::Serialize;
-use std::num::NonZeroU32;
 
 /// What `polyc schedule` prints.
 #[derive(clap::ValueEnum, Serialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,49 +34,14 @@ pub enum Emit {
     Json,
 }
 
-/// A fusion policy on the command line.
-#[derive(clap::ValueEnum, Serialize, Clone, Copy, Debug, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum Fuse {
-    /// Distribute strongly connected components.
-    None,
-    /// Fuse when no parallel loop is lost.
-    Smart,
-    /// Fuse whenever legal.
-    Max,
-}
-
-impl From<Fuse> for FusePolicy {
-    fn from(f: Fuse) -> FusePolicy {
-        match f {
-            Fuse::None => FusePolicy::None,
-            Fuse::Smart => FusePolicy::Smart,
-            Fuse::Max => FusePolicy::Max,
-        }
-    }
-}
-
-/// The scheduler of `schedule`, `run --target cpu`, `compile`, `bench` and `c` when
-/// `--scheduler` names none (one default pipeline everywhere).
-pub const DEFAULT_SCHEDULER: &str = "pluto";
-
-/// Options shared by `polyc schedule` and `polyc compare`.
-#[derive(clap::Args, Serialize, Debug, Clone)]
+/// Options shared by `polyc schedule`, `compile`, `compare` and `study` (their defaults are
+/// the default pipeline's, [`ScheduleOptions::default`]).
+#[derive(clap::Args, Serialize, Debug, Clone, Default)]
 pub struct ScheduleOptions {
-    /// Tile permutable bands; sizes per band member, comma-separated; members without a size
-    /// (all of them for `--tile` alone) get sizes chosen by a cache model of this machine.
-    #[arg(long, num_args = 0..=1, default_missing_value = "", value_name = "SIZES")]
-    pub tile: Option<String>,
-    /// Tile the tile loops again with these sizes (needs --tile).
-    #[arg(long, value_name = "SIZES", requires = "tile")]
-    pub tile2: Option<String>,
-    /// Re-decide loop fusion after scheduling.
-    #[arg(long, value_enum)]
-    pub fuse: Option<Fuse>,
-    /// Expose parallelism: wavefront when no outer loop is parallel, stride-1 parallel loop
-    /// innermost.
-    #[arg(long)]
-    pub parallel: bool,
+    /// The transformations (tiling, parallelism, fusion).
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub pipeline: PipelineArgs,
     /// Allow reduction updates to be reordered among themselves.
     #[arg(long)]
     pub reorder_reductions: bool,
@@ -89,8 +54,8 @@ pub struct ScheduleOptions {
     pub define: Vec<(String, i64)>,
     /// Use this schedule (an isl schedule tree or a union map, as `polyc verify` reads it)
     /// instead of a scheduler's, after checking it as `verify` does (illegal or malformed:
-    /// exit 1); it is tiled only with `--tile`, and the other transformations asked for
-    /// still apply.
+    /// exit 1); it is kept as written, tiled only with `--tile` and made parallel only with
+    /// `--parallel`, and `--fuse` still applies.
     #[arg(long = "schedule", value_name = "FILE")]
     pub given: Option<std::path::PathBuf>,
     /// The machine tiles are sized for: a CPU machine file (TOML: name, cores, l1d, l2, l3,
@@ -129,7 +94,7 @@ impl ScheduleOptions {
             program: &lifted.program,
             deps: &lifted.deps,
             options: Options {
-                fuse: self.fuse.map(FusePolicy::from).unwrap_or_default(),
+                fuse: self.pipeline.fuse.map(FusePolicy::from).unwrap_or_default(),
                 reorder_reductions: self.reorder_reductions,
                 max_coefficient: self.max_coefficient,
             },
@@ -152,15 +117,29 @@ impl ScheduleOptions {
     }
 }
 
-/// The transformation options the flags ask for.
-pub fn transform_options(options: &ScheduleOptions) -> Result<TransformOptions, CliError> {
+/// The transformation options the flags ask for: the default pipeline's unless a flag
+/// turns a step off, a `--schedule FILE` kept as written unless a flag asks otherwise (see
+/// [`PipelineArgs`]); `register`, the blocks of `--register-tile` where the command
+/// generates code (`None` where it does not), applies where cache tiles may go.
+pub fn transform_options(
+    options: &ScheduleOptions,
+    register: Option<RegisterBlocks>,
+) -> Result<TransformOptions, CliError> {
+    let origin = match options.given {
+        Some(_) => Origin::Given,
+        None => Origin::Scheduler,
+    };
+    let pipeline = &options.pipeline;
+    let tile = pipeline.tile_sizes(origin)?;
+    // A schedule the user wrote is tiled, in caches and registers, only when asked.
+    let register = register.filter(|_| origin == Origin::Scheduler || tile.is_some());
     Ok(TransformOptions {
-        fuse: options.fuse.map(FusePolicy::from),
-        tile: options.tile.as_deref().map(parse_sizes).transpose()?,
-        tile2: options.tile2.as_deref().map(parse_sizes).transpose()?,
+        fuse: pipeline.fuse.map(FusePolicy::from),
+        tile,
+        tile2: pipeline.tile2_sizes()?,
         machine: options.tile_machine()?.machine,
-        parallel: options.parallel,
-        register: None,
+        parallel: pipeline.parallel(origin),
+        register,
     })
 }
 
@@ -273,7 +252,7 @@ struct Scheduled {
 /// Runs `polyc schedule`.
 pub fn run(args: &ScheduleArgs) -> Result<(), CliError> {
     find_scheduler(&args.scheduler)?;
-    let transforms = transform_options(&args.options)?;
+    let transforms = transform_options(&args.options, None)?;
     let mut report = Vec::new();
     for lifted in lift_file(&args.file, &args.options.define, &args.options.c)? {
         let problem = args.options.problem(&lifted);
@@ -329,31 +308,12 @@ pub fn run(args: &ScheduleArgs) -> Result<(), CliError> {
     Ok(())
 }
 
-fn parse_sizes(text: &str) -> Result<Vec<NonZeroU32>, CliError> {
-    if text.is_empty() {
-        return Ok(Vec::new());
-    }
-    text.split(',')
-        .map(|s| {
-            s.trim().parse::<NonZeroU32>().map_err(|_| {
-                CliError::User(format!(
-                    "tile size `{s}` is not a positive integer (in `{text}`)"
-                ))
-            })
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn sizes_and_defines_are_checked() {
-        assert_eq!(parse_sizes("").unwrap(), Vec::new());
-        assert_eq!(parse_sizes("8, 16").unwrap().len(), 2);
-        assert!(parse_sizes("8,0").is_err());
-        assert!(parse_sizes("x").is_err());
+    fn defines_are_checked() {
         assert_eq!(parse_define("N=4").unwrap(), ("N".to_string(), 4));
         assert!(parse_define("N").is_err());
         assert!(parse_define("N=x").is_err());

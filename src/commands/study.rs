@@ -142,10 +142,7 @@ pub fn run(args: &StudyArgs) -> Result<(), CliError> {
     let todo: Vec<&Job> = (selected.into_iter())
         .filter(|j| !(args.resume && done.jobs.contains(j)))
         .collect();
-    let transforms = TransformOptions {
-        register: args.study.codegen.register(),
-        ..transform_options(&args.study.schedule)?
-    };
+    let transforms = transform_options(&args.study.schedule, args.study.codegen.register())?;
     let machine = args.study.schedule.tile_machine()?;
     let dir = tempfile::tempdir().map_err(internal)?;
     let progress = Progress::new(todo.len() as u64);

@@ -3,3 +3,4 @@ examples/polybench/gesummv.pk
 --target
 cpu
 --parallel
+--no-tile

@@ -3,3 +3,4 @@ examples/polybench/heat-3d.pk
 --parallel
 --emit
 schedule
+--no-tile

@@ -1,2 +1,4 @@
 schedule
 tests/kernels/skew5.pk
+--no-tile
+--no-parallel

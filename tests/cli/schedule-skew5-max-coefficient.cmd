@@ -4,3 +4,5 @@ tests/kernels/skew5.pk
 5
 --emit
 schedule
+--no-tile
+--no-parallel

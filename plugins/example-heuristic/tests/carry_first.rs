@@ -38,7 +38,8 @@ fn compare_lists_and_runs_the_plugin_beside_pluto() {
     ];
     let mut args = vec!["compare"];
     args.extend(kernels);
-    args.extend(["--emit", "json"]);
+    // The schedulers' own schedules: tiling and the wavefront would add parallel loops.
+    args.extend(["--emit", "json", "--no-tile", "--no-parallel"]);
     let out = polyc(&args);
     assert!(
         out.status.success(),

@@ -1,0 +1,4 @@
+schedule
+examples/polybench/gemm.pk
+--machine
+tests/cli/skylake-2c.toml

@@ -1,0 +1,7 @@
+schedule
+examples/polybench/gemm.pk
+--machine
+tests/cli/skylake-2c.toml
+--no-parallel
+--emit
+ast
