@@ -10,6 +10,10 @@
 //! for validity (as in PPCG). Dependences among the instances of one reduction update on the
 //! same element are also collected in [`Dependences::reduction`], so that a scheduler may
 //! drop them when the user allows reductions to be reordered.
+//!
+//! Input dependences (read after read, [`Dependences::input`]) are kept apart: two reads of
+//! one element need no order, so no schedule has to respect them, but a scheduler may bring
+//! them closer for reuse (Pluto's `--rar`).
 
 use crate::isl::{IslResult, Obj, UnionMap};
 use crate::model::Program;
@@ -60,6 +64,12 @@ pub struct Dependences {
     /// may come last, so every one must precede the reads (attention's softmax read a partial
     /// row sum without these).
     pub reduction_flow: UnionMap,
+    /// Read-after-read (input dependences), from each read instance to the next read of
+    /// the same element in the original order (the last reader: isl's dataflow analysis
+    /// with the reads as must-sources, as Pluto computes them with `--rar --lastwriter`).
+    /// Never a constraint on a schedule: [`Dependences::validity`] and the legality checker
+    /// leave them out; only an objective may look at them (data reuse).
+    pub input: UnionMap,
 }
 
 impl Dependences {
@@ -72,6 +82,7 @@ impl Dependences {
         let flow = dataflow(program, &reads, &writes, Sources::Must)?;
         let anti = dataflow(program, &writes, &reads, Sources::May)?;
         let output = dataflow(program, &writes, &writes, Sources::May)?;
+        let input = dataflow(program, &reads, &reads, Sources::Must)?;
         let all = flow.union(&anti)?.union(&output)?;
         let mut reduction = ctx.empty_union_map()?;
         let mut reduction_flow = ctx.empty_union_map()?;
@@ -88,6 +99,7 @@ impl Dependences {
             output: output.coalesce()?,
             reduction: reduction.coalesce()?,
             reduction_flow: reduction_flow.coalesce()?,
+            input: input.coalesce()?,
         })
     }
 
