@@ -3,10 +3,11 @@
 //! With every parameter fixed to a small value, the oracle walks all statement instances in
 //! the original order (the interpreter's enumeration) and records, element by element, the
 //! last writer (flow, value-based) and every earlier reader and writer (anti and output,
-//! memory-based), and the last reader (input dependences, which writes do not kill). The
-//! pairs must be exactly those of the relations isl computes.
+//! memory-based), the last reader (input dependences, which writes do not kill), and the
+//! accesses since the last write (to the next write only). The pairs must be exactly those
+//! of the relations isl computes.
 
-use poly::deps::{DepKind, Dependences};
+use poly::deps::{DepKind, Dependences, Reuse};
 use poly::interp::{Interpreter, ParamValues};
 use poly::isl::{Ctx, Map, UnionMap};
 use poly::model::Program;
@@ -114,6 +115,34 @@ fn input_oracle(program: &Program, order: &[Instance]) -> Pairs {
         for e in elements {
             last_reader.insert(e.clone(), inst.clone());
         }
+    }
+    out
+}
+
+/// Anti and output dependences to the next write only: each write and the accesses of its
+/// element since the last write before it (that write included).
+fn next_write_oracle(program: &Program, order: &[Instance]) -> Pairs {
+    let reads = read_elements(program);
+    let writes: Vec<HashMap<Vec<i64>, Element>> = (program.statements.iter())
+        .map(|s| touched(&s.write.relation, s.iterators.len()))
+        .collect();
+    let mut since_write: HashMap<Element, Vec<Instance>> = HashMap::new();
+    let mut out = Pairs::new();
+    for inst in order {
+        let (s, iv) = inst;
+        let e = &writes[*s][iv];
+        for a in since_write.remove(e).into_iter().flatten() {
+            if &a != inst {
+                out.insert((a, inst.clone()));
+            }
+        }
+        for access in &reads[*s] {
+            let accessed = since_write.entry(access[iv].clone()).or_default();
+            if accessed.last() != Some(inst) {
+                accessed.push(inst.clone());
+            }
+        }
+        since_write.insert(e.clone(), vec![inst.clone()]);
     }
     out
 }
@@ -230,17 +259,25 @@ fn dependences_equal_the_brute_force_oracle_on_every_example() {
                 ));
             }
         }
-        let (got, want) = (
-            isl_pairs(&program, &deps.input),
-            input_oracle(&program, &order),
-        );
-        if got != want {
-            let extra: Vec<_> = got.difference(&want).take(3).collect();
-            let missing: Vec<_> = want.difference(&got).take(3).collect();
-            failures.push(format!(
-                "{} input: extra {extra:?}; missing {missing:?}",
-                file.display()
-            ));
+        let reuse = Reuse::compute(&program).unwrap();
+        let apart = [
+            ("input", &reuse.input, input_oracle(&program, &order)),
+            (
+                "next write",
+                &reuse.next_write,
+                next_write_oracle(&program, &order),
+            ),
+        ];
+        for (name, relation, want) in apart {
+            let got = isl_pairs(&program, relation);
+            if got != want {
+                let extra: Vec<_> = got.difference(&want).take(3).collect();
+                let missing: Vec<_> = want.difference(&got).take(3).collect();
+                failures.push(format!(
+                    "{} {name}: extra {extra:?}; missing {missing:?}",
+                    file.display()
+                ));
+            }
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -105,6 +105,10 @@ pub struct BenchArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub codegen: CodegenArgs,
+    /// Pluto's objective for variant (c) also bounds read-after-read dependences (as
+    /// `polyc schedule --rar`).
+    #[arg(long)]
+    pub rar: bool,
 }
 
 /// The flags a user gives clang-16 for Polly with its parallel code generation.
@@ -160,6 +164,7 @@ fn options(
         given,
         machine,
         c: CArgs::default(),
+        rar: false,
     }
 }
 
@@ -365,13 +370,18 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<Benched, CliEr
         file,
         kernel: None,
         scheduler: &args.scheduler,
-        schedule: &match &args.schedule {
-            Some(given) => options(args.tile.clone(), Some(given.clone()), args.machine.clone()),
-            None => options(
-                Some(args.tile.clone().unwrap_or_default()),
-                None,
-                args.machine.clone(),
-            ),
+        schedule: &ScheduleOptions {
+            rar: args.rar,
+            ..match &args.schedule {
+                Some(given) => {
+                    options(args.tile.clone(), Some(given.clone()), args.machine.clone())
+                }
+                None => options(
+                    Some(args.tile.clone().unwrap_or_default()),
+                    None,
+                    args.machine.clone(),
+                ),
+            }
         },
         register: args.codegen.register(),
         passes: &[],

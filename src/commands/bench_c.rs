@@ -157,6 +157,7 @@ pub fn bench_file(
         given: None,
         machine: args.machine.clone(),
         c: Default::default(),
+        rar: args.rar,
     };
     let compilation = Compilation {
         file,

@@ -175,6 +175,7 @@ pub fn run(args: &CFileArgs) -> Result<(), CliError> {
         given: None,
         machine: None,
         c: Default::default(),
+        rar: false,
     };
     let compilation = Compilation {
         file: &args.file,

@@ -64,6 +64,10 @@ pub struct RunArgs {
     /// fails with exit 2).
     #[arg(long)]
     no_check: bool,
+    /// With `--target cpu`: Pluto's objective also bounds read-after-read dependences (as
+    /// `polyc schedule --rar`).
+    #[arg(long)]
+    rar: bool,
 }
 
 /// Where `polyc run` executes the kernel.
@@ -141,6 +145,7 @@ fn run_cpu(
         given: args.schedule.clone(),
         machine: args.machine.clone(),
         c: args.kernel.c.clone(),
+        rar: args.rar,
     };
     let code = compile::generate(&compile::Compilation {
         file: &args.kernel.file,
