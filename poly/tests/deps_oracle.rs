@@ -3,11 +3,13 @@
 //! With every parameter fixed to a small value, the oracle walks all statement instances in
 //! the original order (the interpreter's enumeration) and records, element by element, the
 //! last writer (flow, value-based) and every earlier reader and writer (anti and output,
-//! memory-based). The pairs must be exactly those of the relations isl computes.
+//! memory-based), the last reader (input dependences, which writes do not kill), and the
+//! accesses since the last write (to the next write only). The pairs must be exactly those
+//! of the relations isl computes.
 
-use poly::deps::{DepKind, Dependences};
+use poly::deps::{DepKind, Dependences, Reuse};
 use poly::interp::{Interpreter, ParamValues};
-use poly::isl::{Ctx, Map};
+use poly::isl::{Ctx, Map, UnionMap};
 use poly::model::Program;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -37,8 +39,9 @@ fn touched(relation: &Map, n_iters: usize) -> HashMap<Vec<i64>, Element> {
         .collect()
 }
 
-fn oracle(program: &Program, order: &[Instance]) -> BTreeMap<DepKind, Pairs> {
-    let reads: Vec<Vec<HashMap<Vec<i64>, Element>>> = program
+/// Per statement, per read access, the element each instance reads.
+fn read_elements(program: &Program) -> Vec<Vec<HashMap<Vec<i64>, Element>>> {
+    program
         .statements
         .iter()
         .map(|s| {
@@ -47,7 +50,11 @@ fn oracle(program: &Program, order: &[Instance]) -> BTreeMap<DepKind, Pairs> {
                 .map(|a| touched(&a.relation, s.iterators.len()))
                 .collect()
         })
-        .collect();
+        .collect()
+}
+
+fn oracle(program: &Program, order: &[Instance]) -> BTreeMap<DepKind, Pairs> {
+    let reads = read_elements(program);
     let writes: Vec<HashMap<Vec<i64>, Element>> = program
         .statements
         .iter()
@@ -91,7 +98,56 @@ fn oracle(program: &Program, order: &[Instance]) -> BTreeMap<DepKind, Pairs> {
     out
 }
 
-fn isl_pairs(program: &Program, deps: &Dependences, kind: DepKind) -> Pairs {
+/// Input dependences: each read instance and the last earlier instance that read the same
+/// element (an instance reading an element twice depends on nothing through it).
+fn input_oracle(program: &Program, order: &[Instance]) -> Pairs {
+    let reads = read_elements(program);
+    let mut last_reader: HashMap<Element, Instance> = HashMap::new();
+    let mut out = Pairs::new();
+    for inst in order {
+        let (s, iv) = inst;
+        let elements: BTreeSet<&Element> = reads[*s].iter().map(|a| &a[iv]).collect();
+        for e in &elements {
+            if let Some(r) = last_reader.get(*e) {
+                out.insert((r.clone(), inst.clone()));
+            }
+        }
+        for e in elements {
+            last_reader.insert(e.clone(), inst.clone());
+        }
+    }
+    out
+}
+
+/// Anti and output dependences to the next write only: each write and the accesses of its
+/// element since the last write before it (that write included).
+fn next_write_oracle(program: &Program, order: &[Instance]) -> Pairs {
+    let reads = read_elements(program);
+    let writes: Vec<HashMap<Vec<i64>, Element>> = (program.statements.iter())
+        .map(|s| touched(&s.write.relation, s.iterators.len()))
+        .collect();
+    let mut since_write: HashMap<Element, Vec<Instance>> = HashMap::new();
+    let mut out = Pairs::new();
+    for inst in order {
+        let (s, iv) = inst;
+        let e = &writes[*s][iv];
+        for a in since_write.remove(e).into_iter().flatten() {
+            if &a != inst {
+                out.insert((a, inst.clone()));
+            }
+        }
+        for access in &reads[*s] {
+            let accessed = since_write.entry(access[iv].clone()).or_default();
+            if accessed.last() != Some(inst) {
+                accessed.push(inst.clone());
+            }
+        }
+        since_write.insert(e.clone(), vec![inst.clone()]);
+    }
+    out
+}
+
+fn isl_pairs(program: &Program, relation: &UnionMap) -> Pairs {
     let index = |tuple: Option<String>| {
         let t = tuple.unwrap_or_default();
         program
@@ -101,7 +157,7 @@ fn isl_pairs(program: &Program, deps: &Dependences, kind: DepKind) -> Pairs {
             .unwrap()
     };
     let mut pairs = Pairs::new();
-    for map in deps.of_kind(kind).maps().unwrap() {
+    for map in relation.maps().unwrap() {
         let src = index(map.domain().unwrap().tuple_name());
         let dst = index(map.range().unwrap().tuple_name());
         let n = program.statements[src].iterators.len();
@@ -190,7 +246,7 @@ fn dependences_equal_the_brute_force_oracle_on_every_example() {
             .original_instances();
         let expected = oracle(&program, &order);
         for kind in DepKind::ALL {
-            let got = isl_pairs(&program, &deps, kind);
+            let got = isl_pairs(&program, deps.of_kind(kind));
             let want = &expected[&kind];
             if &got != want {
                 let extra: Vec<_> = got.difference(want).take(3).collect();
@@ -200,6 +256,26 @@ fn dependences_equal_the_brute_force_oracle_on_every_example() {
                     file.display(),
                     got.len(),
                     want.len()
+                ));
+            }
+        }
+        let reuse = Reuse::compute(&program).unwrap();
+        let apart = [
+            ("input", &reuse.input, input_oracle(&program, &order)),
+            (
+                "next write",
+                &reuse.next_write,
+                next_write_oracle(&program, &order),
+            ),
+        ];
+        for (name, relation, want) in apart {
+            let got = isl_pairs(&program, relation);
+            if got != want {
+                let extra: Vec<_> = got.difference(&want).take(3).collect();
+                let missing: Vec<_> = want.difference(&got).take(3).collect();
+                failures.push(format!(
+                    "{} {name}: extra {extra:?}; missing {missing:?}",
+                    file.display()
                 ));
             }
         }

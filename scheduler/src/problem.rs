@@ -1,6 +1,6 @@
 //! What a scheduler is given.
 
-use poly::deps::Dependences;
+use poly::deps::{Dependences, Reuse};
 use poly::isl::{IslError, IslResult, UnionMap};
 use poly::model::{ModelError, Program};
 use std::collections::BTreeMap;
@@ -30,6 +30,11 @@ pub struct Options {
     /// The starting bound on the magnitude of schedule coefficients for the schedulers that
     /// search for them (Pluto's `max_coefficient`); `None`: the scheduler's default.
     pub max_coefficient: Option<i64>,
+    /// Whether the objective also bounds input (read-after-read) dependences
+    /// ([`Reuse::input`]), to bring reuse of read data closer (Pluto's `--rar`, with
+    /// its `--lastwriter` dependences: see [`Problem::reuse`]). They never constrain a
+    /// schedule.
+    pub rar: bool,
 }
 
 /// A scheduling problem: a program, its dependences in the original order, and options.
@@ -46,6 +51,26 @@ impl Problem<'_> {
     /// The dependences every schedule must respect.
     pub fn validity(&self) -> IslResult<UnionMap> {
         self.deps.validity(self.options.reorder_reductions)
+    }
+
+    /// Under [`Options::rar`], the dependences whose distances an objective bounds for
+    /// reuse, as Pluto's `--rar --lastwriter` does: the input dependences (each read to the
+    /// next read of its element) and the non-transitive part of validity (value-based flow,
+    /// each access to the next write only: [`Reuse::next_write`]). The memory-based
+    /// pairs those chain are left out: an accumulator's anti dependences from every earlier
+    /// read would make any loop over the reduction look as costly as a distance of `N`
+    /// (mvt's second product could not be interchanged for free). `None` without `rar`.
+    pub fn reuse(&self) -> IslResult<Option<UnionMap>> {
+        if !self.options.rar {
+            return Ok(None);
+        }
+        let (deps, reuse) = (self.deps, Reuse::compute(self.program)?);
+        let direct = deps
+            .flow
+            .union(&deps.reduction_flow)?
+            .union(&reuse.next_write)?;
+        let bounded = self.validity()?.intersect(&direct)?;
+        Ok(Some(bounded.union(&reuse.input)?))
     }
 
     /// Pairs of instances that access a common element (through any two accesses, of the

@@ -106,6 +106,10 @@ pub struct BenchArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub codegen: CodegenArgs,
+    /// Pluto's objective for variant (c) also bounds read-after-read dependences (as
+    /// `polyc schedule --rar`).
+    #[arg(long)]
+    pub rar: bool,
 }
 
 /// The flags a user gives clang-16 for Polly with its parallel code generation.
@@ -150,6 +154,7 @@ impl BenchArgs {
             pipeline: self.pipeline.clone(),
             given: self.schedule.clone(),
             machine: self.machine.clone(),
+            rar: self.rar,
             ..ScheduleOptions::default()
         }
     }

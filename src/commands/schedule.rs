@@ -66,6 +66,11 @@ pub struct ScheduleOptions {
     #[command(flatten)]
     #[serde(flatten)]
     pub c: CArgs,
+    /// Pluto: also bound the distances of read-after-read (input) dependences in the
+    /// objective, to bring reuse of read data closer (Pluto's --rar; mvt fuses its two
+    /// products with one interchanged). They never constrain legality.
+    #[arg(long)]
+    pub rar: bool,
 }
 
 /// Arguments of `polyc schedule`.
@@ -97,6 +102,7 @@ impl ScheduleOptions {
                 fuse: self.pipeline.fuse.map(FusePolicy::from).unwrap_or_default(),
                 reorder_reductions: self.reorder_reductions,
                 max_coefficient: self.max_coefficient,
+                rar: self.rar,
             },
         }
     }

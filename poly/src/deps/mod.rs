@@ -10,6 +10,12 @@
 //! for validity (as in PPCG). Dependences among the instances of one reduction update on the
 //! same element are also collected in [`Dependences::reduction`], so that a scheduler may
 //! drop them when the user allows reductions to be reordered.
+//!
+//! Input dependences (read after read, [`Reuse::input`]) are kept apart, computed only on
+//! demand ([`Reuse::compute`]): two reads of one element need no order, so no schedule has
+//! to respect them, but a scheduler may bring them closer for reuse (Pluto's `--rar`); so
+//! are the anti and output dependences to the next write only ([`Reuse::next_write`]), the
+//! non-transitive subset an objective bounds under `--rar`.
 
 use crate::isl::{IslResult, Obj, UnionMap};
 use crate::model::Program;
@@ -62,6 +68,39 @@ pub struct Dependences {
     pub reduction_flow: UnionMap,
 }
 
+/// The dependences an objective may bound for data reuse, apart from [`Dependences`]: none
+/// of them is a constraint on a schedule beyond those (the legality checker never sees
+/// them). Two more dataflow analyses, so computed only when asked for (`--rar`).
+#[derive(Clone, Debug)]
+pub struct Reuse {
+    /// Read-after-read (input dependences), from each read instance to the next read of
+    /// the same element in the original order (the last reader: isl's dataflow analysis
+    /// with the reads as must-sources, as Pluto computes them with `--rar --lastwriter`;
+    /// writes do not kill them). Two reads need no order.
+    pub input: UnionMap,
+    /// Anti and output dependences to the next write only: from each write, and each read
+    /// after it, to the next write of the element (isl's dataflow with the writes as
+    /// must-sources and the reads as may-sources). Every instance is in
+    /// [`Dependences::anti`] or [`Dependences::output`], which also hold the pairs these
+    /// chain (memory-based); this is the subset Pluto's `--lastwriter` builds its integer
+    /// programs from.
+    pub next_write: UnionMap,
+}
+
+impl Reuse {
+    /// Computes the reuse dependences of `program` in its original order.
+    pub fn compute(program: &Program) -> IslResult<Reuse> {
+        let _analysis = program.ctx.analysis();
+        let reads = program.reads()?;
+        let writes = program.writes()?;
+        let empty = program.ctx.empty_union_map()?;
+        Ok(Reuse {
+            input: dataflow(program, &reads, &reads, &empty)?.coalesce()?,
+            next_write: dataflow(program, &writes, &writes, &reads)?.coalesce()?,
+        })
+    }
+}
+
 impl Dependences {
     /// Computes the dependences of `program` in its original order.
     pub fn compute(program: &Program) -> IslResult<Dependences> {
@@ -69,9 +108,10 @@ impl Dependences {
         let _analysis = ctx.analysis();
         let reads = program.reads()?;
         let writes = program.writes()?;
-        let flow = dataflow(program, &reads, &writes, Sources::Must)?;
-        let anti = dataflow(program, &writes, &reads, Sources::May)?;
-        let output = dataflow(program, &writes, &writes, Sources::May)?;
+        let empty = ctx.empty_union_map()?;
+        let flow = dataflow(program, &reads, &writes, &empty)?;
+        let anti = dataflow(program, &writes, &empty, &reads)?;
+        let output = dataflow(program, &writes, &empty, &writes)?;
         let all = flow.union(&anti)?.union(&output)?;
         let mut reduction = ctx.empty_union_map()?;
         let mut reduction_flow = ctx.empty_union_map()?;
@@ -79,7 +119,7 @@ impl Dependences {
             let target = s.write.relation.apply(isl_rs::UnionMap::from_map)?;
             let same_element = target.apply_range(&target.reverse()?)?;
             reduction = reduction.union(&all.intersect(&same_element)?)?;
-            let every_update = dataflow(program, &reads, &target, Sources::May)?;
+            let every_update = dataflow(program, &reads, &empty, &target)?;
             reduction_flow = reduction_flow.union(&every_update.subtract(&same_element)?)?;
         }
         Ok(Dependences {
@@ -132,45 +172,39 @@ pub fn value_flow(
     sources: &UnionMap,
 ) -> IslResult<(UnionMap, UnionMap)> {
     let ctx = &program.ctx;
-    let flow = flow_info(program, sinks, sources, Sources::Must)?;
+    let flow = flow_info(program, sinks, sources, &ctx.empty_union_map()?)?;
     let deps = ctx.check(flow.get_may_dependence())?;
     let exposed = ctx.check(flow.get_may_no_source())?;
     Ok((Obj::from_raw(ctx, deps), Obj::from_raw(ctx, exposed)))
 }
 
-/// Whether the sources kill earlier sources (value-based) or not (memory-based).
-#[derive(Clone, Copy)]
-enum Sources {
-    Must,
-    May,
-}
-
-/// Dependences from `sources` to `sinks` in the program's original order.
+/// Dependences from the sources to `sinks` in the program's original order: the last
+/// `must` source before each sink (it kills earlier sources: value-based) and every `may`
+/// source after it (memory-based).
 fn dataflow(
     program: &Program,
     sinks: &UnionMap,
-    sources: &UnionMap,
-    kind: Sources,
+    must: &UnionMap,
+    may: &UnionMap,
 ) -> IslResult<UnionMap> {
     let ctx = &program.ctx;
-    let flow = flow_info(program, sinks, sources, kind)?;
+    let flow = flow_info(program, sinks, must, may)?;
     let deps = ctx.check(flow.get_may_dependence())?;
     Ok(Obj::from_raw(ctx, deps))
 }
 
-/// isl's dataflow analysis from `sources` to `sinks` in the program's original order.
+/// isl's dataflow analysis from the `must` and `may` sources to `sinks` in the program's
+/// original order.
 fn flow_info(
     program: &Program,
     sinks: &UnionMap,
-    sources: &UnionMap,
-    kind: Sources,
+    must: &UnionMap,
+    may: &UnionMap,
 ) -> IslResult<isl_rs::UnionFlow> {
     let ctx = &program.ctx;
     let info = ctx.check(UnionAccessInfo::from_sink(sinks.to_raw()))?;
-    let info = match kind {
-        Sources::Must => ctx.check(info.set_must_source(sources.to_raw()))?,
-        Sources::May => ctx.check(info.set_may_source(sources.to_raw()))?,
-    };
+    let info = ctx.check(info.set_must_source(must.to_raw()))?;
+    let info = ctx.check(info.set_may_source(may.to_raw()))?;
     let info = ctx.check(info.set_schedule(program.schedule.to_raw()))?;
     ctx.check(info.compute_flow())
 }

@@ -80,13 +80,16 @@ impl Heuristic for PlutoHeuristic {
 }
 
 /// Pluto's bounding function: new unknowns `u_p >= 0` (one per parameter) and `w >= 0`
-/// with `u . N + w - (phi_T(t) - phi_S(s)) >= 0` on every dependence of the group; returns
+/// with `u . N + w - (phi_T(t) - phi_S(s)) >= 0` on every dependence of the group (under
+/// `--rar`, on its input dependences and the non-transitive others instead:
+/// [`RowIlp::reuse_dependences`], reads of one element brought close as Pluto's `--rar`
+/// does); returns
 /// `[u_0, .., u_P-1, w]`, which minimised in that order prefer hyperplanes with small
 /// dependence distances (`0`: a parallel loop; a constant: tilable with good reuse).
 pub fn bounding_function(ilp: &mut RowIlp<'_>) -> Result<Vec<LinExpr>, ScheduleError> {
     let u: Vec<LinExpr> = (0..ilp.n_params()).map(|_| ilp.new_var(0, None)).collect();
     let w = ilp.new_var(0, None);
-    for &dep in ilp.dependences() {
+    for &dep in ilp.reuse_dependences() {
         let distance = ilp.distance(dep);
         let negated = |e: &[LinExpr]| e.iter().map(|x| LinExpr::default().minus(x)).collect();
         let bound = crate::farkas::Form {

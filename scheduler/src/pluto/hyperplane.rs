@@ -38,8 +38,10 @@ pub struct Settings<'a> {
     pub memo: &'a Memo,
 }
 
-/// The best hyperplane for `members` under the heuristic, respecting `deps` (all between
-/// members) weakly and independent of each member's earlier hyperplanes where it needs more;
+/// The best hyperplane for `members` under the heuristic, respecting the first of `deps`
+/// (all between members) weakly and independent of each member's earlier hyperplanes where
+/// it needs more, the second (those whose distances an objective bounds,
+/// [`RowIlp::reuse_dependences`]) given to the heuristic;
 /// `orientation` (1 or -1) picks the orthant of the independence constraints. With `carry`,
 /// that dependence (one of `deps`) must be satisfied strongly: a distance of at least 1 on
 /// every instance. `None` if there is none.
@@ -47,13 +49,13 @@ pub fn find(
     settings: &Settings<'_>,
     view: View<'_>,
     members: &[Member<'_>],
-    deps: &[&BandDep],
+    (deps, reuse): (&[&BandDep], &[&BandDep]),
     orientation: i64,
     carry: Option<&BandDep>,
 ) -> Result<Option<Vec<(usize, StmtRow)>>, ScheduleError> {
     let shapes: Vec<(usize, usize)> = members.iter().map(|m| (m.stmt, m.n_iters)).collect();
     let layout = Layout::new(settings.n_params, &shapes);
-    let mut row = RowIlp::new(view, &layout, deps);
+    let mut row = RowIlp::new(view, &layout, deps, reuse);
     let bound = LinExpr::constant(i128::from(settings.max_coefficient));
     for s in &layout.stmts {
         for v in s.parts() {

@@ -103,16 +103,24 @@ pub struct RowIlp<'a> {
     view: View<'a>,
     layout: &'a Layout,
     deps: &'a [&'a BandDep],
+    reuse: &'a [&'a BandDep],
     ilp: Ilp,
 }
 
 impl<'a> RowIlp<'a> {
-    /// The program over `layout`'s unknowns for the group's dependences `deps`, unconstrained.
-    pub(super) fn new(view: View<'a>, layout: &'a Layout, deps: &'a [&'a BandDep]) -> Self {
+    /// The program over `layout`'s unknowns for the group's dependences `deps` and those
+    /// whose distances an objective bounds, `reuse`, unconstrained.
+    pub(super) fn new(
+        view: View<'a>,
+        layout: &'a Layout,
+        deps: &'a [&'a BandDep],
+        reuse: &'a [&'a BandDep],
+    ) -> Self {
         RowIlp {
             view,
             layout,
             deps,
+            reuse,
             ilp: Ilp::new(layout.n_vars()),
         }
     }
@@ -158,6 +166,14 @@ impl<'a> RowIlp<'a> {
     /// The dependences within the group the hyperplane respects.
     pub fn dependences(&self) -> &'a [&'a BandDep] {
         self.deps
+    }
+    /// The dependences within the group whose distances an objective bounds (Pluto's
+    /// [`super::bounding_function`]): [`RowIlp::dependences`] by default; under `--rar`
+    /// ([`crate::Options::rar`]) the input (read-after-read) dependences and the
+    /// non-transitive part of the others ([`crate::Problem::reuse`]) instead, each not yet
+    /// ordered by an earlier band. The hyperplane need not respect the input ones.
+    pub fn reuse_dependences(&self) -> &'a [&'a BandDep] {
+        self.reuse
     }
     /// How much of `dep` the rows of the band so far order (one isl query).
     pub fn satisfaction(&self, dep: &BandDep) -> IslResult<Satisfaction> {

@@ -39,6 +39,8 @@ pub enum Run {
 pub struct Shared {
     /// The dependences a schedule must respect, coalesced.
     validity: UnionMap,
+    /// The dependences the objective bounds under `--rar` ([`Problem::reuse`]), coalesced.
+    reuse: Option<UnionMap>,
     /// Pairs of instances that access a common element (see [`Search::band_deps`]).
     conflicts: UnionMap,
     /// The Farkas duals computed so far, by dependence text.
@@ -52,6 +54,7 @@ impl Shared {
     pub fn new(problem: &Problem<'_>) -> Result<Shared, ScheduleError> {
         Ok(Shared {
             validity: problem.validity()?.coalesce()?,
+            reuse: problem.reuse()?.map(|r| r.coalesce()).transpose()?,
             conflicts: problem.conflicts()?,
             duals: RefCell::new(HashMap::new()),
             ilps: Memo::default(),
@@ -74,6 +77,12 @@ pub struct Search<'a> {
     found: Vec<Vec<Vec<i64>>>,
     /// The dependence instances not yet ordered by the rows so far.
     live: UnionMap,
+    /// Under `--rar`, the instances of [`Shared::reuse`] not yet ordered (distance 0 on every
+    /// row so far); empty otherwise.
+    live_reuse: UnionMap,
+    /// Under `--rar`, the dependences the objective of the band's hyperplanes bounds (as
+    /// [`Search::band_deps`] of [`Search::live_reuse`] at the band's start).
+    reuse_deps: Vec<BandDep>,
     /// What the runs share.
     shared: &'a Shared,
     /// The hyperplanes found for groups of statements since the last row or band, by group
@@ -105,6 +114,11 @@ impl<'a> Search<'a> {
             band_start: 0,
             found: vec![Vec::new(); program.statements.len()],
             live: shared.validity.clone(),
+            live_reuse: match &shared.reuse {
+                Some(reuse) => reuse.clone(),
+                None => program.ctx.empty_union_map()?,
+            },
+            reuse_deps: Vec::new(),
             shared,
             solved: RefCell::new(HashMap::new()),
         })
@@ -112,8 +126,10 @@ impl<'a> Search<'a> {
 
     /// Runs to completion, or until the bound is found to cut a band short.
     pub fn run(mut self) -> Result<Run, ScheduleError> {
+        self.reuse_deps = self.band_deps(&self.live_reuse)?;
         self.fusion_cut()?;
-        let mut band_deps = self.band_deps()?;
+        let mut band_deps = self.band_deps(&self.live)?;
+        self.reuse_deps = self.band_deps(&self.live_reuse)?;
         self.band_start = self.schedule.rows.len();
         loop {
             let all_full = (0..self.program.statements.len()).all(|s| !self.needs_more(s));
@@ -135,7 +151,8 @@ impl<'a> Search<'a> {
             } else {
                 self.forced_cut(&band_deps)?;
             }
-            band_deps = self.band_deps()?;
+            band_deps = self.band_deps(&self.live)?;
+            self.reuse_deps = self.band_deps(&self.live_reuse)?;
             self.solved.get_mut().clear();
             self.band_start = self.schedule.rows.len();
         }
@@ -201,7 +218,7 @@ impl<'a> Search<'a> {
         let band_deps = OnceCell::new();
         let probe = |stmts: &[usize]| -> Result<bool, ScheduleError> {
             if band_deps.get().is_none() {
-                let _ = band_deps.set(self.band_deps()?);
+                let _ = band_deps.set(self.band_deps(&self.live)?);
             }
             let deps = band_deps.get().map_or(&[][..], Vec::as_slice);
             Ok(self.hyperplane(deps, stmts)?.is_some())
@@ -256,17 +273,17 @@ impl<'a> Search<'a> {
                 ),
             });
         }
-        let before = self.live.clone();
+        let before = (self.live.clone(), self.live_reuse.clone());
         for attempt in [groups, (0..sccs.len()).collect()] {
             if attempt.last().copied().unwrap_or(0) == 0 {
                 continue;
             }
             self.push_cut(&sccs, &attempt)?;
-            if !self.live.is_equal(&before)? {
+            if !self.live.is_equal(&before.0)? {
                 return Ok(());
             }
             self.schedule.rows.pop();
-            self.live = before.clone();
+            (self.live, self.live_reuse) = before.clone();
         }
         if let Some(row) = self.carrying_row(band_deps)? {
             return self.push_loop(row);
@@ -291,6 +308,7 @@ impl<'a> Search<'a> {
         for scc in self.live_graph()?.sccs() {
             let inside = |d: &&BandDep| scc.contains(&d.src) && scc.contains(&d.dst);
             let deps: Vec<&BandDep> = band_deps.iter().filter(inside).collect();
+            let reuse = self.reuse_deps(&deps, inside);
             let members: Vec<Member<'_>> = (scc.iter())
                 .map(|&s| Member {
                     stmt: s,
@@ -300,9 +318,15 @@ impl<'a> Search<'a> {
                 })
                 .collect();
             for carried in &deps {
-                let Some(solution) =
-                    hyperplane::find(&settings, self.view(), &members, &deps, 1, Some(carried))?
-                else {
+                let found = hyperplane::find(
+                    &settings,
+                    self.view(),
+                    &members,
+                    (&deps, &reuse),
+                    1,
+                    Some(carried),
+                )?;
+                let Some(solution) = found else {
                     continue;
                 };
                 let mut stmts = self.zero_row();
@@ -333,6 +357,20 @@ impl<'a> Search<'a> {
         Ok(())
     }
 
+    /// The dependences the objective of a group's hyperplane bounds: under `--rar` those of
+    /// [`Search::reuse_deps`] `inside` the group, otherwise the group's `deps` themselves.
+    fn reuse_deps<'s>(
+        &'s self,
+        deps: &[&'s BandDep],
+        inside: impl Fn(&&BandDep) -> bool,
+    ) -> Vec<&'s BandDep> {
+        if self.shared.reuse.is_some() {
+            self.reuse_deps.iter().filter(inside).collect()
+        } else {
+            deps.to_vec()
+        }
+    }
+
     fn all_statements(&self) -> Vec<usize> {
         (0..self.program.statements.len()).collect()
     }
@@ -356,8 +394,11 @@ impl<'a> Search<'a> {
         bound: i64,
     ) -> Result<Option<Row>, ScheduleError> {
         let n = self.program.statements.len();
+        // Statements related only by input dependences share an integer program too: the
+        // objective bounds the distances between them.
         let inside = |d: &&BandDep| among.contains(&d.src) && among.contains(&d.dst);
-        let graph = Ddg::new(n, band_deps.iter().filter(inside).map(|d| (d.src, d.dst)));
+        let edges = band_deps.iter().chain(&self.reuse_deps).filter(inside);
+        let graph = Ddg::new(n, edges.map(|d| (d.src, d.dst)));
         let settings = self.settings(bound);
         let mut stmts = self.zero_row();
         for component in graph.components() {
@@ -399,10 +440,9 @@ impl<'a> Search<'a> {
                 needs_more: self.needs_more(s),
             })
             .collect();
-        let deps: Vec<&BandDep> = band_deps
-            .iter()
-            .filter(|d| component.contains(&d.src) && component.contains(&d.dst))
-            .collect();
+        let inside = |d: &&BandDep| component.contains(&d.src) && component.contains(&d.dst);
+        let deps: Vec<&BandDep> = band_deps.iter().filter(inside).collect();
+        let reuse = self.reuse_deps(&deps, inside);
         // Statements of lower dimensionality first follow the others: only those with the
         // most loops among the ones that need a hyperplane must get an independent one, so
         // that a statement nested less deeply does not force its own iterators onto the
@@ -430,8 +470,9 @@ impl<'a> Search<'a> {
         let mut solution = None;
         'search: for attempt in attempts {
             for orientation in [1, -1] {
+                let deps = (&deps[..], &reuse[..]);
                 solution =
-                    hyperplane::find(settings, self.view(), attempt, &deps, orientation, None)?;
+                    hyperplane::find(settings, self.view(), attempt, deps, orientation, None)?;
                 if solution.is_some() {
                     break 'search;
                 }
@@ -444,7 +485,8 @@ impl<'a> Search<'a> {
     /// Appends a loop row, marking it coincident when no live dependence has a non-zero
     /// distance on it.
     fn push_loop(&mut self, mut row: Row) -> Result<(), ScheduleError> {
-        let unordered = self.unordered_by(&row)?;
+        let unordered = self.unordered_by(&self.live, &row)?;
+        self.live_reuse = self.unordered_by(&self.live_reuse, &row)?;
         row.kind = RowKind::Loop {
             coincident: self.live.is_subset(&unordered)?,
         };
@@ -459,22 +501,23 @@ impl<'a> Search<'a> {
 
     /// Appends a scalar row and keeps live only the dependence instances it does not order.
     fn push_scalar(&mut self, row: Row) -> Result<(), ScheduleError> {
-        self.live = self.unordered_by(&row)?;
+        self.live = self.unordered_by(&self.live, &row)?;
+        self.live_reuse = self.unordered_by(&self.live_reuse, &row)?;
         self.solved.get_mut().clear();
         self.schedule.rows.push(row);
         Ok(())
     }
 
-    /// The live dependence instances on which `row` has the same value at both ends
+    /// The instances of `live` on which `row` has the same value at both ends
     /// (`isl_union_map_eq_at_multi_union_pw_aff`: only the live pairs of statements are
     /// looked at, not every pair).
-    fn unordered_by(&self, row: &Row) -> IslResult<UnionMap> {
+    fn unordered_by(&self, live: &UnionMap, row: &Row) -> IslResult<UnionMap> {
         let single = AffineSchedule {
             rows: vec![row.clone()],
             bands: Vec::new(),
         };
         let function = single.to_union_map(self.program)?;
-        self.live.pairs_where(&function, PairOrder::Equal)
+        live.pairs_where(&function, PairOrder::Equal)
     }
 
     fn close_band(&mut self) {
@@ -493,7 +536,8 @@ impl<'a> Search<'a> {
             .collect()
     }
 
-    /// The live dependences, one per pair of statements, with their Farkas duals.
+    /// The dependences `live` (the live ones or the live input ones), one per pair of
+    /// accesses, with their Farkas duals.
     ///
     /// Each is first split by the pair of accesses through which its instances conflict
     /// ([`Problem::conflicts`]; every dependence relates two accesses to one element, so the
@@ -502,8 +546,8 @@ impl<'a> Search<'a> {
     /// Duals are cached by the dependence's text, across runs ([`Shared`]): a scalar cut
     /// leaves the dependences inside each group unchanged, and they would otherwise be
     /// recomputed at every band and in every run.
-    fn band_deps(&self) -> IslResult<Vec<BandDep>> {
-        let pieces = self.live.intersect(&self.shared.conflicts)?.maps()?;
+    fn band_deps(&self, live: &UnionMap) -> IslResult<Vec<BandDep>> {
+        let pieces = live.intersect(&self.shared.conflicts)?.maps()?;
         let mut deps = Vec::with_capacity(pieces.len());
         for m in &pieces {
             let dual = match self.shared.duals.borrow_mut().entry(m.to_string()) {
