@@ -167,6 +167,10 @@ impl Scheduler for Pluto {
         &self,
         problem: &Problem,
     ) -> Result<(Schedule, Vec<SchedulerNote>), ScheduleError> {
+        // A kernel without statements has nothing to order (and no space for a hyperplane).
+        if problem.program.statements.is_empty() {
+            return Ok((crate::baseline::Identity.schedule(problem)?, Vec::new()));
+        }
         // Solved with the parameters symbolic, applied to the program as fixed.
         let (affine, mut notes) = Symbolic::solve(problem, |p| self.affine_noted(p))?;
         let schedule = affine.to_tree(problem.program)?;
