@@ -40,9 +40,10 @@ pub struct FuzzArgs {
     /// Also compile every schedule to C, run it and compare its checksums (slower).
     #[arg(long)]
     compile: bool,
-    /// Also compile each program (its `f64` arrays as `f32`) for the NPU on `ascend-like` and
-    /// `mini`, simulate it and compare it with the interpreter within tolerance; a refusal
-    /// with its reason passes.
+    /// Also put each seed's program (its `f64` arrays as `f32`) and a random tensor kernel of
+    /// the vector path's shape through the NPU back end on `ascend-like` and `mini`,
+    /// simulate them and compare them with the interpreter within tolerance; a refusal with
+    /// its reason passes.
     #[arg(long)]
     npu: bool,
     /// Only the NPU's kernels (`--npu` without the schedulers: much faster per seed).
