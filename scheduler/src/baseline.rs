@@ -19,7 +19,8 @@ impl Scheduler for Identity {
 }
 
 /// isl's own scheduler (`isl_schedule_constraints_compute_schedule`), with every validity
-/// dependence also used as proximity and coincidence constraint.
+/// dependence also used as proximity and coincidence constraint, under isl's scheduler
+/// options as [`crate::Options::isl`] sets them.
 pub struct Isl;
 
 impl Scheduler for Isl {
@@ -41,7 +42,10 @@ impl Scheduler for Isl {
             proximity: &validity,
             coincidence: &validity,
         };
-        Ok(constraints.compute_schedule()?)
+        let options = &problem.options.isl;
+        Ok(program
+            .ctx
+            .with_scheduler_options(options, || constraints.compute_schedule())?)
     }
 }
 

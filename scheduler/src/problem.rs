@@ -35,6 +35,9 @@ pub struct Options {
     /// its `--lastwriter` dependences: see [`Problem::reuse`]). They never constrain a
     /// schedule.
     pub rar: bool,
+    /// isl's scheduler options for the `isl` baseline (`--isl-option`; the others keep
+    /// isl's defaults).
+    pub isl: poly::isl::SchedulerOptions,
 }
 
 /// A scheduling problem: a program, its dependences in the original order, and options.

@@ -26,6 +26,7 @@ mod lp;
 mod node;
 mod objects;
 mod pairs;
+mod scheduler_options;
 mod split;
 
 pub use ast_build::{build as build_ast, prepare as prepare_ast, pseudo_c, AstOptions, LoopType};
@@ -39,6 +40,7 @@ pub use objects::{
 };
 pub(crate) use objects::{Parse, RawIsl};
 pub use pairs::PairOrder;
+pub use scheduler_options::{SchedulerOption, SchedulerOptions};
 pub use split::SplitPairs;
 
 use isl_rs::{Context, LibISLError, Options};
