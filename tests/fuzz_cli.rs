@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::polyc;
+use common::{passing, polyc};
 
 #[test]
 fn one_random_program_agrees_under_every_schedule() {
@@ -46,19 +46,6 @@ fn random_tensor_kernels_match_the_interpreter_on_the_npu() {
         stdout.contains("on the NPU 2 kernels compiled and matched, 6 refused"),
         "{stdout}"
     );
-}
-
-/// `polyc ARGS`, which must exit 0; its standard output.
-fn passing(args: &[&str]) -> String {
-    let out = polyc(args);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
 }
 
 /// The open failures (`tests/fuzz/open/`, each a shrunk program with its failure in its first

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::polyc;
+use common::{passing, polyc};
 
 /// The summary `polyc schedule` prints for 2mm under isl's scheduler with `extra` flags.
 fn two_mm(extra: &[&str]) -> String {
@@ -15,13 +15,7 @@ fn two_mm(extra: &[&str]) -> String {
     ];
     args.extend(["--no-tile", "--no-parallel"]);
     args.extend(extra);
-    let out = polyc(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    passing(&args)
 }
 
 #[test]

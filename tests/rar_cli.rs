@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::polyc;
+use common::{passing, polyc};
 
 const MVT: &str = "examples/polybench/mvt.pk";
 
@@ -14,13 +14,7 @@ fn mvt_schedule(extra: &[&str]) -> String {
     args.extend(["--no-tile", "--no-parallel"]);
     args.extend(["--emit", "schedule"]);
     args.extend(extra);
-    let out = polyc(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    passing(&args)
 }
 
 #[test]

@@ -10,3 +10,17 @@ pub fn polyc(args: &[&str]) -> Output {
         .output()
         .expect("polyc runs")
 }
+
+/// Runs `polyc` with `args`, which must succeed (a failure shows its standard error); its
+/// standard output.
+// (not every test file runs commands that must succeed)
+#[allow(dead_code)]
+pub fn passing(args: &[&str]) -> String {
+    let out = polyc(args);
+    assert!(
+        out.status.success(),
+        "polyc {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
