@@ -106,10 +106,6 @@ pub struct BenchArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub codegen: CodegenArgs,
-    /// Pluto's objective for variant (c) also bounds read-after-read dependences (as
-    /// `polyc schedule --rar`).
-    #[arg(long)]
-    pub rar: bool,
 }
 
 /// The flags a user gives clang-16 for Polly with its parallel code generation.
@@ -154,7 +150,6 @@ impl BenchArgs {
             pipeline: self.pipeline.clone(),
             given: self.schedule.clone(),
             machine: self.machine.clone(),
-            rar: self.rar,
             ..ScheduleOptions::default()
         }
     }

@@ -6,6 +6,7 @@
 //! `--noparallel`.
 
 use crate::error::CliError;
+use poly::isl::SchedulerOptions;
 use scheduler::FusePolicy;
 use serde::Serialize;
 use std::num::NonZeroU32;
@@ -70,6 +71,24 @@ pub struct PipelineArgs {
     /// pragmas).
     #[arg(long)]
     pub no_parallel: bool,
+    /// Pluto: also bound the distances of read-after-read (input) dependences in the
+    /// objective, to bring reuse of read data closer (Pluto's --rar; mvt fuses its two
+    /// products with one interchanged). They never constrain legality.
+    #[arg(long)]
+    pub rar: bool,
+    /// One of isl's scheduler options for `--scheduler isl`, as `NAME=VALUE` (repeatable):
+    /// algorithm=isl|feautrier, carry-self-first, max-coefficient=N (-1: none),
+    /// max-constant-term=N, maximize-band-depth, maximize-coincidence, outer-coincidence,
+    /// separate-components, serialize-sccs, split-scaled, treat-coalescing,
+    /// whole-component (true or false).
+    #[arg(long = "isl-option", value_name = "NAME=VALUE", value_parser = isl_option)]
+    pub isl_option: Vec<String>,
+}
+
+/// A valid `--isl-option`, as written.
+fn isl_option(text: &str) -> Result<String, String> {
+    SchedulerOptions::default().add(text)?;
+    Ok(text.to_string())
 }
 
 /// How the transformation flags apply: to a scheduler's schedule, or to one the user wrote.
@@ -90,6 +109,16 @@ impl PipelineArgs {
             no_parallel: true,
             ..PipelineArgs::default()
         }
+    }
+
+    /// The `--isl-option`s (each checked when the command line was read).
+    pub fn isl_options(&self) -> SchedulerOptions {
+        let mut options = SchedulerOptions::default();
+        for text in &self.isl_option {
+            // checked by `isl_option` already
+            let _ = options.add(text);
+        }
+        options
     }
 
     /// The tile sizes asked for (`None`: no tiling; an empty list: the cache model's

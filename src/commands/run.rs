@@ -64,10 +64,6 @@ pub struct RunArgs {
     /// fails with exit 2).
     #[arg(long)]
     no_check: bool,
-    /// With `--target cpu`: Pluto's objective also bounds read-after-read dependences (as
-    /// `polyc schedule --rar`).
-    #[arg(long)]
-    rar: bool,
 }
 
 /// Where `polyc run` executes the kernel.
@@ -89,7 +85,6 @@ impl RunArgs {
             given: self.schedule.clone(),
             machine: self.machine.clone(),
             c: self.kernel.c.clone(),
-            rar: self.rar,
             ..ScheduleOptions::default()
         }
     }

@@ -7,7 +7,6 @@ use super::pipeline::{Origin, PipelineArgs, DEFAULT_SCHEDULER};
 use super::report::{Band, Report};
 use super::schedule_file;
 use super::verify::not_injective;
-use poly::isl::SchedulerOptions;
 use scheduler::baseline::Given;
 use scheduler::legality::{self, Verdict};
 use scheduler::optimizer::optimize;
@@ -67,24 +66,6 @@ pub struct ScheduleOptions {
     #[command(flatten)]
     #[serde(flatten)]
     pub c: CArgs,
-    /// Pluto: also bound the distances of read-after-read (input) dependences in the
-    /// objective, to bring reuse of read data closer (Pluto's --rar; mvt fuses its two
-    /// products with one interchanged). They never constrain legality.
-    #[arg(long)]
-    pub rar: bool,
-    /// One of isl's scheduler options for `--scheduler isl`, as `NAME=VALUE` (repeatable):
-    /// algorithm=isl|feautrier, carry-self-first, max-coefficient=N (-1: none),
-    /// max-constant-term=N, maximize-band-depth, maximize-coincidence, outer-coincidence,
-    /// separate-components, serialize-sccs, split-scaled, treat-coalescing,
-    /// whole-component (true or false).
-    #[arg(long = "isl-option", value_name = "NAME=VALUE", value_parser = isl_option)]
-    pub isl_option: Vec<String>,
-}
-
-/// A valid `--isl-option`, as written.
-fn isl_option(text: &str) -> Result<String, String> {
-    SchedulerOptions::default().add(text)?;
-    Ok(text.to_string())
 }
 
 /// Arguments of `polyc schedule`.
@@ -116,21 +97,12 @@ impl ScheduleOptions {
                 fuse: self.pipeline.fuse.map(FusePolicy::from).unwrap_or_default(),
                 reorder_reductions: self.reorder_reductions,
                 max_coefficient: self.max_coefficient,
-                rar: self.rar,
-                isl: self.isl_options(),
+                rar: self.pipeline.rar,
+                isl: self.pipeline.isl_options(),
             },
         }
     }
 
-    /// The `--isl-option`s (each checked when the command line was read).
-    fn isl_options(&self) -> SchedulerOptions {
-        let mut options = SchedulerOptions::default();
-        for text in &self.isl_option {
-            // checked by `isl_option` already
-            let _ = options.add(text);
-        }
-        options
-    }
 }
 
 impl ScheduleOptions {
