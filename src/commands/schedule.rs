@@ -102,7 +102,6 @@ impl ScheduleOptions {
             },
         }
     }
-
 }
 
 impl ScheduleOptions {
