@@ -113,13 +113,13 @@ pub fn judged(
         return Ok(wrong);
     }
     let wide = frontend::widen::widened(kernel);
-    let mut exact = Memory::zeroed(&wide, params)?;
+    let mut start = Memory::zeroed(&wide, params)?;
     for a in inputs.arrays() {
-        if let Some(w) = exact.array_mut(&a.name) {
+        if let Some(w) = start.array_mut(&a.name) {
             w.set_values(a.values())?;
         }
     }
-    poly::interp::Interpreter::new(&wide, params)?.run_original(&mut exact)?;
+    let exact = interpreted(&wide, params, &start)?;
     let error = |m: &Memory, name: &str| -> Option<f64> {
         normwise_error(exact.array(name)?, m.array(name)?)
     };
@@ -140,6 +140,17 @@ pub fn judged(
             },
         )
         .collect())
+}
+
+/// The memory after the interpreter runs `kernel` in its original order from `memory`.
+pub fn interpreted(
+    kernel: &Kernel,
+    params: &ParamValues,
+    memory: &Memory,
+) -> Result<Memory, InterpError> {
+    let mut out = memory.clone();
+    poly::interp::Interpreter::new(kernel, params)?.run_original(&mut out)?;
+    Ok(out)
 }
 
 /// A normwise error, or what it is when there is none.
@@ -361,11 +372,7 @@ mod tests {
         let mut inputs = Memory::random(&kernel, &params, 1).unwrap();
         let x = inputs.array_mut("X").unwrap();
         x.set_values(&[1024.0, 0.5, 0.5, -1024.0]).unwrap();
-        let mut expected = inputs.clone();
-        poly::interp::Interpreter::new(&kernel, &params)
-            .unwrap()
-            .run_original(&mut expected)
-            .unwrap();
+        let expected = interpreted(&kernel, &params, &inputs).unwrap();
         assert_eq!(expected.array("r").unwrap().values(), [0.0]);
         let with = |r: f64| {
             let mut m = expected.clone();

@@ -15,7 +15,7 @@
 use codegen::npu::{self, NpuError};
 use codegen::runner;
 use frontend::SourceFile;
-use poly::interp::{Interpreter, Memory, ParamValues};
+use poly::interp::{Memory, ParamValues};
 use std::collections::BTreeMap;
 
 /// Which kernel of a seed goes to the NPU.
@@ -83,10 +83,8 @@ pub fn check(seed: u64, text: &str, machine: &str) -> Result<Outcome, String> {
         Ok(run) => run.memory,
         Err(e) => return Ok(Outcome::Failed(e.to_string())),
     };
-    let mut expected = inputs.clone();
-    Interpreter::new(&kernel, &params)
-        .and_then(|i| i.run_original(&mut expected))
-        .map_err(|e| format!("interpreter: {e}"))?;
+    let expected =
+        runner::interpreted(&kernel, &params, &inputs).map_err(|e| format!("interpreter: {e}"))?;
     let wrong =
         runner::judged(&kernel, &params, &inputs, &expected, &got).map_err(|e| e.to_string())?;
     Ok(match wrong.first() {

@@ -224,9 +224,7 @@ fn checked(
     inputs: &Memory,
     got: &Memory,
 ) -> Result<String, CliError> {
-    let mut expected = inputs.clone();
-    let interpreter = Interpreter::new(kernel, params).map_err(user)?;
-    interpreter.run_original(&mut expected).map_err(user)?;
+    let expected = runner::interpreted(kernel, params, inputs).map_err(user)?;
     let wrong = runner::judged(kernel, params, inputs, &expected, got)
         .map_err(|e| CliError::Internal(e.to_string()))?;
     if wrong.is_empty() {
