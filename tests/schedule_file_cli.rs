@@ -23,12 +23,13 @@ fn checksums(stdout: &[u8]) -> Vec<String> {
         .collect()
 }
 
-/// Compiles `kernel` with the schedule `text` and a harness, runs it on the interpreter's
-/// seeded inputs and returns its checksum lines, with the interpreter's.
+/// Compiles `kernel` with the schedule `text`, the pipeline `flags` and a harness, runs it on
+/// the interpreter's seeded inputs and returns its checksum lines, with the interpreter's.
 fn compiled_and_interpreted(
     kernel: &str,
     text: &str,
     params: &[(&str, i64)],
+    flags: &[&str],
 ) -> (Vec<String>, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
     let schedule = dir.path().join("given.schedule");
@@ -44,6 +45,7 @@ fn compiled_and_interpreted(
         "-o",
         c_file.to_str().unwrap(),
     ];
+    args.extend(flags);
     let mut run = vec!["run", kernel];
     for d in &defines {
         args.extend(["-D", d]);
@@ -92,9 +94,59 @@ fn hand_written_interchange_and_skew_compile_to_the_interpreters_outputs() {
         ),
     ];
     for (kernel, schedule, params) in cases {
-        let (compiled, interpreted) = compiled_and_interpreted(kernel, schedule, params);
+        let (compiled, interpreted) = compiled_and_interpreted(kernel, schedule, params, &[]);
         assert!(!interpreted.is_empty(), "{kernel}: no checksum printed");
         assert_eq!(compiled, interpreted, "{kernel}: {schedule}");
+    }
+}
+
+/// Pluto's schedules of the stencils, diamond-tiled by 4 and made parallel (a wavefront of
+/// tiles whose second member is an OpenMP loop), compute what the interpreter computes.
+#[test]
+fn diamond_tiled_stencils_compute_the_interpreters_outputs() {
+    let cases = [
+        (
+            "examples/polybench/jacobi-1d.pk",
+            [("TSTEPS", 9), ("N", 23)].as_slice(),
+        ),
+        (
+            "examples/polybench/jacobi-2d.pk",
+            [("TSTEPS", 7), ("N", 13)].as_slice(),
+        ),
+        (
+            "examples/polybench/heat-3d.pk",
+            [("TSTEPS", 5), ("N", 11)].as_slice(),
+        ),
+        (
+            "examples/polybench/fdtd-2d.pk",
+            [("TMAX", 7), ("NX", 13), ("NY", 11)].as_slice(),
+        ),
+    ];
+    let flags = ["--tile", "4", "--parallel", "--diamond"];
+    for (kernel, params) in cases {
+        let pluto = polyc(&[
+            "schedule",
+            kernel,
+            "--no-tile",
+            "--no-parallel",
+            "--emit",
+            "schedule",
+        ]);
+        assert_eq!(pluto.status.code(), Some(0), "{kernel}");
+        let text = String::from_utf8(pluto.stdout).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pluto.schedule");
+        std::fs::write(&file, &text).unwrap();
+        let mut args = vec!["schedule", kernel, "--schedule", file.to_str().unwrap()];
+        args.extend(flags);
+        let notes = String::from_utf8(polyc(&args).stderr).unwrap();
+        assert!(
+            notes.contains("diamond tiling: applied"),
+            "{kernel}: {notes}"
+        );
+        let (compiled, interpreted) = compiled_and_interpreted(kernel, &text, params, &flags);
+        assert!(!interpreted.is_empty(), "{kernel}: no checksum printed");
+        assert_eq!(compiled, interpreted, "{kernel}");
     }
 }
 

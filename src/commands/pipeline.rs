@@ -55,6 +55,11 @@ pub struct PipelineArgs {
     /// Tile the tile loops again with these sizes.
     #[arg(long, value_name = "SIZES", conflicts_with = "no_tile")]
     pub tile2: Option<String>,
+    /// Diamond tiling (Pluto's `--diamond-tile`): where tiles of a time loop would start
+    /// in a pipeline (one tile first, then two, ...), tile along the time loop's cone
+    /// complement instead, so that the tiles along the first time steps start at once.
+    #[arg(long, conflicts_with = "no_tile")]
+    pub diamond: bool,
     /// Re-decide loop fusion after scheduling (default: the scheduler's own, `smart`).
     #[arg(long, value_enum)]
     pub fuse: Option<Fuse>,

@@ -139,6 +139,7 @@ pub fn transform_options(
         fuse: pipeline.fuse.map(FusePolicy::from),
         tile,
         tile2: pipeline.tile2_sizes()?,
+        diamond: pipeline.diamond,
         machine: options.tile_machine()?.machine,
         parallel: pipeline.parallel(origin),
         register,

@@ -7,6 +7,7 @@
 //! with its reason.
 
 pub mod analysis;
+pub mod diamond;
 pub mod fusion;
 pub mod interleave;
 pub mod note;
@@ -40,6 +41,9 @@ pub struct TransformOptions {
     /// The register blocks of innermost reduction bands ([`register_tile`]), for which the model then sizes those it holds in
     /// registers (`None`: no register tiling follows).
     pub register: Option<tile_size::RegisterBlocks>,
+    /// Diamond tiling: in tiled bands that would start their tiles in a pipeline, the
+    /// time loop's tiles replaced by those of its cone complement ([`diamond`]).
+    pub diamond: bool,
     /// Tile the tile loops again with these sizes.
     pub tile2: Option<Vec<NonZeroU32>>,
     /// Expose parallelism: wavefront where no outer loop is parallel, then move a stride-1
@@ -132,6 +136,11 @@ impl<'a> Staged<'a> {
             let _analysis = self.problem.program.ctx.analysis();
             let tiled = tile::tile_by(&self.tree, program, &|b, at| Ok(sizer.sizes(b, at)))?;
             self.accept(Step::Tiling, tiled)?;
+            if self.options.diamond {
+                self.step(Step::DiamondTiling, &|t, deps| {
+                    diamond::diamond(t, &deps.validity)
+                })?;
+            }
             if let Some(sizes2) = &self.options.tile2 {
                 self.step(Step::SecondLevelTiling, &|t, _| tile::tile_tiles(t, sizes2))?;
             }

@@ -18,6 +18,8 @@ pub enum Step {
     MergeBands,
     /// Tiling permutable bands.
     Tiling,
+    /// Diamond tiling: tiles that start concurrently along the time loop.
+    DiamondTiling,
     /// Tiling the tile loops again.
     SecondLevelTiling,
     /// Skewing a band so that an outer loop becomes parallel.
@@ -37,6 +39,7 @@ impl Step {
             Step::Distribution => "distribution",
             Step::MergeBands => "merge permutable bands",
             Step::Tiling => "tiling",
+            Step::DiamondTiling => "diamond tiling",
             Step::SecondLevelTiling => "second-level tiling",
             Step::Wavefront => "wavefront",
             Step::IntraTileReordering => "intra-tile reordering",

@@ -170,13 +170,15 @@ fn tile_where(
     })
 }
 
+/// The tile loop of a band member: `S[i] -> [floor(m(i) / size)]`.
+pub(super) fn tile_row(member: &UnionMap, size: NonZeroU32) -> IslResult<UnionMap> {
+    let floor = format!("{{ [x] -> [floor(x / {size})] }}");
+    member.apply_range(&member.ctx().union_map(&floor)?)
+}
+
 fn tile_band(band: BandNode, sizes: Vec<NonZeroU32>) -> IslResult<BandNode> {
-    let ctx = band.members[0].ctx().clone();
-    let members = band
-        .members
-        .iter()
-        .zip(&sizes)
-        .map(|(m, s)| m.apply_range(&ctx.union_map(&format!("{{ [x] -> [floor(x / {s})] }}"))?))
+    let members = (band.members.iter().zip(&sizes))
+        .map(|(m, &s)| tile_row(m, s))
         .collect::<IslResult<Vec<_>>>()?;
     let inner_kind = match band.kind {
         BandKind::Loop => BandKind::Point,
