@@ -199,6 +199,38 @@ fn bench_prints_a_report_with_every_variant() {
 }
 
 #[test]
+fn bench_times_the_also_variants_beside_polyc() {
+    let r = report(&[
+        "bench",
+        "examples/polybench/atax.pk",
+        "-D",
+        "M=40",
+        "-D",
+        "N=50",
+        "--rounds",
+        "1",
+        "--also=--no-tile",
+        "--also",
+        "--scheduler isl --no-parallel",
+        "--emit",
+        "json",
+    ]);
+    let names: Vec<&str> = (r["results"][0]["variants"].as_array().unwrap().iter())
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    for name in [
+        "polyc --no-tile (gcc -O3 -fopenmp)",
+        "polyc --scheduler isl --no-parallel (gcc -O3 -fopenmp)",
+    ] {
+        assert!(names.contains(&name), "{names:?}");
+    }
+    let bad = common::polyc(&["bench", "examples/polybench/atax.pk", "--also=--tiles 4"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert!(stderr.contains("--also --tiles 4"), "{stderr}");
+}
+
+#[test]
 fn a_machine_file_sizes_the_tiles() {
     let dir = tempfile::tempdir().unwrap();
     let machine = |name: &str, l1d: &str, l2: &str| {

@@ -67,6 +67,12 @@ pub struct BenchArgs {
     /// `--parallel`).
     #[arg(long, value_name = "FILE")]
     pub schedule: Option<PathBuf>,
+    /// For kernel files: another polyc variant, built and timed beside (c) in the same
+    /// rounds, with its own `--scheduler`, `--schedule` and pipeline flags written as one
+    /// argument, e.g. `--also=--diamond` or `--also '--scheduler isl --no-tile'` (split at
+    /// white space; repeatable).
+    #[arg(long, value_name = "FLAGS", allow_hyphen_values = true)]
+    pub also: Vec<String>,
     /// How many timed rounds (each runs every variant once).
     #[arg(long, default_value_t = 5)]
     pub rounds: usize,
@@ -133,9 +139,32 @@ pub(super) fn repeats_for(seconds: f64) -> usize {
     ((MIN_TIMED_SECONDS / seconds).ceil() as usize).clamp(1, MAX_REPEATS)
 }
 
+/// The flags of an `--also` variant.
+#[derive(clap::Parser, Debug)]
+#[command(no_binary_name = true)]
+struct AlsoArgs {
+    /// The scheduling algorithm.
+    #[arg(long, default_value = DEFAULT_SCHEDULER)]
+    scheduler: String,
+    /// A schedule to run instead of a scheduler's.
+    #[arg(long, value_name = "FILE")]
+    schedule: Option<PathBuf>,
+    /// The transformations.
+    #[command(flatten)]
+    pipeline: PipelineArgs,
+}
+
+impl AlsoArgs {
+    /// Reads the flags of `--also FLAGS`.
+    fn parse(flags: &str) -> Result<AlsoArgs, CliError> {
+        <AlsoArgs as clap::Parser>::try_parse_from(flags.split_whitespace())
+            .map_err(|e| CliError::User(format!("`--also {flags}`: {}", e.render())))
+    }
+}
+
 /// One way of running the kernel.
 struct Variant {
-    name: &'static str,
+    name: String,
     compiler: CCompiler,
     /// How its outputs must agree with the original's.
     comparison: Comparison,
@@ -224,6 +253,9 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
             },
         });
     }
+    for flags in &args.also {
+        AlsoArgs::parse(flags)?;
+    }
     if args.emit == Format::Csv {
         return Err(CliError::User(
             "`--emit csv` applies to `--target npu` (the C benchmark prints a table or JSON)"
@@ -236,9 +268,9 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
                 "{c}: `--emit json` applies to kernel files (`.pk`); C files print a table"
             )));
         }
-        if args.schedule.is_some() {
+        if args.schedule.is_some() || !args.also.is_empty() {
             return Err(CliError::User(format!(
-                "{c}: `--schedule` applies to kernel files (`.pk`), not to C files"
+                "{c}: `--schedule` and `--also` apply to kernel files (`.pk`), not to C files"
             )));
         }
     }
@@ -303,7 +335,7 @@ struct Benched {
 #[derive(Serialize, Debug)]
 struct VariantTimes {
     /// What it is (`original (gcc -O3)`, ...).
-    name: &'static str,
+    name: String,
     /// Its compiler command.
     compiler: String,
     /// The median kernel time, in seconds.
@@ -380,41 +412,61 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<Benched, CliEr
         .map_or("kernel".into(), |s| s.to_string_lossy().into_owned());
     let mut candidates = vec![
         (
-            "original (gcc -O3)",
+            "original (gcc -O3)".to_string(),
             gcc.clone(),
             comparison,
             original.clone(),
-            "a",
+            "a".to_string(),
         ),
         // Missing clang-16, Polly or libomp: `scripts/setup.sh clang-16 libpolly-16-dev
         // libomp-16-dev` installs them.
         (
-            "original (clang-16 Polly)",
+            "original (clang-16 Polly)".to_string(),
             polly,
             comparison,
             original,
-            "b",
+            "b".to_string(),
         ),
         (
             match args.schedule {
                 Some(_) => "given (gcc -O3 -fopenmp)",
                 None => "polyc (gcc -O3 -fopenmp)",
-            },
-            gcc_omp,
+            }
+            .to_string(),
+            gcc_omp.clone(),
             comparison,
             optimized,
-            "c",
+            "c".to_string(),
         ),
     ];
+    for (k, flags) in args.also.iter().enumerate() {
+        let also = AlsoArgs::parse(flags)?;
+        let code = compile::generate(&compile::Compilation {
+            file,
+            kernel: None,
+            scheduler: &also.scheduler,
+            schedule: &ScheduleOptions {
+                pipeline: also.pipeline,
+                given: also.schedule,
+                machine: args.machine.clone(),
+                ..ScheduleOptions::default()
+            },
+            register: args.codegen.register(),
+            passes: &[],
+            codegen: args.codegen.options(true),
+        })?;
+        let name = format!("polyc {flags} (gcc -O3 -fopenmp)");
+        candidates.push((name, gcc_omp.clone(), comparison, code, format!("also{k}")));
+    }
     if args.openblas {
         if let Some(code) = openblas_gemm(&program)? {
             let blas = gcc.with_libs(&["-lopenblas"]);
             candidates.push((
-                "OpenBLAS cblas_dgemm",
+                "OpenBLAS cblas_dgemm".to_string(),
                 blas,
                 Comparison::Tolerant,
                 code,
-                "d",
+                "d".to_string(),
             ));
         }
     }
