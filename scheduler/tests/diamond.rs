@@ -1,5 +1,6 @@
 //! Diamond tiling (`transform::diamond`): applied to the stencils whose time-tiled bands
 //! would start in a pipeline, legal, and with concurrent start; refused where none exists.
+//! With index-set splitting (`transform::iss`) too, every example stays legal.
 
 mod transform_support;
 
@@ -9,14 +10,19 @@ use scheduler::transform::{optimize, BandKind, Node, Note, Step, TransformOption
 use std::num::NonZeroU32;
 use transform_support::{assert_legal, load, Loaded};
 
-/// Pluto's schedule of `examples/polybench/NAME.pk`, tiled by 8, with or without diamond
-/// tiles, made parallel: the tree and whether diamond tiling was applied.
+/// Pluto's schedule of `loaded`, tiled by 8, with or without diamond tiles (and split index
+/// sets), made parallel: the tree and whether diamond tiling was applied.
 fn tiled(loaded: &Loaded, diamond: bool) -> (Tree, bool) {
+    tiled_with(loaded, diamond, false)
+}
+
+fn tiled_with(loaded: &Loaded, diamond: bool, iss: bool) -> (Tree, bool) {
     let pluto = scheduler_named("pluto").unwrap();
     let schedule = pluto.schedule(&loaded.problem()).unwrap();
     let options = TransformOptions {
         tile: Some(vec![NonZeroU32::new(8).unwrap(); 4]),
         diamond,
+        iss,
         parallel: true,
         ..TransformOptions::default()
     };
@@ -106,9 +112,9 @@ fn seidel_has_no_concurrent_start() {
 }
 
 #[test]
-fn every_example_stays_legal_with_diamond_tiles() {
+fn every_example_stays_legal_with_diamond_tiles_and_split_index_sets() {
     for path in transform_support::all_examples() {
         let loaded = transform_support::load_path(&path);
-        tiled(&loaded, true);
+        tiled_with(&loaded, true, true);
     }
 }

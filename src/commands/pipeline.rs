@@ -60,6 +60,11 @@ pub struct PipelineArgs {
     /// complement instead, so that the tiles along the first time steps start at once.
     #[arg(long, conflicts_with = "no_tile")]
     pub diamond: bool,
+    /// Index-set splitting (Pluto's `--iss`, after scheduling): a loop whose dependences
+    /// all run from one part of its iterations to another (`A[i]` from `A[N - 1 - i]`)
+    /// becomes two loops, one per part, when that makes loops parallel.
+    #[arg(long)]
+    pub iss: bool,
     /// Re-decide loop fusion after scheduling (default: the scheduler's own, `smart`).
     #[arg(long, value_enum)]
     pub fuse: Option<Fuse>,
@@ -166,6 +171,8 @@ pub fn help() -> String {
          --no-parallel turns it off
   registers    where C is generated, innermost reduction bands register-tiled \
          (--register-tile off)
+  off unless asked  --iss (index-set splitting), --diamond (diamond tiles), --rar (Pluto's \
+         read-after-read reuse), --isl-option (isl's own options)
 A hand-written --schedule FILE is kept as written: tiled only with --tile, made parallel only \
          with --parallel."
     )

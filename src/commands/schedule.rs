@@ -140,6 +140,7 @@ pub fn transform_options(
         tile,
         tile2: pipeline.tile2_sizes()?,
         diamond: pipeline.diamond,
+        iss: pipeline.iss,
         machine: options.tile_machine()?.machine,
         parallel: pipeline.parallel(origin),
         register,

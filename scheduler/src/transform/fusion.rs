@@ -216,7 +216,7 @@ fn try_fuse(
 }
 
 /// The instances a band schedules.
-fn band_domain(b: &BandNode) -> IslResult<UnionSet> {
+pub(super) fn band_domain(b: &BandNode) -> IslResult<UnionSet> {
     b.members[0].domain()
 }
 
@@ -439,7 +439,7 @@ fn split_children(
 
 /// The parallel loops under `node` ([`analysis::parallel_loops`]), marked from `deps`;
 /// `depth` band members lie above it.
-fn parallel_members(
+pub(super) fn parallel_members(
     node: &Node,
     domain: &UnionSet,
     deps: &TreeDeps,

@@ -10,6 +10,7 @@ pub mod analysis;
 pub mod diamond;
 pub mod fusion;
 pub mod interleave;
+pub mod iss;
 pub mod note;
 pub mod register_tile;
 pub mod reorder;
@@ -41,6 +42,9 @@ pub struct TransformOptions {
     /// The register blocks of innermost reduction bands ([`register_tile`]), for which the model then sizes those it holds in
     /// registers (`None`: no register tiling follows).
     pub register: Option<tile_size::RegisterBlocks>,
+    /// Index-set splitting: bands whose carried dependences all run from one part of
+    /// their instances to another split into a sequence of the two ([`iss`]).
+    pub iss: bool,
     /// Diamond tiling: in tiled bands that would start their tiles in a pipeline, the
     /// time loop's tiles replaced by those of its cone complement ([`diamond`]).
     pub diamond: bool,
@@ -125,6 +129,9 @@ impl<'a> Staged<'a> {
             notes,
         };
         staged.step(Step::MergeBands, &|t, deps| merge_bands(t, &deps.validity))?;
+        if options.iss {
+            staged.step(Step::IndexSetSplitting, &iss::split_index_sets)?;
+        }
         Ok(staged)
     }
 

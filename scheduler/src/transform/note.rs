@@ -16,6 +16,8 @@ pub enum Step {
     Distribution,
     /// Merging nested bands into one permutable band.
     MergeBands,
+    /// Splitting a band's instances into a sequence of two parts.
+    IndexSetSplitting,
     /// Tiling permutable bands.
     Tiling,
     /// Diamond tiling: tiles that start concurrently along the time loop.
@@ -38,6 +40,7 @@ impl Step {
             Step::Fusion => "fusion",
             Step::Distribution => "distribution",
             Step::MergeBands => "merge permutable bands",
+            Step::IndexSetSplitting => "index-set splitting",
             Step::Tiling => "tiling",
             Step::DiamondTiling => "diamond tiling",
             Step::SecondLevelTiling => "second-level tiling",
