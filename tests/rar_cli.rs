@@ -46,3 +46,13 @@ fn scheduling_commands_take_rar() {
         );
     }
 }
+
+#[test]
+fn emit_deps_lists_read_after_read_under_rar() {
+    let with = passing(&["schedule", MVT, "--emit", "deps", "--rar"]);
+    // `A[i, j]` and `A[j, i]`: the two products read every element of A, in either order.
+    assert!(with.contains("RAR S0 -> S1  (no common loop)"), "{with}");
+    assert!(with.contains("RAR S0 -> S0  loops (i, j)"), "{with}");
+    let without = passing(&["schedule", MVT, "--emit", "deps"]);
+    assert!(!without.contains("RAR"), "{without}");
+}

@@ -266,6 +266,13 @@ pub fn run(args: &ScheduleArgs) -> Result<(), CliError> {
             for s in lifted.deps.summaries(&lifted.program)? {
                 println!("  {s}");
             }
+            // What `--rar` adds to Pluto's objective, never a constraint.
+            if args.options.pipeline.rar {
+                let reuse = poly::deps::Reuse::compute(&lifted.program)?;
+                for s in reuse.summaries(&lifted.program)? {
+                    println!("  {s}");
+                }
+            }
             continue;
         }
         let (optimized, scheduler) = optimize_with_fallback(

@@ -22,7 +22,7 @@ use crate::model::Program;
 use isl_rs::UnionAccessInfo;
 
 mod summary;
-pub use summary::{DepSummary, LevelDistance};
+pub use summary::{DepSummary, LevelDistance, Related};
 
 /// The kinds of dependence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

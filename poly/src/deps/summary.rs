@@ -5,7 +5,8 @@
 //! own traversal order (negated for a reversed loop), bounded over all instances and all
 //! parameter values.
 
-use super::{DepKind, Dependences};
+use super::{DepKind, Dependences, Reuse};
+use crate::isl::UnionMap;
 use crate::isl::{IslResult, Map};
 use crate::model::{tuple_text, Program};
 use frontend::ir::Loop;
@@ -47,11 +48,31 @@ impl fmt::Display for LevelDistance {
     }
 }
 
+/// What a summary relates: a dependence every schedule must respect, or reuse of read data
+/// that constrains nothing ([`Reuse::input`], what Pluto's `--rar` bounds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Related {
+    /// A dependence of this kind.
+    Dep(DepKind),
+    /// Read after read (input dependences).
+    ReadAfterRead,
+}
+
+impl Related {
+    /// The conventional short name (RAW, WAR, WAW, RAR).
+    pub fn short(self) -> &'static str {
+        match self {
+            Related::Dep(kind) => kind.short(),
+            Related::ReadAfterRead => "RAR",
+        }
+    }
+}
+
 /// The summary of the dependences of one kind from one statement to another.
 #[derive(Clone, Debug)]
 pub struct DepSummary {
     /// The kind.
-    pub kind: DepKind,
+    pub kind: Related,
     /// Source statement name.
     pub source: String,
     /// Sink statement name.
@@ -98,40 +119,60 @@ impl fmt::Display for DepSummary {
 impl Dependences {
     /// One summary per kind and pair of statements, in kind then textual order.
     pub fn summaries(&self, program: &Program) -> IslResult<Vec<DepSummary>> {
-        let contexts = program.kernel.statements();
-        let index_of = |tuple: &str| program.statements.iter().position(|s| s.tuple == tuple);
-        let mut out = Vec::new();
-        for kind in DepKind::ALL {
-            for map in self.of_kind(kind).maps()? {
-                let (Some(src), Some(dst)) = (
-                    map.domain()?.tuple_name().as_deref().and_then(index_of),
-                    map.range()?.tuple_name().as_deref().and_then(index_of),
-                ) else {
-                    continue;
-                };
-                let common: Vec<&Loop> = contexts[src]
-                    .loops()
-                    .zip(contexts[dst].loops())
-                    .take_while(|(a, b)| std::ptr::eq(*a, *b))
-                    .map(|(a, _)| a)
-                    .collect();
-                let levels = level_distances(program, &map, src, dst, &common)?;
-                let reduction_only = map
-                    .apply(isl_rs::UnionMap::from_map)?
-                    .is_subset(&self.reduction)?;
-                out.push(DepSummary {
-                    kind,
-                    source: program.statements[src].name.clone(),
-                    sink: program.statements[dst].name.clone(),
-                    levels,
-                    reduction_only,
-                    relation: map,
-                });
-            }
-        }
-        out.sort_by_key(|d| (d.kind, index_of(&d.source), index_of(&d.sink)));
-        Ok(out)
+        let kinds = DepKind::ALL.map(|k| (Related::Dep(k), self.of_kind(k)));
+        summarise(program, &kinds, &self.reduction)
     }
+}
+
+impl Reuse {
+    /// One summary of the read-after-read relations per pair of statements, in textual
+    /// order.
+    pub fn summaries(&self, program: &Program) -> IslResult<Vec<DepSummary>> {
+        let none = self.input.subtract(&self.input)?;
+        summarise(program, &[(Related::ReadAfterRead, &self.input)], &none)
+    }
+}
+
+/// One summary per kind of `kinds` and pair of statements, in kind then textual order; a
+/// summary whose relation lies in `reduction` is marked as such.
+fn summarise(
+    program: &Program,
+    kinds: &[(Related, &UnionMap)],
+    reduction: &UnionMap,
+) -> IslResult<Vec<DepSummary>> {
+    let contexts = program.kernel.statements();
+    let index_of = |tuple: &str| program.statements.iter().position(|s| s.tuple == tuple);
+    let mut out = Vec::new();
+    for &(kind, relation) in kinds {
+        for map in relation.maps()? {
+            let (Some(src), Some(dst)) = (
+                map.domain()?.tuple_name().as_deref().and_then(index_of),
+                map.range()?.tuple_name().as_deref().and_then(index_of),
+            ) else {
+                continue;
+            };
+            let common: Vec<&Loop> = contexts[src]
+                .loops()
+                .zip(contexts[dst].loops())
+                .take_while(|(a, b)| std::ptr::eq(*a, *b))
+                .map(|(a, _)| a)
+                .collect();
+            let levels = level_distances(program, &map, src, dst, &common)?;
+            let reduction_only = map
+                .apply(isl_rs::UnionMap::from_map)?
+                .is_subset(reduction)?;
+            out.push(DepSummary {
+                kind,
+                source: program.statements[src].name.clone(),
+                sink: program.statements[dst].name.clone(),
+                levels,
+                reduction_only,
+                relation: map,
+            });
+        }
+    }
+    out.sort_by_key(|d| (d.kind, index_of(&d.source), index_of(&d.sink)));
+    Ok(out)
 }
 
 /// The distance at each common loop of a dependence relation between statements `src` and
