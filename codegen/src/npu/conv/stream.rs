@@ -450,7 +450,7 @@ impl Streams {
                     if transposed_weights(cv) {
                         self.position_chunk(b, cv, t, n, slab, j.clone(), nrs)
                     } else {
-                        self.window_chunk(b, cv, t, n, slab, j.clone(), nrs)
+                        self.window_chunk(b, (cv, t, n), slab, (j.clone(), nrs))
                     }
                 };
                 b.when("whole", j.clone().cmp(CmpOp::Lt, full), |b| chunk(b, per));
@@ -486,15 +486,9 @@ impl Streams {
             None => b.when("rows", rows.clone().cmp(CmpOp::Gt, 0), |b| {
                 // whole rows (every window position): one nd2nz into the fractals
                 let first = (slab.k0.clone() + k0.clone()) * (rs * cv.c);
-                let src = b.at(n.weights, n.weight_index(first));
-                let dst = b.at(n.wts, [k0.clone() * 16]);
-                b.origin(Some("weights, GM -> L1 fractals"));
-                b.push(
-                    Dma::new(dst, src, rows.clone(), rs * cv.c)
-                        .strides(rs * cv.c, t.ks)
-                        .mode(DmaMode::Nd2nz),
-                );
-                b.origin(None);
+                let at = (first, k0.clone() * 16);
+                let origin = "weights, GM -> L1 fractals";
+                weights_to_l1(b, (cv, t, n), at, (rows.clone(), rs * cv.c), origin);
             }),
         }
         feed.ready.acquire(b, &j);
@@ -504,30 +498,18 @@ impl Streams {
     /// `[k, r, s, c]` weight chunk `j`: window positions `j * chunk_positions ..` (`nrs` of
     /// them) of every output channel of the slab, straight from GM (a burst per output
     /// channel) into their columns of fractals (`nd2nz`).
-    #[allow(clippy::too_many_arguments)]
     fn window_chunk(
         &self,
         b: &mut Builder,
-        cv: &Conv,
-        t: &Tiles,
-        n: &Names,
+        (cv, t, n): (&Conv, &Tiles, &Names),
         slab: &Slab,
-        j: Expr,
-        nrs: i64,
+        (j, nrs): (Expr, i64),
     ) {
         let rs0 = j.clone() * self.chunk_positions;
         let first = (slab.k0.clone() * cv.rs() + rs0.clone()) * cv.c;
-        let src = b.at(n.weights, n.weight_index(first));
-        let dst = b.at(n.wts, [rs0 * (cv.c1() * t.ks * 16)]);
-        b.origin(Some(
-            "weights, GM -> L1 fractals (a group of window positions)",
-        ));
-        b.push(
-            Dma::new(dst, src, slab.ka.clone(), nrs * cv.c)
-                .strides(cv.rs() * cv.c, t.ks)
-                .mode(DmaMode::Nd2nz),
-        );
-        b.origin(None);
+        let at = (first, rs0 * (cv.c1() * t.ks * 16));
+        let origin = "weights, GM -> L1 fractals (a group of window positions)";
+        weights_to_l1(b, (cv, t, n), at, (slab.ka.clone(), nrs * cv.c), origin);
         self.weights.ready.acquire(b, &j);
         self.weights.ready.publish(b, &j);
     }
@@ -693,6 +675,27 @@ impl Streams {
             stage.release(b, &p.k);
         }
     }
+}
+
+/// `[k, r, s, c]` weights straight from GM into their fractals in L1 (`nd2nz`): `rows`
+/// output channels' `len` values each from element `first` (rows a whole window apart),
+/// into L1 from element `to` (fractal columns of the slab's `ks` channels).
+fn weights_to_l1(
+    b: &mut Builder,
+    (cv, t, n): (&Conv, &Tiles, &Names),
+    (first, to): (Expr, Expr),
+    (rows, len): (Expr, i64),
+    origin: &'static str,
+) {
+    let src = b.at(n.weights, n.weight_index(first));
+    let dst = b.at(n.wts, [to]);
+    b.origin(Some(origin));
+    b.push(
+        Dma::new(dst, src, rows, len)
+            .strides(cv.rs() * cv.c, t.ks)
+            .mode(DmaMode::Nd2nz),
+    );
+    b.origin(None);
 }
 
 /// One piece of a stream: its staging counter `k`, its spread counter `v`, where it
