@@ -490,7 +490,7 @@ fn a_first_tile_by_groups_of_window_positions_matches() {
 /// window rows on `ascend-like`, its first tile going through them as they arrive: the
 /// weights of a window row for all 32 channels of a slab come first, one burst per channel
 /// (the program says so and loads them so). On the half-bandwidth preset, where GM binds,
-/// it keeps blocks of output channels.
+/// its weights keep coming by output channels.
 #[test]
 fn resnet_conv4_streams_its_weights_by_window_rows() {
     let text = std::fs::read_to_string(concat!(
