@@ -303,6 +303,8 @@ struct Kind {
     streamed: bool,
     /// The first tile goes through blocks of output channels.
     blocks: bool,
+    /// The first tile goes through groups of window positions as the weights come by them.
+    window: bool,
     /// The first tile is smaller.
     small_first: bool,
     /// Band chunks of several tiles.
@@ -323,6 +325,7 @@ impl Kind {
         Kind {
             streamed: t.streamed,
             blocks: t.kblocks > 1,
+            window: t.window_group > 0,
             small_first: t.m0 < t.mp,
             grouped: t.band_group > 1,
             band_hop: t.band_piece > 0,
@@ -384,8 +387,16 @@ fn every_way_of_streaming_matches() {
         1,
         &sizes((1, 16, 9, 9, 40), 3, 1, 2),
     ));
+    // 256 channels: `[k, r, s, c]` weights straight from GM, by groups of window positions
+    kinds.extend(every_kind(
+        Layout::Nhwc,
+        1,
+        1,
+        &sizes((1, 256, 7, 6, 40), 3, 1, 1),
+    ));
     let any = |f: fn(&Kind) -> bool| kinds.iter().any(f);
     assert!(any(|k| k.blocks) && any(|k| k.small_first) && any(|k| k.grouped));
+    assert!(any(|k| k.window) && any(|k| k.window && k.wide));
     assert!(any(|k| k.band_hop) && any(|k| k.streamed && !k.band_hop));
     assert!(any(|k| k.weight_hop) && any(|k| k.streamed && !k.weight_hop));
     assert!(any(|k| k.ragged) && any(|k| !k.streamed && k.wide));
@@ -445,6 +456,60 @@ fn a_short_last_slab_of_channels_by_blocks_matches() {
         .expect("slabs of 32 channels by blocks");
     let err = case.error(&conv::compile_with(cv, t, &m).unwrap(), &m);
     assert!(err <= tolerance(ElemType::F32), "{t:?}: {err:e}");
+}
+
+/// `[k, r, s, c]` weights of 256 channels streamed by groups of window positions (every
+/// output channel's positions of a group one burst, straight into their fractals), the
+/// slab's first tile going through the groups as they arrive: one window row and two (the
+/// last group then shorter), slabs of 32 channels with a short last one (40 channels), on
+/// both presets of `ascend-like`; each program matches the interpreter.
+#[test]
+fn a_first_tile_by_groups_of_window_positions_matches() {
+    let case = Case::new(
+        &conv(Layout::Nhwc, 1, 1),
+        &sizes((1, 256, 7, 6, 40), 3, 1, 1),
+    );
+    for machine in ["ascend-like", "ascend-like-halfgm"] {
+        let m = Machine::load(machine).unwrap();
+        let cv = conv::recognise(&case.kernel, &case.sizes, &m)
+            .unwrap()
+            .expect("a convolution");
+        let ranked = Tiles::ranked(&cv, &m);
+        for group in [3, 6] {
+            let (_, t) = (ranked.iter())
+                .find(|(_, t)| t.window_group == group && t.ks == 32 && t.m0 < t.ps)
+                .unwrap_or_else(|| panic!("{machine}: first tiles by groups of {group}"));
+            let compiled = conv::compile_with(cv.clone(), *t, &m).unwrap();
+            let err = case.error(&compiled, &m);
+            assert!(err <= tolerance(ElemType::F32), "{machine} {t:?}: {err:e}");
+        }
+    }
+}
+
+/// The model streams conv4_x's 3x3 layer of ResNet-50 (256 channels, `[k, r, s, c]`) by
+/// window rows on `ascend-like`, its first tile going through them as they arrive: the
+/// weights of a window row for all 32 channels of a slab come first, one burst per channel
+/// (the program says so and loads them so). On the half-bandwidth preset, where GM binds,
+/// its weights keep coming by output channels.
+#[test]
+fn resnet_conv4_streams_its_weights_by_window_rows() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/resnet50/conv4-3x3.pk"
+    ))
+    .unwrap();
+    let case = Case::new(&text, &[]);
+    for (machine, group) in [("ascend-like", 3), ("ascend-like-halfgm", 0)] {
+        let m = Machine::load(machine).unwrap();
+        let compiled = compile(&case.kernel, &case.sizes, &m, true).unwrap();
+        let Plan::Conv { tiles, .. } = compiled.plan else {
+            panic!("not a convolution")
+        };
+        assert_eq!(tiles.window_group, group, "{machine}: {tiles:?}");
+        let text = npu_sim::print(&compiled.program);
+        let loads = "count=min(256 - 32*((core + slab)%8), 32), len=768, src_stride=2304";
+        assert_eq!(text.contains(loads), group > 0, "{machine}");
+    }
 }
 
 /// A slab with a smaller first tile whose pixels, counted in whole tiles, make fewer tiles

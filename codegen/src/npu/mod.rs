@@ -100,7 +100,9 @@ impl Plan {
                         "Slabs of {} output channels by {} pixels, one at a time per core; tiles of {} pixels; sub-steps of {} window position(s) by {} block(s) of 16 input channels.",
                         t.ks, t.ps, t.mp, t.nrs, t.kc1
                     ),
-                    if t.streamed {
+                    if t.window_group > 0 {
+                        format!("A slab's input rows and weights stream into L1 while the cube works, the weights by groups of {} window positions, which its first tile goes through as they arrive (sub-steps of one group).", t.window_group)
+                    } else if t.streamed {
                         "A slab's input rows and weights stream into L1 while the cube works.".to_string()
                     } else {
                         "A prologue brings a slab's input rows and weights into L1 (converted through the cube where their layout needs it).".to_string()

@@ -252,12 +252,13 @@ pub fn program(cv: &Conv, t: &Tiles, machine: &Machine) -> Result<npu_sim::Progr
                             b,
                             cx,
                             (&slab, &tile, &count, rows),
-                            t.kblocks,
+                            (t.kblocks, t.first_nrs()),
                             streams.as_ref(),
                         );
                     });
                     b.when("later", first.cmp(CmpOp::Eq, 0), |b| {
-                        tile_steps(b, cx, (&slab, &tile, &count, tile.rows.clone()), 1, None);
+                        let at = (&slab, &tile, &count, tile.rows.clone());
+                        tile_steps(b, cx, at, (1, t.nrs), None);
                     });
                     drain(b, cx, &slab, &tile, &count);
                 });
@@ -288,33 +289,34 @@ fn zero_block(cap: Capacity) -> i64 {
 }
 
 /// A tile's sub-steps: per block of `ks / kblocks` output channels, window positions in
-/// groups, channel blocks within. `streams`: the weights' chunks to wait for (the slab's
-/// first tile).
+/// groups of `nrs`, channel blocks within. `streams`: the weights' chunks to wait for (the
+/// slab's first tile).
 fn tile_steps(
     b: &mut Builder,
     cx: &Ctx,
     (slab, tile, count, rows): (&Slab, &Tile, &Expr, Expr),
-    kblocks: i64,
+    (kblocks, nrs): (i64, i64),
     streams: Option<&Streams>,
 ) {
     let Ctx { cv, t, sh, .. } = *cx;
     let kt = t.ks / kblocks;
-    let steps = sh.subs * sh.csubs;
+    let subs = (cv.rs() + nrs - 1) / nrs;
+    let steps = subs * sh.csubs;
     b.repeat("kb", kblocks, |b, kb| {
         if let Some(st) = streams {
             st.rows_arrived(b, &kb);
         }
-        b.repeat("sub", sh.subs, |b, sub| {
+        b.repeat("sub", subs, |b, sub| {
             if let Some(st) = streams {
                 st.positions_arrived(b, &sub);
             }
             b.repeat("cg", sh.csubs, |b, cg| {
-                let local = (kb.clone() * sh.subs + sub.clone()) * sh.csubs + cg.clone();
-                let rs0 = sub.clone() * t.nrs;
+                let local = (kb.clone() * subs + sub.clone()) * sh.csubs + cg.clone();
+                let rs0 = sub.clone() * nrs;
                 let c1 = cg.clone() * t.kc1;
                 // one of the two counts is 1: the columns are contiguous
                 let n = if t.kc1 == 1 {
-                    (c(cv.rs()) - rs0.clone()).min(t.nrs)
+                    (c(cv.rs()) - rs0.clone()).min(nrs)
                 } else {
                     (c(cv.c1()) - c1.clone()).min(t.kc1)
                 };

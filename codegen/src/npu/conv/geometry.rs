@@ -90,8 +90,6 @@ pub struct Shape {
     pub per_core: i64,
     /// Tiles per slab.
     pub tiles: i64,
-    /// Groups of window positions of the reduction's sub-steps.
-    pub subs: i64,
     /// Groups of input-channel blocks of the reduction's sub-steps.
     pub csubs: i64,
     /// Rows a band holds at most.
@@ -165,7 +163,6 @@ impl Shape {
             slabs,
             per_core: (slabs + cores - 1) / cores,
             tiles,
-            subs: (cv.rs() + t.nrs - 1) / t.nrs,
             csubs: (cv.c1() + t.kc1 - 1) / t.kc1,
             band_rows,
             pitch,

@@ -338,17 +338,21 @@ fn slab(
     let (mut band_ring, mut weight_ring) = (Ring::default(), Ring::default());
     // the weights: per chunk (block of output channels, or group of positions) its units
     // (window positions, or output channels) and per unit its bursts and their bytes
-    let (weight_chunks, unit): (Vec<i64>, (i64, i64)) = if transposed_weights(cv) {
-        let per = weight_chunk_positions(cv, t.nrs);
-        let chunks = (0..cdiv(cv.rs(), per))
+    let by_positions = |per: i64| -> Vec<i64> {
+        (0..cdiv(cv.rs(), per))
             .map(|j| per.min(cv.rs() - j * per))
-            .collect();
+            .collect()
+    };
+    let (weight_chunks, unit): (Vec<i64>, (i64, i64)) = if transposed_weights(cv) {
         let unit = if ks >= cv.k {
             (1, cv.c * cv.k * 2)
         } else {
             (cv.c, ks * 2)
         };
-        (chunks, unit)
+        (by_positions(weight_chunk_positions(cv, t.nrs)), unit)
+    } else if t.window_group > 0 {
+        // per output channel a burst of the group's positions
+        (by_positions(t.window_group), (ks, cv.c * 2))
     } else {
         (
             vec![ks / t.kblocks; t.kblocks as usize],
@@ -370,6 +374,14 @@ fn slab(
                     len,
                     stride: cv.k * 2,
                 },
+            }
+        } else if t.window_group > 0 {
+            // every output channel's positions `at ..`: a burst per channel
+            Run {
+                start: (k0 * cv.rs() + at) * len,
+                count: bursts,
+                len: n * len,
+                stride: cv.rs() * len,
             }
         } else {
             // an output channel's row: one burst of several rows through UB, a burst per
@@ -406,6 +418,8 @@ fn slab(
         } else {
             let b = if transposed_weights(cv) {
                 units * bursts
+            } else if t.window_group > 0 {
+                bursts
             } else {
                 units
             };
@@ -544,7 +558,12 @@ fn slab(
         if g >= 2 {
             at = at.max(drains[g - 2]);
         }
-        if g == 0 {
+        if g == 0 && t.window_group > 0 {
+            // group of window positions by group as the weights come, every channel block
+            for (&ready, &positions) in weights_ready.iter().zip(&weight_chunks) {
+                at = at.max(ready) + cv.c1() as f64 * step(rows, ks as f64, positions);
+            }
+        } else if g == 0 {
             // block by block (or group by group) as the weights come
             let blocks = weight_chunks.len() as f64;
             let kn = if transposed_weights(cv) {

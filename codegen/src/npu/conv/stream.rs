@@ -106,8 +106,8 @@ pub struct Streams {
     groups_per_chunk: i64,
     /// Window positions per weight chunk (`[r, s, c, k]` weights).
     chunk_positions: i64,
-    /// Whether the weights come in chunks of window positions (`[r, s, c, k]`) rather than
-    /// of output channels.
+    /// Whether the weights come in chunks of window positions (`[r, s, c, k]`, or
+    /// `[k, r, s, c]` by groups) rather than of output channels.
     by_positions: bool,
     /// The UB buffers.
     buffers: StreamBuffers,
@@ -117,8 +117,14 @@ impl Streams {
     /// The streams of `cv` with tiles `t`.
     pub fn new(cv: &Conv, t: &Tiles, sh: &Shape, buffers: StreamBuffers) -> Streams {
         let spread = cv.c % 16 != 0;
-        // a whole number of sub-step groups (all window positions when spreading)
-        let positions = weight_chunk_positions(cv, t.nrs);
+        // a whole number of sub-step groups (all window positions when spreading), or the
+        // groups `[k, r, s, c]` weights come by (one first-tile sub-step group each)
+        let by_positions = transposed_weights(cv) || t.window_group > 0;
+        let positions = if t.window_group > 0 {
+            t.window_group
+        } else {
+            weight_chunk_positions(cv, t.nrs)
+        };
         let feed = |base, hop: bool, spread: bool| Feed {
             stage: hop.then_some(Ring {
                 from: Pipe::Mte2,
@@ -142,18 +148,18 @@ impl Streams {
                     t.band_group * ((t.mp + t.band_piece.max(1) - 1) / t.band_piece.max(1))
                 }
             },
-            weight_pieces: if transposed_weights(cv) {
+            weight_pieces: if by_positions {
                 (positions + t.weight_piece.max(1) - 1) / t.weight_piece.max(1)
             } else {
                 (t.ks / t.kblocks + t.weight_piece.max(1) - 1) / t.weight_piece.max(1)
             },
-            weight_chunks: if transposed_weights(cv) {
+            weight_chunks: if by_positions {
                 (cv.rs() + positions - 1) / positions
             } else {
                 t.kblocks
             },
-            by_positions: transposed_weights(cv),
-            groups_per_chunk: (positions + t.nrs - 1) / t.nrs,
+            by_positions,
+            groups_per_chunk: (positions + t.first_nrs() - 1) / t.first_nrs(),
             chunk_positions: positions,
             buffers,
         }
@@ -407,7 +413,7 @@ impl Streams {
     }
 
     /// MTE1, before the first tile's sub-step group `group`, sees the weight chunk starting
-    /// there arrive (`[r, s, c, k]` weights, chunked by window positions).
+    /// there arrive (weights chunked by window positions).
     pub fn positions_arrived(&self, b: &mut Builder, group: &Expr) {
         if !self.by_positions {
             return;
@@ -425,8 +431,8 @@ impl Streams {
     }
 
     /// The first weight chunk of `slab` (`first`) or the others into L1, each announced to
-    /// MTE1: blocks of `ks / kblocks` output channels (every window position), or for
-    /// `[r, s, c, k]` weights groups of window positions (every output channel).
+    /// MTE1: blocks of `ks / kblocks` output channels (every window position), or groups
+    /// of window positions (every output channel).
     pub fn weights(&self, b: &mut Builder, cx: &Ctx, slab: &Slab, first: bool) {
         let Ctx { cv, t, n, .. } = *cx;
         let chunks = if self.by_positions {
@@ -440,12 +446,17 @@ impl Streams {
                 // the last chunk may have fewer positions
                 let per = self.chunk_positions;
                 let full = cv.rs() / per;
-                b.when("whole", j.clone().cmp(CmpOp::Lt, full), |b| {
-                    self.position_chunk(b, cv, t, n, slab, j.clone(), per)
-                });
+                let chunk = |b: &mut Builder, nrs: i64| {
+                    if transposed_weights(cv) {
+                        self.position_chunk(b, cv, t, n, slab, j.clone(), nrs)
+                    } else {
+                        self.window_chunk(b, (cv, t, n), slab, (j.clone(), nrs))
+                    }
+                };
+                b.when("whole", j.clone().cmp(CmpOp::Lt, full), |b| chunk(b, per));
                 if cv.rs() % per != 0 {
                     b.when("part", j.clone().cmp(CmpOp::Eq, full), |b| {
-                        self.position_chunk(b, cv, t, n, slab, j.clone(), cv.rs() % per)
+                        chunk(b, cv.rs() % per)
                     });
                 }
             } else {
@@ -475,19 +486,32 @@ impl Streams {
             None => b.when("rows", rows.clone().cmp(CmpOp::Gt, 0), |b| {
                 // whole rows (every window position): one nd2nz into the fractals
                 let first = (slab.k0.clone() + k0.clone()) * (rs * cv.c);
-                let src = b.at(n.weights, n.weight_index(first));
-                let dst = b.at(n.wts, [k0.clone() * 16]);
-                b.origin(Some("weights, GM -> L1 fractals"));
-                b.push(
-                    Dma::new(dst, src, rows.clone(), rs * cv.c)
-                        .strides(rs * cv.c, t.ks)
-                        .mode(DmaMode::Nd2nz),
-                );
-                b.origin(None);
+                let at = (first, k0.clone() * 16);
+                let origin = "weights, GM -> L1 fractals";
+                weights_to_l1(b, (cv, t, n), at, (rows.clone(), rs * cv.c), origin);
             }),
         }
         feed.ready.acquire(b, &j);
         feed.ready.publish(b, &j);
+    }
+
+    /// `[k, r, s, c]` weight chunk `j`: window positions `j * chunk_positions ..` (`nrs` of
+    /// them) of every output channel of the slab, straight from GM (a burst per output
+    /// channel) into their columns of fractals (`nd2nz`).
+    fn window_chunk(
+        &self,
+        b: &mut Builder,
+        (cv, t, n): (&Conv, &Tiles, &Names),
+        slab: &Slab,
+        (j, nrs): (Expr, i64),
+    ) {
+        let rs0 = j.clone() * self.chunk_positions;
+        let first = (slab.k0.clone() * cv.rs() + rs0.clone()) * cv.c;
+        let at = (first, rs0 * (cv.c1() * t.ks * 16));
+        let origin = "weights, GM -> L1 fractals (a group of window positions)";
+        weights_to_l1(b, (cv, t, n), at, (slab.ka.clone(), nrs * cv.c), origin);
+        self.weights.ready.acquire(b, &j);
+        self.weights.ready.publish(b, &j);
     }
 
     /// `[r, s, c, k]` weight chunk `j`: window positions `j * chunk_positions ..` (`nrs` of
@@ -651,6 +675,27 @@ impl Streams {
             stage.release(b, &p.k);
         }
     }
+}
+
+/// `[k, r, s, c]` weights straight from GM into their fractals in L1 (`nd2nz`): `rows`
+/// output channels' `len` values each from element `first` (rows a whole window apart),
+/// into L1 from element `to` (fractal columns of the slab's `ks` channels).
+fn weights_to_l1(
+    b: &mut Builder,
+    (cv, t, n): (&Conv, &Tiles, &Names),
+    (first, to): (Expr, Expr),
+    (rows, len): (Expr, i64),
+    origin: &'static str,
+) {
+    let src = b.at(n.weights, n.weight_index(first));
+    let dst = b.at(n.wts, [to]);
+    b.origin(Some(origin));
+    b.push(
+        Dma::new(dst, src, rows, len)
+            .strides(cv.rs() * cv.c, t.ks)
+            .mode(DmaMode::Nd2nz),
+    );
+    b.origin(None);
 }
 
 /// One piece of a stream: its staging counter `k`, its spread counter `v`, where it

@@ -41,6 +41,12 @@ pub struct Tiles {
     /// each as soon as its weights are in L1 (streamed `[k, r, s, c]` or `[k, c]` weights,
     /// which come in such blocks; else 1).
     pub kblocks: i64,
+    /// Window positions per chunk when `[k, r, s, c]` weights stream straight to L1 by
+    /// groups of window positions, every output channel of the slab in each (a burst per
+    /// output channel): the slab's first tile goes through the groups as they arrive, in
+    /// sub-steps of one group and one channel block. 0: the weights come by blocks of
+    /// output channels (`kblocks`).
+    pub window_group: i64,
     /// Output channels of a slab and of its tiles (a multiple of 16).
     pub ks: i64,
     /// Output pixels of a slab (its last tile may have fewer than `mp`).
@@ -97,6 +103,16 @@ impl Tiles {
     /// Fractal columns (16-deep slices of the reduction) of a sub-step.
     pub fn depth(&self) -> i64 {
         self.nrs * self.kc1
+    }
+
+    /// Window positions of a sub-step of the slab's first tile: a group of the weights'
+    /// window positions when they come by such groups, else `nrs`.
+    pub fn first_nrs(&self) -> i64 {
+        if self.window_group > 0 {
+            self.window_group
+        } else {
+            self.nrs
+        }
     }
 }
 
@@ -487,10 +503,14 @@ impl Tiles {
                 "GM -> L1".to_string()
             }
         };
+        let first = if self.window_group > 0 {
+            format!("by groups of {} window positions", self.window_group)
+        } else {
+            format!("in {} block(s)", self.kblocks)
+        };
         format!(
-            "{sizes}, first tile {} px in {} block(s), band chunks of {} tile(s) ({}), weights ({})",
+            "{sizes}, first tile {} px {first}, band chunks of {} tile(s) ({}), weights ({})",
             self.m0,
-            self.kblocks,
             self.band_group,
             via(self.band_piece, "px"),
             via(self.weight_piece, "rows")
@@ -572,6 +592,7 @@ impl Tiles {
             nrs,
             kc1,
             kblocks: 1,
+            window_group: 0,
             band_group: 1,
             ks,
             ps,
@@ -653,6 +674,11 @@ impl Tiles {
                     vec![t]
                 }
             })
+            .flat_map(|t| {
+                let mut v = vec![t];
+                v.extend(window_groups(cv, &t).map(|window_group| Tiles { window_group, ..t }));
+                v
+            })
             .filter_map(|t| t.costed(cv, machine, cap, orient))
             .collect()
     }
@@ -670,6 +696,19 @@ impl Tiles {
         }
         Some((super::model::cycles(cv, machine, orient, &self), self))
     }
+}
+
+/// The groups of window positions `[k, r, s, c]` weights may stream by for `t` (whole
+/// rows of the window, fewer than all, no deeper than a sub-step): when they go straight
+/// from GM to L1 (each output channel's group one burst) and the first tile would otherwise
+/// take them in one block of output channels.
+fn window_groups(cv: &Conv, t: &Tiles) -> impl Iterator<Item = i64> {
+    let direct = cv.weight_layout == Weights::Krsc && t.weight_piece == 0 && cv.c % 16 == 0;
+    let fits = direct && t.kblocks == 1 && t.kc1 == 1;
+    let (s, rs, nrs) = (cv.s, cv.rs(), t.nrs);
+    (1..cv.r)
+        .map(move |rows| rows * s)
+        .filter(move |&g| fits && g < rs && g <= nrs)
 }
 
 /// The most band pixels a chunk (the `band_group` tiles from one a multiple of it) adds to
