@@ -24,7 +24,7 @@ use scheduler::optimizer::{optimize, OptimizeError};
 use scheduler::registry::all_schedulers;
 use scheduler::transform::tile_size::{RegisterBlock, RegisterBlocks};
 use scheduler::transform::TransformOptions;
-use scheduler::{FusePolicy, Options, Problem};
+use scheduler::{FusePolicy, Options, Problem, ScheduleError};
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 
@@ -187,7 +187,7 @@ pub fn run(args: &FuzzArgs) -> Result<(), CliError> {
             .collect(),
     };
     let mut failing = Vec::new();
-    let mut variants = 0;
+    let (mut variants, mut declined) = (0, 0);
     let mut npu = NpuTally::default();
     for (seed, name, text) in &programs {
         if args.show {
@@ -199,6 +199,7 @@ pub fn run(args: &FuzzArgs) -> Result<(), CliError> {
         let found = match check_program(*seed, text, &setups, compiler, legs, None) {
             Ok(checked) => {
                 variants += checked.schedules;
+                declined += checked.declined;
                 npu.matched += checked.npu.matched;
                 npu.refused += checked.npu.refused;
                 checked.found
@@ -246,8 +247,12 @@ pub fn run(args: &FuzzArgs) -> Result<(), CliError> {
         ),
         false => String::new(),
     };
+    let declined = match declined {
+        0 => String::new(),
+        n => format!(", {n} declined by isl (\"unable to carry dependences\")"),
+    };
     println!(
-        "{what}, {variants} schedules checked{}{on_npu}: {} failing program(s)",
+        "{what}, {variants} schedules checked{}{declined}{on_npu}: {} failing program(s)",
         if args.compile { " and compiled" } else { "" },
         failing.len()
     );
@@ -331,6 +336,8 @@ struct NpuTally {
 struct Checked {
     /// Schedules checked.
     schedules: usize,
+    /// Schedules isl's scheduler declined.
+    declined: usize,
     /// The NPU's answers (with `--npu`).
     npu: NpuTally,
     /// What failed.
@@ -348,9 +355,17 @@ fn check_program(
     legs: Legs,
     only: Only,
 ) -> Result<Checked, String> {
-    let (schedules, mut found) = match legs.schedules {
+    let Schedules {
+        checked: schedules,
+        declined,
+        mut found,
+    } = match legs.schedules {
         true => check_schedules(seed, text, setups, compiler, only)?,
-        false => (0, Vec::new()),
+        false => Schedules {
+            checked: 0,
+            declined: 0,
+            found: Vec::new(),
+        },
     };
     let mut tally = NpuTally::default();
     let npu_legs = fuzz_npu::LEGS.iter().filter(|_| legs.npu);
@@ -372,20 +387,30 @@ fn check_program(
     }
     Ok(Checked {
         schedules,
+        declined,
         npu: tally,
         found,
     })
 }
 
-/// Checks one program under every scheduler and setup (or `only` a failure's): the number
-/// of schedules checked and what failed.
+/// What checking one program under every scheduler and setup found.
+struct Schedules {
+    /// Schedules checked.
+    checked: usize,
+    /// Schedules isl's scheduler declined ([`ScheduleError::IslCannotCarry`]).
+    declined: usize,
+    /// What failed.
+    found: Vec<Failure>,
+}
+
+/// Checks one program under every scheduler and setup (or `only` a failure's).
 fn check_schedules(
     seed: u64,
     text: &str,
     setups: &[Setup],
     compiler: Option<&CCompiler>,
     only: Only,
-) -> Result<(usize, Vec<Failure>), String> {
+) -> Result<Schedules, String> {
     let file = SourceFile::new(format!("fuzz{seed}.pk"), text);
     let kernel = frontend::compile(&file)
         .map_err(|d| {
@@ -411,7 +436,7 @@ fn check_schedules(
         .run_original(&mut expected)
         .map_err(|e| format!("original order: {e}"))?;
     let mut found = Vec::new();
-    let mut checked = 0;
+    let (mut checked, mut declined) = (0, 0);
     for scheduler in all_schedulers() {
         for setup in setups {
             if only.is_some_and(|f| f.scheduler != scheduler.name() || f.setup != setup.label) {
@@ -430,6 +455,10 @@ fn check_schedules(
             };
             let schedule = match optimize(&problem, scheduler.as_ref(), &setup.transforms, &[]) {
                 Ok(o) => o.schedule,
+                Err(OptimizeError::Schedule(ScheduleError::IslCannotCarry)) => {
+                    declined += 1;
+                    continue;
+                }
                 Err(e) => {
                     let fault = match e {
                         OptimizeError::Schedule(_) => Fault::Scheduling,
@@ -471,7 +500,11 @@ fn check_schedules(
             }
         }
     }
-    Ok((checked, found))
+    Ok(Schedules {
+        checked,
+        declined,
+        found,
+    })
 }
 
 /// The name failures of the NPU back end go under, in the place of a scheduler's.
