@@ -18,9 +18,23 @@ fn one_random_program_agrees_under_every_schedule() {
     ]);
     assert!(stdout.contains("kernel fuzz1("), "{stdout}");
     assert!(
-        stdout.contains("16 schedules checked and compiled: 0 failing program(s)"),
+        stdout.contains(
+            "16 schedules checked and compiled (6 distinct C programs built and run): 0 failing program(s)"
+        ),
         "{stdout}"
     );
+}
+
+/// Programs checked on several threads are reported as on one: same text, same order.
+#[test]
+fn the_output_does_not_depend_on_the_number_of_threads() {
+    let run = |jobs: &str| {
+        let args = ["fuzz-schedules", "--count", "4", "--seed", "1", "--show"];
+        passing(&[&args[..], &["--jobs", jobs]].concat())
+    };
+    let one = run("1");
+    assert!(one.contains("kernel fuzz4("), "{one}");
+    assert_eq!(one, run("3"));
 }
 
 /// The regression corpus: programs that once failed (shrunk by `--shrink`), each fixed since,

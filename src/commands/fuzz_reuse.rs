@@ -104,3 +104,78 @@ impl CVerdicts {
         self.0.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use poly::deps::Dependences;
+    use poly::isl::Ctx;
+    use poly::model::Program;
+    use scheduler::baseline::Identity;
+    use scheduler::{FusePolicy, Options};
+    use std::cell::Cell;
+    use std::collections::BTreeMap;
+
+    /// The original order, counting how often it is asked for.
+    struct Counted<'a>(&'a Cell<usize>);
+
+    impl Scheduler for Counted<'_> {
+        fn name(&self) -> &'static str {
+            "counted"
+        }
+        fn schedule(&self, problem: &Problem) -> Result<Schedule, ScheduleError> {
+            self.0.set(self.0.get() + 1);
+            Identity.schedule(problem)
+        }
+    }
+
+    #[test]
+    fn a_scheduler_runs_once_per_distinct_options() {
+        let file = frontend::SourceFile::new(
+            "t.pk",
+            "kernel t(A: inout f64[N]) params N = 8 { for i in 1..N { A[i] += A[i - 1]; } }",
+        );
+        let kernel = frontend::compile(&file).unwrap().remove(0);
+        let program = Program::build(&Ctx::default(), &kernel, &BTreeMap::new()).unwrap();
+        let deps = Dependences::compute(&program).unwrap();
+        let problem = |fuse| Problem {
+            program: &program,
+            deps: &deps,
+            options: Options {
+                fuse,
+                ..Options::default()
+            },
+        };
+        let calls = Cell::new(0);
+        let counted = Counted(&calls);
+        let reused = Reused::new(&counted);
+        for fuse in [
+            FusePolicy::Smart,
+            FusePolicy::Smart,
+            FusePolicy::Max,
+            FusePolicy::Smart,
+        ] {
+            reused.schedule_noted(&problem(fuse)).unwrap();
+        }
+        assert_eq!(calls.get(), 2);
+        assert_eq!(reused.name(), "counted");
+    }
+
+    #[test]
+    fn each_c_text_is_checked_once() {
+        let mut verdicts = CVerdicts::default();
+        let mut checks = 0;
+        for code in ["a", "b", "a", "a"] {
+            let verdict = verdicts.of(code.to_string(), |c| {
+                checks += 1;
+                if c == "b" {
+                    Err("wrong".into())
+                } else {
+                    Ok(())
+                }
+            });
+            assert_eq!(verdict.is_err(), code == "b");
+        }
+        assert_eq!((checks, verdicts.built()), (2, 2));
+    }
+}
