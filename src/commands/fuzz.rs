@@ -164,6 +164,17 @@ fn setups() -> Vec<Setup> {
             },
             transforms: TransformOptions {
                 fuse: Some(FusePolicy::Max),
+                ..tiled.clone()
+            },
+        },
+        Setup {
+            label: "distributed (none), tiled 4, parallel",
+            options: Options {
+                fuse: FusePolicy::None,
+                ..Options::default()
+            },
+            transforms: TransformOptions {
+                fuse: Some(FusePolicy::None),
                 ..tiled
             },
         },
