@@ -4,10 +4,12 @@
 //!
 //! A failure is polyc's: a scheduler or transformation error on a valid kernel (internal
 //! errors, exhausted budgets), an optimized schedule the legality checker refuses, or
-//! different results. Each is reported with the seed that reproduces it
-//! (`polyc fuzz-schedules --seed S --count 1 --show`); `--shrink DIR` reduces each failing
-//! program to a minimal one that fails the same way ([`progen::shrink`]) and saves it, and
-//! `--replay DIR` checks saved programs instead of generated ones (the regression corpus).
+//! different results. isl's scheduler giving up ([`ScheduleError::IslCannotCarry`], a
+//! limitation of isl's) is counted apart, as declined. Each failure is reported with the
+//! seed that reproduces it (`polyc fuzz-schedules --seed S --count 1 --show`); `--shrink DIR`
+//! reduces each failing program to a minimal one that fails the same way
+//! ([`progen::shrink`]) and saves it, and `--replay DIR` checks saved programs instead of
+//! generated ones (the regression corpus).
 
 use super::fuzz_npu;
 use super::fuzz_parallel;
