@@ -2,7 +2,7 @@
 //! scheduler.
 
 use crate::{Problem, ScheduleError, Scheduler};
-use poly::isl::{Constraints, IslResult, Schedule};
+use poly::isl::{Constraints, IslError, IslResult, Schedule};
 use poly::model::Program;
 use poly::order::AnySchedule;
 
@@ -43,11 +43,20 @@ impl Scheduler for Isl {
             coincidence: &validity,
         };
         let options = &problem.options.isl;
-        Ok(program
-            .ctx
-            .with_scheduler_options(options, || constraints.compute_schedule())?)
+        let schedule =
+            (program.ctx).with_scheduler_options(options, || constraints.compute_schedule());
+        schedule.map_err(|e| match e {
+            IslError::Isl(message) if message.contains(CANNOT_CARRY) => {
+                ScheduleError::IslCannotCarry
+            }
+            other => other.into(),
+        })
     }
 }
+
+/// The message with which isl's scheduler gives up ([`ScheduleError::IslCannotCarry`]; isl
+/// reports its errors as text only).
+const CANNOT_CARRY: &str = "unable to carry dependences";
 
 /// A schedule the user wrote, as a scheduler: the optimizer transforms and checks it like any
 /// other scheduler's (the caller checks it against the dependences first, to explain a

@@ -148,6 +148,14 @@ pub enum ScheduleError {
         /// What went wrong.
         fault: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// isl's own scheduler stopped with "unable to carry dependences": its greedy search
+    /// (no backtracking, each row independent of the earlier ones) reached rows after which
+    /// no valid independent row carries any of the dependences left. A limitation of isl's
+    /// algorithm on a kernel that has legal schedules (the original order), not a fault of
+    /// the kernel's nor of polyc's: the pipeline falls back to the next scheduler, and
+    /// `polyc fuzz-schedules` counts it as declined.
+    #[error("isl's scheduler declined the kernel (isl: \"unable to carry dependences\")")]
+    IslCannotCarry,
     /// The algorithm found no legal schedule (a bug: the original order always is one).
     #[error("{scheduler} found no legal schedule: {reason}")]
     NoSchedule {

@@ -4,12 +4,16 @@
 //!
 //! A failure is polyc's: a scheduler or transformation error on a valid kernel (internal
 //! errors, exhausted budgets), an optimized schedule the legality checker refuses, or
-//! different results. Each is reported with the seed that reproduces it
-//! (`polyc fuzz-schedules --seed S --count 1 --show`); `--shrink DIR` reduces each failing
-//! program to a minimal one that fails the same way ([`progen::shrink`]) and saves it, and
-//! `--replay DIR` checks saved programs instead of generated ones (the regression corpus).
+//! different results. isl's scheduler giving up ([`ScheduleError::IslCannotCarry`], a
+//! limitation of isl's) is counted apart, as declined. Each failure is reported with the
+//! seed that reproduces it (`polyc fuzz-schedules --seed S --count 1 --show`); `--shrink DIR`
+//! reduces each failing program to a minimal one that fails the same way
+//! ([`progen::shrink`]) and saves it, and `--replay DIR` checks saved programs instead of
+//! generated ones (the regression corpus).
 
 use super::fuzz_npu;
+use super::fuzz_parallel;
+use super::fuzz_reuse::{CVerdicts, Reused};
 use crate::error::CliError;
 use codegen::runner::{self, Comparison};
 use codegen::toolchain::CCompiler;
@@ -24,7 +28,7 @@ use scheduler::optimizer::{optimize, OptimizeError};
 use scheduler::registry::all_schedulers;
 use scheduler::transform::tile_size::{RegisterBlock, RegisterBlocks};
 use scheduler::transform::TransformOptions;
-use scheduler::{FusePolicy, Options, Problem};
+use scheduler::{FusePolicy, Options, Problem, ScheduleError, Scheduler};
 use std::collections::BTreeMap;
 use std::num::NonZeroU32;
 
@@ -59,6 +63,10 @@ pub struct FuzzArgs {
     /// Check every `.pk` file of this directory instead of generated programs.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["count", "seed"])]
     replay: Option<std::path::PathBuf>,
+    /// How many programs to check at once, each on its own thread (default: one per core).
+    /// The output is the same for any number.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    jobs: usize,
 }
 
 /// How one schedule of a program failed.
@@ -158,6 +166,17 @@ fn setups() -> Vec<Setup> {
             },
             transforms: TransformOptions {
                 fuse: Some(FusePolicy::Max),
+                ..tiled.clone()
+            },
+        },
+        Setup {
+            label: "distributed (none), tiled 4, parallel",
+            options: Options {
+                fuse: FusePolicy::None,
+                ..Options::default()
+            },
+            transforms: TransformOptions {
+                fuse: Some(FusePolicy::None),
                 ..tiled
             },
         },
@@ -187,18 +206,23 @@ pub fn run(args: &FuzzArgs) -> Result<(), CliError> {
             .collect(),
     };
     let mut failing = Vec::new();
-    let mut variants = 0;
+    let (mut variants, mut declined, mut built) = (0, 0, 0);
     let mut npu = NpuTally::default();
-    for (seed, name, text) in &programs {
+    let check = |(seed, _, text): &(u64, String, String)| {
+        check_program(*seed, text, &setups, compiler, legs, None)
+    };
+    let take = |(seed, name, text): &(u64, String, String), checked: Result<Checked, String>| {
         if args.show {
             println!("{text}");
             if legs.npu {
                 println!("{}", progen::tensor::generate(*seed));
             }
         }
-        let found = match check_program(*seed, text, &setups, compiler, legs, None) {
+        let found = match checked {
             Ok(checked) => {
                 variants += checked.schedules;
+                declined += checked.declined;
+                built += checked.built;
                 npu.matched += checked.npu.matched;
                 npu.refused += checked.npu.refused;
                 checked.found
@@ -206,7 +230,7 @@ pub fn run(args: &FuzzArgs) -> Result<(), CliError> {
             Err(e) => {
                 eprintln!("FAIL {name}: {}", shortened(&e));
                 failing.push(name.clone());
-                continue;
+                return Ok(());
             }
         };
         for f in &found {
@@ -224,7 +248,9 @@ pub fn run(args: &FuzzArgs) -> Result<(), CliError> {
                 eprintln!("  shrunk to {}", path.display());
             }
         }
-    }
+        Ok(())
+    };
+    fuzz_parallel::in_order(&programs, args.jobs, check, take)?;
     let what = match &args.replay {
         Some(dir) => format!("{} programs of {}", programs.len(), dir.display()),
         None => format!(
@@ -246,9 +272,16 @@ pub fn run(args: &FuzzArgs) -> Result<(), CliError> {
         ),
         false => String::new(),
     };
+    let declined = match declined {
+        0 => String::new(),
+        n => format!(", {n} declined by isl (\"unable to carry dependences\")"),
+    };
+    let compiled = match args.compile {
+        true => format!(" and compiled ({built} distinct C programs built and run)"),
+        false => String::new(),
+    };
     println!(
-        "{what}, {variants} schedules checked{}{on_npu}: {} failing program(s)",
-        if args.compile { " and compiled" } else { "" },
+        "{what}, {variants} schedules checked{compiled}{declined}{on_npu}: {} failing program(s)",
         failing.len()
     );
     match failing.is_empty() {
@@ -331,6 +364,10 @@ struct NpuTally {
 struct Checked {
     /// Schedules checked.
     schedules: usize,
+    /// Schedules isl's scheduler declined.
+    declined: usize,
+    /// Distinct C programs built and run (with `--compile`).
+    built: usize,
     /// The NPU's answers (with `--npu`).
     npu: NpuTally,
     /// What failed.
@@ -348,9 +385,14 @@ fn check_program(
     legs: Legs,
     only: Only,
 ) -> Result<Checked, String> {
-    let (schedules, mut found) = match legs.schedules {
+    let Schedules {
+        checked: schedules,
+        declined,
+        built,
+        mut found,
+    } = match legs.schedules {
         true => check_schedules(seed, text, setups, compiler, only)?,
-        false => (0, Vec::new()),
+        false => Schedules::default(),
     };
     let mut tally = NpuTally::default();
     let npu_legs = fuzz_npu::LEGS.iter().filter(|_| legs.npu);
@@ -372,20 +414,34 @@ fn check_program(
     }
     Ok(Checked {
         schedules,
+        declined,
+        built,
         npu: tally,
         found,
     })
 }
 
-/// Checks one program under every scheduler and setup (or `only` a failure's): the number
-/// of schedules checked and what failed.
+/// What checking one program under every scheduler and setup found.
+#[derive(Default)]
+struct Schedules {
+    /// Schedules checked.
+    checked: usize,
+    /// Schedules isl's scheduler declined ([`ScheduleError::IslCannotCarry`]).
+    declined: usize,
+    /// Distinct C programs built and run.
+    built: usize,
+    /// What failed.
+    found: Vec<Failure>,
+}
+
+/// Checks one program under every scheduler and setup (or `only` a failure's).
 fn check_schedules(
     seed: u64,
     text: &str,
     setups: &[Setup],
     compiler: Option<&CCompiler>,
     only: Only,
-) -> Result<(usize, Vec<Failure>), String> {
+) -> Result<Schedules, String> {
     let file = SourceFile::new(format!("fuzz{seed}.pk"), text);
     let kernel = frontend::compile(&file)
         .map_err(|d| {
@@ -411,8 +467,10 @@ fn check_schedules(
         .run_original(&mut expected)
         .map_err(|e| format!("original order: {e}"))?;
     let mut found = Vec::new();
-    let mut checked = 0;
+    let (mut checked, mut declined) = (0, 0);
+    let mut c_verdicts = CVerdicts::default();
     for scheduler in all_schedulers() {
+        let scheduler = Reused::new(scheduler.as_ref());
         for setup in setups {
             if only.is_some_and(|f| f.scheduler != scheduler.name() || f.setup != setup.label) {
                 continue;
@@ -428,8 +486,12 @@ fn check_schedules(
                 deps: &deps,
                 options: setup.options.clone(),
             };
-            let schedule = match optimize(&problem, scheduler.as_ref(), &setup.transforms, &[]) {
+            let schedule = match optimize(&problem, &scheduler, &setup.transforms, &[]) {
                 Ok(o) => o.schedule,
+                Err(OptimizeError::Schedule(ScheduleError::IslCannotCarry)) => {
+                    declined += 1;
+                    continue;
+                }
                 Err(e) => {
                     let fault = match e {
                         OptimizeError::Schedule(_) => Fault::Scheduling,
@@ -463,37 +525,46 @@ fn check_schedules(
                 Ok(()) => {}
             }
             if let Some(compiler) = compiler {
-                if let Err(e) =
-                    compiled(&program, &schedule, compiler, &initial, &params, &expected)
-                {
+                let options = CodegenOptions {
+                    harness: true,
+                    ..CodegenOptions::default()
+                };
+                let verdict = codegen::generate(&program, &schedule, &options)
+                    .map_err(|e| e.to_string())
+                    .and_then(|code| {
+                        c_verdicts.of(code, |code| {
+                            compiled(&program, code, compiler, &initial, &params, &expected)
+                        })
+                    });
+                if let Err(e) = verdict {
                     found.push(failure(Fault::GeneratedC, format!("generated C: {e}")));
                 }
             }
         }
     }
-    Ok((checked, found))
+    Ok(Schedules {
+        checked,
+        declined,
+        built: c_verdicts.built(),
+        found,
+    })
 }
 
 /// The name failures of the NPU back end go under, in the place of a scheduler's.
 const NPU: &str = "npu";
 
-/// Compiles `schedule` to C, runs it on `initial` and compares the output arrays it writes
-/// with the interpreter's (`expected`), bit for bit.
+/// Builds `code` (a schedule's C with its harness), runs it on `initial` and compares the
+/// output arrays it writes with the interpreter's (`expected`), bit for bit.
 fn compiled(
     program: &Program,
-    schedule: &poly::isl::Schedule,
+    code: &str,
     compiler: &CCompiler,
     initial: &Memory,
     params: &ParamValues,
     expected: &Memory,
 ) -> Result<(), String> {
-    let options = CodegenOptions {
-        harness: true,
-        ..CodegenOptions::default()
-    };
-    let code = codegen::generate(program, schedule, &options).map_err(|e| e.to_string())?;
     let outputs = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let out = runner::compile_and_run(compiler, &code, initial, params, Some(outputs.path()))
+    let out = runner::compile_and_run(compiler, code, initial, params, Some(outputs.path()))
         .map_err(|e| e.to_string())?;
     if !out.success {
         return Err(out.stderr);

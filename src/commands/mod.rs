@@ -11,6 +11,8 @@ mod demo;
 mod format;
 mod fuzz;
 mod fuzz_npu;
+mod fuzz_parallel;
+mod fuzz_reuse;
 mod input;
 mod mappings;
 mod pipeline;

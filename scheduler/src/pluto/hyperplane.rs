@@ -43,8 +43,8 @@ pub struct Settings<'a> {
 /// it needs more, the second (those whose distances an objective bounds,
 /// [`RowIlp::reuse_dependences`]) given to the heuristic;
 /// `orientation` (1 or -1) picks the orthant of the independence constraints. With `carry`,
-/// that dependence (one of `deps`) must be satisfied strongly: a distance of at least 1 on
-/// every instance. `None` if there is none.
+/// that dependence (between members; one of `deps` or a piece of one) must be satisfied
+/// strongly: a distance of at least 1 on every instance. `None` if there is none.
 pub fn find(
     settings: &Settings<'_>,
     view: View<'_>,
@@ -66,14 +66,15 @@ pub fn find(
     }
     for &dep in deps {
         let distance = row.distance(dep);
-        if carry.is_some_and(|c| std::ptr::eq(c, dep)) {
-            let strong = Form {
-                constant: distance.constant.clone().minus(&LinExpr::constant(1)),
-                ..distance.clone()
-            };
-            row.require(dep, &strong)?;
-        }
         row.require(dep, &distance)?;
+    }
+    if let Some(carried) = carry {
+        let distance = row.distance(carried);
+        let strong = Form {
+            constant: distance.constant.clone().minus(&LinExpr::constant(1)),
+            ..distance
+        };
+        row.require(carried, &strong)?;
     }
     for (m, s) in members.iter().zip(&layout.stmts) {
         if m.needs_more {

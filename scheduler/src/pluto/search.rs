@@ -298,11 +298,15 @@ impl<'a> Search<'a> {
         })
     }
 
-    /// When every statement has all its hyperplanes and no cut orders what is left (a
-    /// component whose statements must interleave), Pluto adds hyperplanes beyond the
-    /// statements' dimensions: a row, not necessarily independent of the earlier ones, that
-    /// respects every live dependence of a component and carries one of them (tried in
-    /// turn). The statements outside the component get 0.
+    /// When no hyperplane independent of the earlier ones exists and no cut orders what is
+    /// left (a component whose statements must interleave), Pluto adds hyperplanes beyond
+    /// the statements' dimensions: a row, not necessarily independent of the earlier ones,
+    /// that respects every live dependence of a component and carries one basic piece of
+    /// one of them (tried in turn; Pluto's dependences are those pieces). A whole
+    /// dependence may be uncarriable where a piece is: seed 122's `A2[i]` and `A2[2k]` under
+    /// a reversed `i`, whose first band (`i`, `2k`: the element written) leaves pairs at
+    /// `i' < i` and at `i' = i` in every dependence; `-i` carries the former. The statements
+    /// outside the component get 0.
     fn carrying_row(&self, band_deps: &[BandDep]) -> Result<Option<Row>, ScheduleError> {
         let settings = self.settings(self.bound);
         for scc in self.live_graph()?.sccs() {
@@ -317,29 +321,48 @@ impl<'a> Search<'a> {
                     needs_more: false,
                 })
                 .collect();
-            for carried in &deps {
-                let found = hyperplane::find(
-                    &settings,
-                    self.view(),
-                    &members,
-                    (&deps, &reuse),
-                    1,
-                    Some(carried),
-                )?;
-                let Some(solution) = found else {
-                    continue;
-                };
-                let mut stmts = self.zero_row();
-                for (s, f) in solution {
-                    stmts[s] = f;
+            for dep in &deps {
+                for carried in self.pieces(dep)? {
+                    let found = hyperplane::find(
+                        &settings,
+                        self.view(),
+                        &members,
+                        (&deps, &reuse),
+                        1,
+                        Some(&carried),
+                    )?;
+                    let Some(solution) = found else {
+                        continue;
+                    };
+                    let mut stmts = self.zero_row();
+                    for (s, f) in solution {
+                        stmts[s] = f;
+                    }
+                    return Ok(Some(Row {
+                        kind: RowKind::Loop { coincident: false },
+                        stmts,
+                    }));
                 }
-                return Ok(Some(Row {
-                    kind: RowKind::Loop { coincident: false },
-                    stmts,
-                }));
             }
         }
         Ok(None)
+    }
+
+    /// The non-empty basic pieces of `dep`, each a dependence with its own Farkas dual.
+    fn pieces(&self, dep: &BandDep) -> IslResult<Vec<BandDep>> {
+        let mut pieces = Vec::new();
+        for relation in dep.relation.basic_maps()? {
+            if relation.is_empty()? {
+                continue;
+            }
+            pieces.push(BandDep {
+                src: dep.src,
+                dst: dep.dst,
+                dual: self.dual(&relation)?,
+                relation,
+            });
+        }
+        Ok(pieces)
     }
 
     /// A scalar row giving the statements of `sccs[k]` the constant `groups[k]`.
@@ -550,20 +573,26 @@ impl<'a> Search<'a> {
         let pieces = live.intersect(&self.shared.conflicts)?.maps()?;
         let mut deps = Vec::with_capacity(pieces.len());
         for m in &pieces {
-            let dual = match self.shared.duals.borrow_mut().entry(m.to_string()) {
-                Entry::Occupied(known) => known.get().clone(),
-                Entry::Vacant(slot) => slot
-                    .insert(FarkasDual::of(m, &self.program.context)?)
-                    .clone(),
-            };
             deps.push(BandDep {
                 src: self.stmt_of(m, End::Source)?,
                 dst: self.stmt_of(m, End::Sink)?,
                 relation: m.clone(),
-                dual,
+                dual: self.dual(m)?,
             });
         }
         Ok(deps)
+    }
+
+    /// The Farkas dual of `dependence`, cached by its text across runs ([`Shared`]).
+    fn dual(&self, dependence: &poly::isl::Map) -> IslResult<FarkasDual> {
+        Ok(
+            match self.shared.duals.borrow_mut().entry(dependence.to_string()) {
+                Entry::Occupied(known) => known.get().clone(),
+                Entry::Vacant(slot) => slot
+                    .insert(FarkasDual::of(dependence, &self.program.context)?)
+                    .clone(),
+            },
+        )
     }
 
     /// The statement graph of the live dependences.
