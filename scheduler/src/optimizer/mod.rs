@@ -80,16 +80,19 @@ pub fn optimize(
     let mut optimized = if chosen {
         let mut staged = Staged::merged(problem, &schedule, transforms)?;
         staged.tile()?;
-        staged
+        staged.finish()?
     } else {
-        avoid_skewing(problem, &schedule, transforms, &mut original)?
-    }
-    .finish()?;
+        match avoid_skewing(problem, &schedule, transforms, &mut original)? {
+            (staged, Choice::Schedule) => staged.finish()?,
+            (original, Choice::Original) => original.finish_unskewed()?,
+        }
+    };
     if transforms.parallel && !chosen {
         // A profitability check: if isl fails on it, the schedule stays. The original order
         // is kept as written, with its parallel loops (and no tiles, which it did not need).
         match cost::worse_than_original(problem, &optimized.tree) {
-            Ok(Some(reason)) => match original.merged().and_then(|o| o.clone().finish()) {
+            Ok(Some(reason)) => match (original.merged()).and_then(|o| o.clone().finish_unskewed())
+            {
                 Ok(mut original) => {
                     original.notes.push(Note::OriginalKept(reason));
                     optimized = original;
@@ -150,21 +153,30 @@ fn avoid_skewing<'a>(
     schedule: &Schedule,
     transforms: &'a TransformOptions,
     original: &mut Original<'a>,
-) -> IslResult<Staged<'a>> {
+) -> IslResult<(Staged<'a>, Choice)> {
     let mut staged = Staged::merged(problem, schedule, transforms)?;
     staged.tile()?;
     if !transforms.parallel || !cost::needs_skew(&staged.tree().root) {
-        return Ok(staged);
+        return Ok((staged, Choice::Schedule));
     }
     let mut identity = original.merged()?.clone();
     identity.tile()?;
     Ok(
         if cost::parallel_covers_heaviest(problem.program, identity.tree())? {
-            identity
+            (identity, Choice::Original)
         } else {
-            staged
+            (staged, Choice::Schedule)
         },
     )
+}
+
+/// Which order [`avoid_skewing`] took: the original one is then finished without the
+/// wavefront ([`Staged::finish_unskewed`]), since avoiding the skew is why it was taken.
+enum Choice {
+    /// The scheduler's schedule.
+    Schedule,
+    /// The original loop order.
+    Original,
 }
 
 /// The original loop order (the identity scheduler's), fused and merged as the schedule

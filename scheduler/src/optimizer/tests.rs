@@ -103,6 +103,33 @@ fn a_wavefront_of_steps_too_small_for_a_barrier_is_refused() {
 }
 
 #[test]
+fn the_original_order_kept_is_not_skewed() {
+    // mirror-rows: the row loop carries dependences, the column loop is parallel and
+    // innermost. The original order is kept for its steps too small for a barrier, as
+    // written: the wavefront once skewed it into a serial walk along the diagonals, 20x
+    // slower than gcc's original.
+    let path = format!(
+        "{}/../tests/kernels/mirror-rows.pk",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (program, deps) = lift_source(&frontend::read_source(&path).unwrap());
+    let optimized = optimized_program(&program, &deps, &[]).unwrap();
+    assert!(kept(&optimized.notes).is_some(), "{:?}", optimized.notes);
+    let Node::Band(band) = &optimized.tree.root else {
+        panic!("a band first");
+    };
+    let rows = program
+        .ctx
+        .union_map("[N, M] -> { S0[i, j] -> [i] }")
+        .unwrap();
+    let first = band.members[0]
+        .intersect_domain(&program.domains().unwrap())
+        .unwrap();
+    let rows = rows.intersect_domain(&program.domains().unwrap()).unwrap();
+    assert!(first.is_equal(&rows).unwrap(), "{first}");
+}
+
+#[test]
 fn an_illegal_pass_is_refused_with_a_counterexample() {
     // seidel-2d's outermost loop is its time loop: running it backwards reads values not
     // yet computed.

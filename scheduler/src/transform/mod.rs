@@ -162,12 +162,25 @@ impl<'a> Staged<'a> {
 
     /// Exposes parallelism if the options ask for it (wavefront, then intra-tile
     /// reordering) and hands over the result.
-    pub fn finish(mut self) -> IslResult<Optimized> {
+    pub fn finish(self) -> IslResult<Optimized> {
+        self.finish_with(true)
+    }
+
+    /// [`Staged::finish`] without the wavefront: the loop order kept as it is, with the
+    /// parallel loops it has (what the optimizer does with the original order it falls back
+    /// on: skewed, a serial loop over parallel rows becomes a diagonal walk).
+    pub fn finish_unskewed(self) -> IslResult<Optimized> {
+        self.finish_with(false)
+    }
+
+    fn finish_with(mut self, wavefront: bool) -> IslResult<Optimized> {
         if self.options.parallel {
             let _analysis = self.problem.program.ctx.analysis();
-            self.step(Step::Wavefront, &|t, deps| {
-                wavefront::wavefront(t, &deps.all)
-            })?;
+            if wavefront {
+                self.step(Step::Wavefront, &|t, deps| {
+                    wavefront::wavefront(t, &deps.all)
+                })?;
+            }
             let program = self.problem.program;
             self.step(Step::IntraTileReordering, &|t, _| {
                 reorder::reorder_for_stride(t, program)
