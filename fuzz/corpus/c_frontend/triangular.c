@@ -1,0 +1,12 @@
+static void f(int n, double L[64][64], double x[64], double b[64])
+{
+  int i, j;
+#pragma scop
+  for (i = 0; i < n; i++) {
+    x[i] = b[i];
+    for (j = 0; j < i; j++)
+      x[i] -= L[i][j] * x[j];
+    x[i] = x[i] / L[i][i];
+  }
+#pragma endscop
+}
