@@ -1,16 +1,17 @@
-static void kernel_gemm(int ni, int nj, int nk, double alpha, double beta,
-                        double C[1000 + 0][1100 + 0], double A[1000 + 0][1200 + 0],
-                        double B[1200 + 0][1100 + 0])
+static void kernel_gemver(int n, double alpha, double beta, double A[400 + 0][400 + 0],
+                          double u1[400 + 0], double v1[400 + 0], double x[400 + 0],
+                          double y[400 + 0], double w[400 + 0])
 {
-  int i, j, k;
+  int i, j;
 #pragma scop
-  for (i = 0; i < ni; i++) {
-    for (j = 0; j < nj; j++)
-      C[i][j] *= beta;
-    for (k = 0; k < nk; k++)
-      for (j = 0; j < nj; j++)
-        C[i][j] += alpha * A[i][k] * B[k][j];
-  }
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++)
+      A[i][j] = A[i][j] + u1[i] * v1[j];
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++)
+      x[i] = x[i] + beta * A[j][i] * y[j];
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++)
+      w[i] = w[i] + alpha * A[i][j] * x[j];
 #pragma endscop
 }
-int main(void) { static double C[1000][1100], A[1000][1200], B[1200][1100]; kernel_gemm(1000, 1100, 1200, 1.5, 1.2, C, A, B); return 0; }

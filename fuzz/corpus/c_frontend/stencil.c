@@ -1,14 +1,12 @@
-void jacobi(int tsteps, int n, double A[restrict 200][200], double B[restrict 200][200])
+static void seidel(int tsteps, int n, double A[120 + 0][120 + 0])
 {
   int t, i, j;
 #pragma scop
-  for (t = 0; t < tsteps; t++) {
-    for (i = 1; i < n - 1; i++)
-      for (j = 1; j < n - 1; j++)
-        B[i][j] = 0.2 * (A[i][j] + A[i][j - 1] + A[i][1 + j] + A[1 + i][j] + A[i - 1][j]);
-    for (i = 1; i < n - 1; i++)
-      for (j = 1; j < n - 1; j++)
-        A[i][j] = 0.2 * (B[i][j] + B[i][j - 1] + B[i][1 + j] + B[1 + i][j] + B[i - 1][j]);
-  }
+  for (t = 0; t <= tsteps - 1; t++)
+    for (i = 1; i <= n - 2; i++)
+      for (j = 1; j <= n - 2; j++)
+        A[i][j] = (A[i-1][j-1] + A[i-1][j] + A[i-1][j+1]
+                   + A[i][j-1] + A[i][j] + A[i][j+1]
+                   + A[i+1][j-1] + A[i+1][j] + A[i+1][j+1]) / 9.0;
 #pragma endscop
 }

@@ -1,12 +1,10 @@
-static void f(int n, double L[64][64], double x[64], double b[64])
+static void f(int n, float L[64][64], float y[64])
 {
-  int i, j;
 #pragma scop
-  for (i = 0; i < n; i++) {
-    x[i] = b[i];
-    for (j = 0; j < i; j++)
-      x[i] -= L[i][j] * x[j];
-    x[i] = x[i] / L[i][i];
+  for (int i = n - 1; i >= 0; i--) {
+    for (int j = i + 1; j < n; j++)
+      y[i] -= L[i][j] * y[j];
+    y[i] /= L[i][i];
   }
 #pragma endscop
 }
