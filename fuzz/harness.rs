@@ -44,6 +44,73 @@ pub fn npy(data: &[u8]) {
     }
 }
 
+/// The C front end after the preprocessor: everything `polyc c` and the commands reading a
+/// `.c` file do between `cpp` and scheduling ([`frontend::c::translate`], then the regions'
+/// kernels printed and their diagnostics rendered). The input is a C file, then a NUL byte,
+/// then its preprocessed text (line markers and all); without a NUL byte, the file is its
+/// own preprocessed text, under one line marker (what `cpp` makes of a file without
+/// directives). Every diagnostic and every region must point into the file, on character
+/// boundaries (`polyc c` cuts the file at the regions' spans), and a region refused has a
+/// reason.
+pub fn c_frontend(data: &[u8]) {
+    let (original, preprocessed) = match data.iter().position(|&b| b == 0) {
+        Some(k) => (
+            &data[..k],
+            std::str::from_utf8(&data[k + 1..]).map(str::to_owned),
+        ),
+        None => (
+            data,
+            std::str::from_utf8(data).map(|text| format!("# 1 \"fuzz.c\"\n{text}")),
+        ),
+    };
+    let (Ok(file), Ok(preprocessed)) = (
+        frontend::SourceFile::from_bytes("fuzz.c", original.to_vec()),
+        preprocessed,
+    ) else {
+        return;
+    };
+    let in_file = |span: frontend::span::Span| {
+        span.start <= span.end
+            && span.end <= file.text.len()
+            && file.text.is_char_boundary(span.start)
+            && file.text.is_char_boundary(span.end)
+    };
+    let check = |diagnostics: &frontend::Diagnostics| {
+        assert!(
+            !diagnostics.list.is_empty(),
+            "an error without a diagnostic"
+        );
+        for d in &diagnostics.list {
+            let spans = std::iter::once(&d.span).chain(d.secondary.iter().map(|(s, _)| s));
+            for span in spans {
+                assert!(in_file(*span), "{span:?} is not in the file: {d:?}");
+            }
+        }
+        let _ = diagnostics.render(&file, false);
+    };
+    let regions = match frontend::c::translate(&file, &preprocessed) {
+        Ok(regions) => regions,
+        Err(diagnostics) => {
+            check(&diagnostics);
+            return;
+        }
+    };
+    let mut after = 0;
+    for region in &regions {
+        assert!(
+            in_file(region.span) && after <= region.span.start,
+            "region {:?} of lines {:?} is not in the file after byte {after}",
+            region.span,
+            region.lines
+        );
+        after = region.span.end;
+        match &region.kernel {
+            Ok(kernel) => drop(kernel.to_string()),
+            Err(diagnostics) => check(diagnostics),
+        }
+    }
+}
+
 /// The kernel schedule text is checked against: two statements with a flow dependence
 /// carried by the outer loop and one inside it.
 const SCHEDULE_KERNEL: &str = "kernel k(A: inout f64[N, N]) params N = 8 {

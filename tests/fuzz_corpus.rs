@@ -52,6 +52,7 @@ fn every_seed_and_regression_passes_its_harness() {
             "schedule_text",
             replay("schedule_text", harness::schedule_text),
         ),
+        ("c_frontend", replay("c_frontend", harness::c_frontend)),
     ];
     for (name, count) in counts {
         assert!(count > 0, "no corpus for {name}");

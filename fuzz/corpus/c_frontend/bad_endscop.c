@@ -1,0 +1,2 @@
+#pragma endscop
+int x;

@@ -1,0 +1,9 @@
+void f(int n, double A[8][8])
+{
+  int i;
+#pragma scop
+  for (i = 0; i < n; i++ {
+    A[i][ = ((1 + ;
+  }}
+#pragma endscop
+}
