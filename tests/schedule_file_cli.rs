@@ -7,7 +7,7 @@ mod common;
 
 use codegen::runner;
 use codegen::toolchain::CCompiler;
-use common::polyc;
+use common::{passing, polyc};
 use frontend::SourceFile;
 use poly::interp::{InputFiles, Memory, ParamValues};
 use std::collections::BTreeMap;
@@ -100,6 +100,23 @@ fn hand_written_interchange_and_skew_compile_to_the_interpreters_outputs() {
     }
 }
 
+/// Pluto's own schedule of `kernel` (neither tiled nor made parallel), written to a file
+/// in `dir`: the file and the text.
+fn pluto_schedule(kernel: &str, dir: &Path) -> (std::path::PathBuf, String) {
+    let args = [
+        "schedule",
+        kernel,
+        "--no-tile",
+        "--no-parallel",
+        "--emit",
+        "schedule",
+    ];
+    let text = passing(&args);
+    let file = dir.join("pluto.schedule");
+    std::fs::write(&file, &text).unwrap();
+    (file, text)
+}
+
 /// Pluto's schedules of the stencils, diamond-tiled by 4 and made parallel (a wavefront of
 /// tiles whose second member is an OpenMP loop), compute what the interpreter computes.
 #[test]
@@ -124,19 +141,8 @@ fn diamond_tiled_stencils_compute_the_interpreters_outputs() {
     ];
     let flags = ["--tile", "4", "--parallel", "--diamond"];
     for (kernel, params) in cases {
-        let pluto = polyc(&[
-            "schedule",
-            kernel,
-            "--no-tile",
-            "--no-parallel",
-            "--emit",
-            "schedule",
-        ]);
-        assert_eq!(pluto.status.code(), Some(0), "{kernel}");
-        let text = String::from_utf8(pluto.stdout).unwrap();
         let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("pluto.schedule");
-        std::fs::write(&file, &text).unwrap();
+        let (file, text) = pluto_schedule(kernel, dir.path());
         let mut args = vec!["schedule", kernel, "--schedule", file.to_str().unwrap()];
         args.extend(flags);
         let notes = String::from_utf8(polyc(&args).stderr).unwrap();
@@ -276,18 +282,8 @@ fn time_tiled_stencils_compile_with_a_parallel_tile_loop() {
         ("examples/polybench/jacobi-1d.pk", "256,256"),
         ("examples/polybench/jacobi-2d.pk", "64,32,64"),
     ] {
-        let pluto = polyc(&[
-            "schedule",
-            kernel,
-            "--no-tile",
-            "--no-parallel",
-            "--emit",
-            "schedule",
-        ]);
-        assert_eq!(pluto.status.code(), Some(0), "{kernel}");
         let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("pluto.schedule");
-        std::fs::write(&file, &pluto.stdout).unwrap();
+        let (file, _) = pluto_schedule(kernel, dir.path());
         let c = dir.path().join("kernel.c");
         let out = polyc(&[
             "compile",
