@@ -1,6 +1,6 @@
 //! isl's AST generator (`isl_ast_build`, declared in `ffi.rs`: isl-rs does not bind it).
-//! [`build`] turns a schedule tree into a plain [`ast::Node`], after [`prepare`] has marked
-//! the bands' parallel members and chosen their AST loop type;
+//! [`build`] turns a schedule tree into a plain [`ast::Node`], after [`prepare`] has split
+//! bands into single loops, marked the parallel ones and chosen their AST loop type;
 //! [`pseudo_c`] prints isl's own C-like rendering (for `polyc schedule`).
 
 use super::ffi::{
@@ -106,12 +106,8 @@ fn failure(schedule: &Schedule) -> IslError {
     IslError::Isl(format!("AST generation failed: {msg}"))
 }
 
-/// The schedule with every band member given the loop type of `options` and, above each
-/// band with parallel (coincident) members, an [`ast::parallel_mark`] naming them. Bands
-/// are not split into one-member bands: isl generates a band as a whole far more cheaply
-/// than as a nest of one-member bands, whose every level it must analyse again (a
-/// time-tiled jacobi-1d or jacobi-2d ran out of isl's budget after 45 s split, and took
-/// 0.3 s whole).
+/// The schedule with every band split into one-member bands, each with the loop type of
+/// `options` and, when coincident, an [`ast::parallel_mark`] above it.
 pub fn prepare(schedule: &Schedule, options: &AstOptions) -> IslResult<Schedule> {
     let ctx = schedule.ctx();
     let root = schedule.query(|s| s.get_root())?;
@@ -124,16 +120,14 @@ fn visit(ctx: &Ctx, node: ScheduleNode, options: &AstOptions) -> IslResult<Sched
     let mut marked = false;
     if ctx.check(node.get_type())? == ScheduleNodeType::Band && ctx.check(node.band_n_member())? > 0
     {
-        let depth = ctx.check(node.get_schedule_depth())? as usize;
-        let mut parallel = Vec::new();
-        for k in 0..ctx.check(node.band_n_member())? {
-            node = ctx.check(node.band_member_set_ast_loop_type(k, options.loop_type.isl()))?;
-            if ctx.check(node.band_member_get_coincident(k))? {
-                parallel.push(depth + k as usize);
-            }
+        if ctx.check(node.band_n_member())? > 1 {
+            node = ctx.check(node.band_split(1))?;
         }
-        if !parallel.is_empty() {
-            let mark = ast::parallel_mark(&parallel);
+        let coincident = ctx.check(node.band_member_get_coincident(0))?;
+        node = ctx.check(node.band_member_set_ast_loop_type(0, options.loop_type.isl()))?;
+        if coincident {
+            let depth = ctx.check(node.get_schedule_depth())? as usize;
+            let mark = ast::parallel_mark(depth);
             let id = ctx.check(Id::read_from_str(ctx.raw(), &mark))?;
             node = ctx.check(ctx.check(node.insert_mark(id))?.child(0))?;
             marked = true;
