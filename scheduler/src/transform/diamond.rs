@@ -52,9 +52,14 @@ pub fn diamond(tree: &Tree, validity: &UnionMap) -> IslResult<Tree> {
 fn rewrite(node: &Node, live: &UnionMap) -> IslResult<Node> {
     Ok(match node {
         Node::Leaf => Node::Leaf,
-        Node::Band(b) if matches!(b.kind, BandKind::Tile(_)) => match &*b.child {
+        Node::Band(
+            b @ BandNode {
+                kind: BandKind::Tile(sizes),
+                ..
+            },
+        ) => match &*b.child {
             Node::Band(point) if candidate(b, point) => match cone_complement(point, live)? {
-                Some(cone) => Node::Band(retile(b, point, &cone)?),
+                Some(cone) => Node::Band(retile(b, sizes, point, &cone)?),
                 None => node.clone(),
             },
             _ => node.clone(),
@@ -108,35 +113,35 @@ fn cone_complement(band: &BandNode, live: &UnionMap) -> IslResult<Option<Cone>> 
 /// The member that is, for every statement, its outermost iterator plus a constant.
 fn face(band: &BandNode) -> IslResult<Option<usize>> {
     for (k, member) in band.members.iter().enumerate() {
-        let mut outermost = true;
-        for piece in member.maps()? {
-            let n = piece.n_dims(End::Source)?;
-            if n == 0 {
-                outermost = false;
-                break;
-            }
-            let name = piece.tuple_name_of(End::Source);
-            let its: Vec<String> = (0..n).map(|d| format!("i{d}")).collect();
-            let first =
-                (piece.ctx()).union_map(&format!("{{ {name}[{}] -> [i0] }}", its.join(", ")))?;
-            let offset = combination(&piece.to_union()?, 1, &first)?;
-            let (lo, hi) = match offset.range()?.sets()?.first() {
-                Some(values) => values.dim_range(0)?,
-                None => {
-                    outermost = false;
-                    break;
-                }
-            };
-            if lo.as_i64()?.is_none() || lo.as_i64()? != hi.as_i64()? {
-                outermost = false;
-                break;
-            }
-        }
-        if outermost {
+        if outermost_plus_constant(member)? {
             return Ok(Some(k));
         }
     }
     Ok(None)
+}
+
+/// Whether `member` is, for every statement, its outermost iterator plus a constant.
+fn outermost_plus_constant(member: &UnionMap) -> IslResult<bool> {
+    for piece in member.maps()? {
+        let n = piece.n_dims(End::Source)?;
+        if n == 0 {
+            return Ok(false);
+        }
+        let its: Vec<String> = (0..n).map(|d| format!("i{d}")).collect();
+        let name = piece.tuple_name_of(End::Source);
+        let first =
+            (piece.ctx()).union_map(&format!("{{ {name}[{}] -> [i0] }}", its.join(", ")))?;
+        let offset = combination(&piece.to_union()?, 1, &first)?;
+        let Some(values) = offset.range()?.sets()?.into_iter().next() else {
+            return Ok(false);
+        };
+        let (lo, hi) = values.dim_range(0)?;
+        let lo = lo.as_i64()?;
+        if lo.is_none() || lo != hi.as_i64()? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// `k a - b`, member by member: `S[i] -> [k a(i) - b(i)]`.
@@ -217,10 +222,12 @@ fn shifted(linear: &UnionMap, shifts: &BTreeMap<String, i64>) -> IslResult<Union
 /// The tile band with the face's tile loop replaced by the cone complement's: members
 /// `(h, partner, the others in order)`, each over its point member's tile size (the
 /// complement takes the face's), above the unchanged point band.
-fn retile(tiles: &BandNode, point: &BandNode, cone: &Cone) -> IslResult<BandNode> {
-    let BandKind::Tile(sizes) = &tiles.kind else {
-        unreachable!("only tile bands are rewritten");
-    };
+fn retile(
+    tiles: &BandNode,
+    sizes: &[NonZeroU32],
+    point: &BandNode,
+    cone: &Cone,
+) -> IslResult<BandNode> {
     let first = [cone.face, cone.partner];
     let rest = (0..point.members.len()).filter(|k| !first.contains(k));
     let order: Vec<usize> = first.into_iter().chain(rest).collect();

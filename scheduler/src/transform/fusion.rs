@@ -411,30 +411,19 @@ fn split_where_parallel(
                 ..b.clone()
             }))
         }
-        Node::Sequence(cs) => Ok(Node::Sequence(split_children(
-            cs, valid, all, depth, split,
+        Node::Sequence(cs) => Ok(Node::Sequence(super::map_children_live_both(
+            cs,
+            valid,
+            all,
+            |c, valid, all| split_where_parallel(c, valid, all, depth, split),
         )?)),
-        Node::Set(cs) => Ok(Node::Set(split_children(cs, valid, all, depth, split)?)),
+        Node::Set(cs) => Ok(Node::Set(super::map_children_live_both(
+            cs,
+            valid,
+            all,
+            |c, valid, all| split_where_parallel(c, valid, all, depth, split),
+        )?)),
     }
-}
-
-fn split_children(
-    cs: &[Filtered],
-    valid: &UnionMap,
-    all: &UnionMap,
-    depth: usize,
-    split: &mut usize,
-) -> IslResult<Vec<Filtered>> {
-    let valid_in = analysis::live_in_children(valid, cs)?;
-    let all_in = analysis::live_in_children(all, cs)?;
-    (cs.iter().zip(valid_in.iter().zip(&all_in)))
-        .map(|(c, (valid, all))| {
-            Ok(Filtered {
-                filter: c.filter.clone(),
-                child: split_where_parallel(&c.child, valid, all, depth, split)?,
-            })
-        })
-        .collect()
 }
 
 /// The parallel loops under `node` ([`analysis::parallel_loops`]), marked from `deps`;

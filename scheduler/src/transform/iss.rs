@@ -18,7 +18,7 @@
 //! halves reversed); more than two parts; splits along a dependence that is not carried by
 //! a single member.
 
-use super::analysis::{live_below, live_in, live_in_children};
+use super::analysis::{live_below, live_in};
 use super::fusion::{band_domain, parallel_members};
 use super::tree::{BandNode, Filtered, Node, Tree};
 use super::TreeDeps;
@@ -60,16 +60,7 @@ fn children(
     all: &UnionMap,
     depth: usize,
 ) -> IslResult<Vec<Filtered>> {
-    let valid_in = live_in_children(valid, cs)?;
-    let all_in = live_in_children(all, cs)?;
-    (cs.iter().zip(valid_in.iter().zip(&all_in)))
-        .map(|(c, (valid, all))| {
-            Ok(Filtered {
-                filter: c.filter.clone(),
-                child: walk(&c.child, valid, all, depth)?,
-            })
-        })
-        .collect()
+    super::map_children_live_both(cs, valid, all, |c, valid, all| walk(c, valid, all, depth))
 }
 
 /// The band split into a sequence of two parts, if a member gives a split that is legal

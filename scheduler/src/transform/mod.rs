@@ -281,6 +281,23 @@ fn map_children_live(
     })
 }
 
+/// The same children with `f` applied to each subtree, the pairs of `valid` and of `all`
+/// live within it (one pass over each relation).
+fn map_children_live_both(
+    children: &[Filtered],
+    valid: &UnionMap,
+    all: &UnionMap,
+    mut f: impl FnMut(&Node, &UnionMap, &UnionMap) -> IslResult<Node>,
+) -> IslResult<Vec<Filtered>> {
+    let valid_in = analysis::live_in_children(valid, children)?;
+    let all_in = analysis::live_in_children(all, children)?;
+    let mut inside = valid_in.iter().zip(&all_in);
+    map_children_filtered(children, |_, c| {
+        let (valid, all) = inside.next().expect("one live relation per child");
+        f(c, valid, all)
+    })
+}
+
 /// The same children with `f` applied to each subtree.
 pub(crate) fn map_children(
     children: &[Filtered],
