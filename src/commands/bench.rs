@@ -253,9 +253,9 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
             },
         });
     }
-    for flags in &args.also {
-        AlsoArgs::parse(flags)?;
-    }
+    let also = (args.also.iter())
+        .map(|flags| AlsoArgs::parse(flags))
+        .collect::<Result<Vec<_>, _>>()?;
     if args.emit == Format::Csv {
         return Err(CliError::User(
             "`--emit csv` applies to `--target npu` (the C benchmark prints a table or JSON)"
@@ -285,7 +285,7 @@ pub fn run(args: &BenchArgs) -> Result<(), CliError> {
         let done = if is_c_file(file) {
             bench_c::bench_file(args, file, dir.path()).map(|s| speedups.add(s))
         } else {
-            bench_file(args, file, dir.path()).map(|b| match args.emit {
+            bench_file(args, &also, file, dir.path()).map(|b| match args.emit {
                 Format::Json => benched.push(b),
                 _ => b.print(),
             })
@@ -371,7 +371,14 @@ impl Benched {
     }
 }
 
-fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<Benched, CliError> {
+/// Benchmarks one kernel file: the original through gcc and Polly, polyc's variant (c),
+/// the `also` variants (parsed from `args.also`, in order) and OpenBLAS if asked.
+fn bench_file(
+    args: &BenchArgs,
+    also: &[AlsoArgs],
+    file: &str,
+    dir: &Path,
+) -> Result<Benched, CliError> {
     let original = compile::generate(&compile::Compilation {
         file,
         kernel: None,
@@ -439,15 +446,14 @@ fn bench_file(args: &BenchArgs, file: &str, dir: &Path) -> Result<Benched, CliEr
             "c".to_string(),
         ),
     ];
-    for (k, flags) in args.also.iter().enumerate() {
-        let also = AlsoArgs::parse(flags)?;
+    for (k, (flags, also)) in args.also.iter().zip(also).enumerate() {
         let code = compile::generate(&compile::Compilation {
             file,
             kernel: None,
             scheduler: &also.scheduler,
             schedule: &ScheduleOptions {
-                pipeline: also.pipeline,
-                given: also.schedule,
+                pipeline: also.pipeline.clone(),
+                given: also.schedule.clone(),
                 machine: args.machine.clone(),
                 ..ScheduleOptions::default()
             },

@@ -120,7 +120,7 @@ impl Dependences {
     /// One summary per kind and pair of statements, in kind then textual order.
     pub fn summaries(&self, program: &Program) -> IslResult<Vec<DepSummary>> {
         let kinds = DepKind::ALL.map(|k| (Related::Dep(k), self.of_kind(k)));
-        summarise(program, &kinds, &self.reduction)
+        summarise(program, &kinds, Some(&self.reduction))
     }
 }
 
@@ -128,17 +128,17 @@ impl Reuse {
     /// One summary of the read-after-read relations per pair of statements, in textual
     /// order.
     pub fn summaries(&self, program: &Program) -> IslResult<Vec<DepSummary>> {
-        let none = self.input.subtract(&self.input)?;
-        summarise(program, &[(Related::ReadAfterRead, &self.input)], &none)
+        summarise(program, &[(Related::ReadAfterRead, &self.input)], None)
     }
 }
 
 /// One summary per kind of `kinds` and pair of statements, in kind then textual order; a
-/// summary whose relation lies in `reduction` is marked as such.
+/// summary whose relation lies in `reduction` (if there are reductions to speak of) is
+/// marked as such.
 fn summarise(
     program: &Program,
     kinds: &[(Related, &UnionMap)],
-    reduction: &UnionMap,
+    reduction: Option<&UnionMap>,
 ) -> IslResult<Vec<DepSummary>> {
     let contexts = program.kernel.statements();
     let index_of = |tuple: &str| program.statements.iter().position(|s| s.tuple == tuple);
@@ -158,9 +158,10 @@ fn summarise(
                 .map(|(a, _)| a)
                 .collect();
             let levels = level_distances(program, &map, src, dst, &common)?;
-            let reduction_only = map
-                .apply(isl_rs::UnionMap::from_map)?
-                .is_subset(reduction)?;
+            let reduction_only = match reduction {
+                Some(r) => map.apply(isl_rs::UnionMap::from_map)?.is_subset(r)?,
+                None => false,
+            };
             out.push(DepSummary {
                 kind,
                 source: program.statements[src].name.clone(),
