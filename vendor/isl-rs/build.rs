@@ -9,7 +9,7 @@ fn main() {
     let isl_dir_path = Path::new("isl/");
     let pwd_at_build_start_path = env::current_dir().unwrap();
     let mut copy_options = CopyOptions::new();
-    copy_options.skip_exist = true;
+    copy_options.overwrite = true;
 
     if !isl_dir_path.is_dir() {
         panic!(concat!("`isl/` directory not found. Most likely",

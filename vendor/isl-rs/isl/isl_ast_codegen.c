@@ -4058,6 +4058,74 @@ error:
 	return NULL;
 }
 
+/* polyc's patch (see vendor/README.md).
+ *
+ * Are the offsets "offset" (relative to one base domain, modulo "stride")
+ * consistent for every pair of domains that share values of the outer
+ * schedule dimensions?  That is, for each pair i, k of the first "n"
+ * elements of "order", is every difference between the values of
+ * the current dimension "depth" of domain k and of domain i,
+ * for equal values of the outer dimensions, equal to
+ * offset[k] - offset[i] modulo "stride"?
+ *
+ * generate_component derives each offset from the differences with
+ * a single base domain only.  A domain that shares no outer values with
+ * the base gets an empty set of differences, which
+ * isl_set_dim_residue_class_val reports as the fixed difference 0.
+ * Its offset is then arbitrary, and shifting it may reorder its instances
+ * with respect to those of a third domain with which it does share outer
+ * values.  The proof in construct_shifted_executed needs the property
+ * checked here for every such pair.
+ */
+static isl_bool shift_offsets_consistent(struct isl_set_map_pair *domain,
+	int *order, int n, int depth, __isl_keep isl_val *stride,
+	__isl_keep isl_multi_val *offset)
+{
+	int i, k, d;
+
+	for (i = 0; i < n; ++i) {
+		for (k = i + 1; k < n; ++k) {
+			isl_map *map;
+			isl_set *deltas;
+			isl_val *m, *r, *a, *b;
+			isl_bool empty, ok;
+			isl_stat res;
+
+			map = isl_map_from_domain_and_range(
+					isl_set_copy(domain[order[i]].set),
+					isl_set_copy(domain[order[k]].set));
+			for (d = 0; d < depth; ++d)
+				map = isl_map_equate(map, isl_dim_in, d,
+							isl_dim_out, d);
+			deltas = isl_map_deltas(map);
+			empty = isl_set_is_empty(deltas);
+			if (empty < 0 || empty) {
+				isl_set_free(deltas);
+				if (empty < 0)
+					return isl_bool_error;
+				continue;
+			}
+			res = isl_set_dim_residue_class_val(deltas, depth,
+								&m, &r);
+			isl_set_free(deltas);
+			if (res < 0)
+				return isl_bool_error;
+			a = isl_multi_val_get_val(offset, k);
+			b = isl_multi_val_get_val(offset, i);
+			r = isl_val_sub(r, isl_val_sub(a, b));
+			ok = isl_val_is_divisible_by(r, stride);
+			if (ok == isl_bool_true && !isl_val_is_zero(m))
+				ok = isl_val_is_divisible_by(m, stride);
+			isl_val_free(m);
+			isl_val_free(r);
+			if (ok != isl_bool_true)
+				return ok;
+		}
+	}
+
+	return isl_bool_true;
+}
+
 /* Does any node in the schedule tree rooted at the current schedule node
  * of "build" depend on outer schedule nodes?
  */
@@ -4140,8 +4208,9 @@ static int has_anchored_subtree(__isl_keep isl_ast_build *build)
  * If some of them were skipped, then if we apply separation, the schedule
  * domain should get split in pieces with a (non-shifted) stride.
  *
- * Otherwise, we apply a shift to expose the stride in
- * generate_shift_component.
+ * Otherwise, if the offsets are consistent for every pair of domains
+ * that share outer values (shift_offsets_consistent, polyc's patch),
+ * we apply a shift to expose the stride in generate_shift_component.
  */
 static __isl_give isl_ast_graft_list *generate_component(
 	struct isl_set_map_pair *domain, int *order, int n,
@@ -4236,8 +4305,20 @@ static __isl_give isl_ast_graft_list *generate_component(
 		list = generate_shifted_component_from_list(domain,
 							    order, n, build);
 	} else {
-		list = generate_shift_component(domain, order, n, gcd, mv,
-						build);
+		isl_bool consistent;
+
+		consistent = shift_offsets_consistent(domain, order, n, depth,
+							gcd, mv);
+		if (consistent < 0) {
+			isl_ast_build_free(build);
+			list = NULL;
+		} else if (!consistent) {
+			list = generate_shifted_component_from_list(domain,
+							    order, n, build);
+		} else {
+			list = generate_shift_component(domain, order, n, gcd,
+							mv, build);
+		}
 	}
 
 	isl_val_free(gcd);
