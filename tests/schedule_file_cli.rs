@@ -272,3 +272,40 @@ fn illegal_and_malformed_schedules_are_refused_everywhere() {
         "{stderr}"
     );
 }
+
+/// Time-tiled stencils with a wavefront of tiles, whose tile sizes once made isl's AST
+/// generator run out of its budget (exit 2) when every band was split into one-member bands
+/// for the parallel marks: they compile, with the parallel tile loop an OpenMP loop.
+#[test]
+fn time_tiled_stencils_compile_with_a_parallel_tile_loop() {
+    for (kernel, tiles) in [
+        ("examples/polybench/jacobi-1d.pk", "256,256"),
+        ("examples/polybench/jacobi-2d.pk", "64,32,64"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (file, _) = pluto_schedule(kernel, dir.path());
+        let c = dir.path().join("kernel.c");
+        let out = polyc(&[
+            "compile",
+            kernel,
+            "--schedule",
+            file.to_str().unwrap(),
+            "--tile",
+            tiles,
+            "--parallel",
+            "-o",
+            c.to_str().unwrap(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{kernel}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let code = std::fs::read_to_string(&c).unwrap();
+        assert!(
+            code.contains("#pragma omp for"),
+            "{kernel}: no parallel loop"
+        );
+    }
+}

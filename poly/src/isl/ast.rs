@@ -96,12 +96,24 @@ pub enum Node {
 /// The prefix of the marks that tell the converter a loop below is parallel.
 pub const PARALLEL_MARK: &str = "parallel";
 
-/// The mark placed above the band member at schedule depth `depth` when it is parallel:
-/// it names the member's loop iterator (isl names the loop of depth `d` `c<d>`), because a
-/// member with a single value gets no loop, and the loops then found below the mark are
-/// other members' (which the mark must not make parallel).
-pub fn parallel_mark(depth: usize) -> String {
-    format!("{PARALLEL_MARK}_c{depth}")
+/// The mark placed above a band whose members at the schedule depths `depths` are
+/// parallel: it names those members' loop iterators (the loop of depth `d` is named `c<d>`,
+/// a name no other loop below the mark has: `ast_build` gives isl these names), because a member with a single value
+/// gets no loop, and the loops then found below the mark are other members' (which the
+/// mark must not make parallel).
+pub fn parallel_mark(depths: &[usize]) -> String {
+    let names: Vec<String> = depths.iter().map(|d| format!("_c{d}")).collect();
+    format!("{PARALLEL_MARK}{}", names.concat())
+}
+
+/// The loop iterators a mark designates as parallel (none for any other mark).
+fn marked_iterators(mark: &str) -> Vec<String> {
+    match mark.strip_prefix(PARALLEL_MARK) {
+        Some(rest) => (rest.split('_').filter(|n| !n.is_empty()))
+            .map(str::to_owned)
+            .collect(),
+        None => Vec::new(),
+    }
 }
 
 /// isl's `enum isl_ast_node_type` (isl-rs's `ASTNodeType` numbers the node types from 0,
@@ -137,11 +149,11 @@ impl Node {
 
 /// Converts an isl AST into ours.
 pub(crate) fn convert(ctx: &Ctx, node: &ASTNode) -> IslResult<Node> {
-    convert_node(ctx, node, None)
+    convert_node(ctx, node, &[])
 }
 
-/// `parallel`: the iterator of the loop a parallel mark above designates, if any.
-fn convert_node(ctx: &Ctx, node: &ASTNode, parallel: Option<&str>) -> IslResult<Node> {
+/// `parallel`: the iterators of the loops that parallel marks above designate.
+fn convert_node(ctx: &Ctx, node: &ASTNode, parallel: &[String]) -> IslResult<Node> {
     // SAFETY: `node` is a live AST node.
     Ok(match unsafe { isl_ast_node_get_type(node.ptr) } {
         NODE_FOR => {
@@ -153,14 +165,14 @@ fn convert_node(ctx: &Ctx, node: &ASTNode, parallel: Option<&str>) -> IslResult<
                 Expr::Id(name) => name,
                 other => return Err(IslError::Isl(format!("loop iterator {other:?}"))),
             };
-            let parallel = parallel == Some(iterator.as_str());
+            let body = convert_node(ctx, &ctx.check(node.for_get_body())?, parallel)?;
             Node::For(For {
+                parallel: parallel.contains(&iterator),
                 iterator,
                 init: expr(ctx, &ctx.check(node.for_get_init())?)?,
                 cond: expr(ctx, &ctx.check(node.for_get_cond())?)?,
                 step,
-                parallel,
-                body: Box::new(convert_node(ctx, &ctx.check(node.for_get_body())?, None)?),
+                body: Box::new(body),
             })
         }
         NODE_IF => {
@@ -188,10 +200,9 @@ fn convert_node(ctx: &Ctx, node: &ASTNode, parallel: Option<&str>) -> IslResult<
         NODE_MARK => {
             let id = ctx.check(node.mark_get_id())?;
             let name = ctx.check(id.get_name())?.to_owned();
-            let marked = name
-                .strip_prefix(PARALLEL_MARK)
-                .and_then(|rest| rest.strip_prefix('_'));
-            convert_node(ctx, &ctx.check(node.mark_get_node())?, marked.or(parallel))?
+            let mut marked = parallel.to_vec();
+            marked.extend(marked_iterators(&name));
+            convert_node(ctx, &ctx.check(node.mark_get_node())?, &marked)?
         }
         NODE_USER => user(ctx, node)?,
         _ => return Err(IslError::Isl("invalid AST node".into())),

@@ -1,14 +1,14 @@
 //! isl's AST generator (`isl_ast_build`, declared in `ffi.rs`: isl-rs does not bind it).
-//! [`build`] turns a schedule tree into a plain [`ast::Node`], after [`prepare`] has split
-//! bands into single loops, marked the parallel ones and chosen their AST loop type;
+//! [`build`] turns a schedule tree into a plain [`ast::Node`], after [`prepare`] has marked
+//! the bands' parallel members and chosen their AST loop type;
 //! [`pseudo_c`] prints isl's own C-like rendering (for `polyc schedule`).
 
 use super::ffi::{
     isl_ast_build_free, isl_ast_build_from_context, isl_ast_build_node_from_schedule,
-    isl_ast_node_free, isl_ast_node_to_C_str,
+    isl_ast_build_set_iterators, isl_ast_node_free, isl_ast_node_to_C_str,
 };
 use super::{ast, Ctx, IslError, IslResult, Obj, Schedule, Set};
-use isl_rs::{ASTLoopType, ASTNode, Id, ScheduleNode, ScheduleNodeType};
+use isl_rs::{ASTLoopType, ASTNode, Id, IdList, ScheduleNode, ScheduleNodeType};
 use libc::{c_void, uintptr_t};
 use std::ffi::CStr;
 
@@ -76,15 +76,25 @@ pub fn pseudo_c(schedule: &Schedule, context: &Set) -> IslResult<String> {
 }
 
 /// Builds isl's AST of `schedule` and hands its root to `f`, freeing it afterwards.
+///
+/// The loop at schedule depth `d` is named `c<d>` ([`iterators`]), which the parallel marks
+/// rely on.
 fn with_isl_ast<R>(
     schedule: &Schedule,
     context: &Set,
     f: impl FnOnce(uintptr_t) -> IslResult<R>,
 ) -> IslResult<R> {
-    // SAFETY: `to_ptr` hands over new references (`__isl_take`); `build` and `node` are owned
-    // here and freed exactly once, after `f` is done with `node`.
+    let mut names = iterators(schedule)?;
+    // SAFETY: `to_ptr` hands over new references (`__isl_take`), and so does `names`, whose
+    // wrapper is told not to free it; `build` and `node` are owned here and freed exactly
+    // once, after `f` is done with `node`.
     unsafe {
         let build = isl_ast_build_from_context(context.to_ptr());
+        if build == 0 {
+            return Err(failure(schedule));
+        }
+        names.should_free_on_drop = false;
+        let build = isl_ast_build_set_iterators(build, names.ptr);
         if build == 0 {
             return Err(failure(schedule));
         }
@@ -99,6 +109,36 @@ fn with_isl_ast<R>(
     }
 }
 
+/// The loop iterators `c0`, `c1`, .. for every schedule depth of `schedule`, given to isl
+/// up front. Left to itself, isl names the loops of a band when it reaches the band, after
+/// their positions in its own schedule space, which is one deeper than the schedule's below
+/// a place where it inserted a dimension (to shift strided statements to a common offset):
+/// the loops of the bands below would be named after the wrong depths, and a parallel mark
+/// would designate the wrong loop. An inserted dimension takes its place in this list
+/// instead, so the names keep following the schedule's depths.
+fn iterators(schedule: &Schedule) -> IslResult<IdList> {
+    let ctx = schedule.ctx();
+    let depth = deepest(ctx, schedule.query(|s| s.get_root())?)?;
+    let mut names = ctx.check(IdList::alloc(ctx.raw(), depth as i32))?;
+    for d in 0..depth {
+        let id = ctx.check(Id::read_from_str(ctx.raw(), &format!("c{d}")))?;
+        names = ctx.check(names.add(id))?;
+    }
+    Ok(names)
+}
+
+/// The deepest schedule depth below `node` (the number of band members on the longest path).
+fn deepest(ctx: &Ctx, node: ScheduleNode) -> IslResult<usize> {
+    let mut depth = ctx.check(node.get_schedule_depth())? as usize;
+    if ctx.check(node.get_type())? == ScheduleNodeType::Band {
+        depth += ctx.check(node.band_n_member())? as usize;
+    }
+    for k in 0..ctx.check(node.n_children())? {
+        depth = depth.max(deepest(ctx, ctx.check(node.get_child(k))?)?);
+    }
+    Ok(depth)
+}
+
 fn failure(schedule: &Schedule) -> IslError {
     let raw = schedule.ctx().raw();
     let msg = raw.last_error_msg().to_string();
@@ -106,8 +146,12 @@ fn failure(schedule: &Schedule) -> IslError {
     IslError::Isl(format!("AST generation failed: {msg}"))
 }
 
-/// The schedule with every band split into one-member bands, each with the loop type of
-/// `options` and, when coincident, an [`ast::parallel_mark`] above it.
+/// The schedule with every band member given the loop type of `options` and, above each
+/// band with parallel (coincident) members, an [`ast::parallel_mark`] naming them. Bands
+/// are not split into one-member bands: isl generates a band as a whole far more cheaply
+/// than as a nest of one-member bands, whose every level it must analyse again (a
+/// time-tiled jacobi-1d or jacobi-2d ran out of isl's budget after 45 s split, and took
+/// 0.3 s whole).
 pub fn prepare(schedule: &Schedule, options: &AstOptions) -> IslResult<Schedule> {
     let ctx = schedule.ctx();
     let root = schedule.query(|s| s.get_root())?;
@@ -120,14 +164,16 @@ fn visit(ctx: &Ctx, node: ScheduleNode, options: &AstOptions) -> IslResult<Sched
     let mut marked = false;
     if ctx.check(node.get_type())? == ScheduleNodeType::Band && ctx.check(node.band_n_member())? > 0
     {
-        if ctx.check(node.band_n_member())? > 1 {
-            node = ctx.check(node.band_split(1))?;
+        let depth = ctx.check(node.get_schedule_depth())? as usize;
+        let mut parallel = Vec::new();
+        for k in 0..ctx.check(node.band_n_member())? {
+            node = ctx.check(node.band_member_set_ast_loop_type(k, options.loop_type.isl()))?;
+            if ctx.check(node.band_member_get_coincident(k))? {
+                parallel.push(depth + k as usize);
+            }
         }
-        let coincident = ctx.check(node.band_member_get_coincident(0))?;
-        node = ctx.check(node.band_member_set_ast_loop_type(0, options.loop_type.isl()))?;
-        if coincident {
-            let depth = ctx.check(node.get_schedule_depth())? as usize;
-            let mark = ast::parallel_mark(depth);
+        if !parallel.is_empty() {
+            let mark = ast::parallel_mark(&parallel);
             let id = ctx.check(Id::read_from_str(ctx.raw(), &mark))?;
             node = ctx.check(ctx.check(node.insert_mark(id))?.child(0))?;
             marked = true;
@@ -206,5 +252,56 @@ mod tests {
                 vec![ast::Expr::Id("c0".into()), ast::Expr::Id("c1".into())]
             )
         );
+    }
+
+    /// The loops of `node` from the outside in, each with its iterator and parallel flag.
+    fn loops(node: &ast::Node, out: &mut Vec<(String, bool)>) {
+        match node {
+            ast::Node::For(f) => {
+                out.push((f.iterator.clone(), f.parallel));
+                loops(&f.body, out);
+            }
+            ast::Node::If(_, t, e) => {
+                loops(t, out);
+                if let Some(e) = e {
+                    loops(e, out);
+                }
+            }
+            ast::Node::Block(nodes) => nodes.iter().for_each(|n| loops(n, out)),
+            ast::Node::User(..) => {}
+        }
+    }
+
+    /// isl shifts `A` (at even `c0`) and `B` (odd) to a common offset by inserting a
+    /// schedule dimension after `c0`; named by isl, the loops of the band below would then
+    /// be one deeper: `j`'s would be `c2`, the name of the parallel member `k`'s loop in the
+    /// mark, and run in parallel.
+    #[test]
+    fn the_marked_loop_is_the_parallel_members_after_a_shift() {
+        let ctx = Ctx::default();
+        let context = ctx.set("[N] -> { : N >= 2 }").unwrap();
+        let schedule = ctx
+            .schedule(
+                "{ domain: \"[N] -> { A[i, j, k] : 0 <= i, j, k < N; B[i, j, k] : 0 <= i, j, k < N }\", \
+                 child: { schedule: \"[N] -> [{ A[i, j, k] -> [(2i)]; B[i, j, k] -> [(2i + 1)] }]\", \
+                 child: { schedule: \"[N] -> [{ A[i, j, k] -> [(j)]; B[i, j, k] -> [(j)] }, \
+                 { A[i, j, k] -> [(k)]; B[i, j, k] -> [(k)] }]\", permutable: 1, \
+                 coincident: [ 0, 1 ] } } }",
+            )
+            .unwrap();
+        // Shifted, `A` and `B` run at the same `c0`, one after the other.
+        let text = pseudo_c(&schedule, &context).unwrap();
+        assert!(
+            text.contains("A(c0, c1, c2)") && text.contains("B(c0, c1, c2)"),
+            "{text}"
+        );
+        let ast = build(&schedule, &context, &AstOptions::default()).unwrap();
+        let mut found = Vec::new();
+        loops(&ast, &mut found);
+        let names: Vec<&str> = found.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["c0", "c1", "c2", "c1", "c2"], "{text}");
+        for (iterator, parallel) in found {
+            assert_eq!(parallel, iterator == "c2", "{iterator}:\n{text}");
+        }
     }
 }

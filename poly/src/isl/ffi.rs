@@ -34,6 +34,7 @@ unsafe extern "C" {
     pub fn isl_ast_build_from_context(context: uintptr_t) -> uintptr_t;
     pub fn isl_ast_build_node_from_schedule(build: uintptr_t, schedule: uintptr_t) -> uintptr_t;
     pub fn isl_ast_build_free(build: uintptr_t) -> uintptr_t;
+    pub fn isl_ast_build_set_iterators(build: uintptr_t, iterators: uintptr_t) -> uintptr_t;
     pub fn isl_ast_node_to_C_str(node: uintptr_t) -> *mut c_char;
     pub fn isl_ast_node_free(node: uintptr_t) -> uintptr_t;
     pub fn isl_ast_node_get_type(node: uintptr_t) -> c_int;
