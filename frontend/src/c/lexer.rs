@@ -126,7 +126,7 @@ impl Punct {
 /// An integer literal: its value and what its suffix says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IntLit {
-    /// The value (literals beyond `u64` are [`Tok::Other`]).
+    /// The value (literals beyond `u64` are [`Tok::BadNumber`]).
     pub value: u64,
     /// A `u`/`U` suffix.
     pub unsigned: bool,
@@ -173,8 +173,19 @@ pub enum Tok {
     P(Punct),
     /// A whole preprocessing directive line (`#...`), continuation lines included.
     Directive(String),
-    /// Text that starts no token (or a malformed literal).
+    /// A number that is no valid C literal, with its text and why.
+    BadNumber(String, NumberFault),
+    /// Text that starts no token.
     Other(String),
+}
+
+/// Why a number is no valid C literal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NumberFault {
+    /// An integer beyond 64 bits, or a floating-point literal beyond its type's range.
+    OutOfRange,
+    /// Not a number C knows (`1e`, `08`, `1uu`, `1.2.3`).
+    Malformed,
 }
 
 /// A token and its byte range in the text lexed.
@@ -332,7 +343,7 @@ impl Lexer<'_> {
             }
         }
         let text = &self.text[start..self.at];
-        let tok = number(text).unwrap_or_else(|| Tok::Other(text.to_owned()));
+        let tok = number(text).unwrap_or_else(|fault| Tok::BadNumber(text.to_owned(), fault));
         self.push(tok, start);
     }
 
@@ -350,8 +361,8 @@ impl Lexer<'_> {
     }
 }
 
-/// The meaning of a preprocessing number, if it is a valid C literal.
-fn number(text: &str) -> Option<Tok> {
+/// The meaning of a preprocessing number, or why it is no valid C literal.
+fn number(text: &str) -> Result<Tok, NumberFault> {
     let lower = text.to_ascii_lowercase();
     let hex = lower.starts_with("0x");
     let is_float = if hex {
@@ -366,7 +377,7 @@ fn number(text: &str) -> Option<Tok> {
     }
 }
 
-fn integer(text: &str, hex: bool) -> Option<IntLit> {
+fn integer(text: &str, hex: bool) -> Result<IntLit, NumberFault> {
     let digits_end = text
         .find(|c: char| c == 'u' || c == 'l' || (!hex && !c.is_ascii_digit()))
         .unwrap_or(text.len());
@@ -376,7 +387,7 @@ fn integer(text: &str, hex: bool) -> Option<IntLit> {
         "u" => (true, false),
         "l" | "ll" => (false, true),
         "ul" | "lu" | "ull" | "llu" => (true, true),
-        _ => return None,
+        _ => return Err(NumberFault::Malformed),
     };
     let (radix, body) = if hex {
         (16, &digits[2..])
@@ -385,8 +396,11 @@ fn integer(text: &str, hex: bool) -> Option<IntLit> {
     } else {
         (10, digits)
     };
-    let value = u64::from_str_radix(body, radix).ok()?;
-    Some(IntLit {
+    let value = u64::from_str_radix(body, radix).map_err(|e| match e.kind() {
+        std::num::IntErrorKind::PosOverflow => NumberFault::OutOfRange,
+        _ => NumberFault::Malformed,
+    })?;
+    Ok(IntLit {
         value,
         unsigned,
         long,
@@ -394,28 +408,31 @@ fn integer(text: &str, hex: bool) -> Option<IntLit> {
     })
 }
 
-fn float(text: &str, hex: bool) -> Option<FloatLit> {
+fn float(text: &str, hex: bool) -> Result<FloatLit, NumberFault> {
     let (body, kind) = match text.as_bytes().last() {
         Some(b'f') if !hex || text.contains('p') => (&text[..text.len() - 1], FloatKind::Float),
         Some(b'l') => (&text[..text.len() - 1], FloatKind::LongDouble),
         _ => (text, FloatKind::Double),
     };
     let value = if hex {
-        hex_float(&body[2..])?
-    } else {
-        if !body
-            .bytes()
-            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'+' | b'-'))
-        {
-            return None;
-        }
+        hex_float(&body[2..])
+    } else if body
+        .bytes()
+        .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'+' | b'-'))
+    {
         match kind {
             // Rounded once, from the decimal text, to the literal's own type.
-            FloatKind::Float => body.parse::<f32>().ok()? as f64,
-            _ => body.parse::<f64>().ok()?,
+            FloatKind::Float => body.parse::<f32>().ok().map(f64::from),
+            _ => body.parse::<f64>().ok(),
         }
+    } else {
+        None
     };
-    value.is_finite().then_some(FloatLit { value, kind })
+    match value {
+        None => Err(NumberFault::Malformed),
+        Some(v) if !v.is_finite() => Err(NumberFault::OutOfRange),
+        Some(value) => Ok(FloatLit { value, kind }),
+    }
 }
 
 /// A hexadecimal float's value (`1.8p3`), exact when its digits fit a double.
@@ -529,7 +546,25 @@ mod tests {
         assert_eq!(t[3], Tok::Directive("# pragma scop\\\n more".into()));
         assert_eq!(t[5], Tok::P(Punct::ShlAssign));
         assert_eq!(t[7], Tok::P(Punct::Arrow));
-        assert!(matches!(toks("1e")[0], Tok::Other(_)));
         assert!(matches!(toks("@")[0], Tok::Other(_)));
+    }
+
+    #[test]
+    fn bad_numbers_say_why() {
+        let fault = |text: &str| match &toks(text)[0] {
+            Tok::BadNumber(t, f) => {
+                assert_eq!(t, text);
+                *f
+            }
+            other => panic!("{text}: {other:?}"),
+        };
+        assert_eq!(fault("1e"), NumberFault::Malformed);
+        assert_eq!(fault("08"), NumberFault::Malformed);
+        assert_eq!(fault("1uu"), NumberFault::Malformed);
+        assert_eq!(fault("18446744073709551616"), NumberFault::OutOfRange);
+        assert_eq!(fault("0x1ffffffffffffffff"), NumberFault::OutOfRange);
+        assert_eq!(fault("1e999"), NumberFault::OutOfRange);
+        assert_eq!(fault("1e39f"), NumberFault::OutOfRange);
+        assert!(matches!(toks("18446744073709551615")[0], Tok::Int(_)));
     }
 }

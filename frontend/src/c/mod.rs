@@ -100,12 +100,24 @@ fn translate_here(original: &SourceFile, preprocessed: &str) -> Result<Vec<Regio
         });
         let region = regions.last_mut().expect("just pushed");
         let Some(function) = function.filter(|f| f.body.contains(&e)) else {
-            region.kernel = Err(Diagnostics::new(vec![Diagnostic::new(
-                Code::Outside(Construct::Region),
-                "the region is not inside one function body",
-                span,
-                "region",
-            )]));
+            let error = match unit.unreadable_at(s) {
+                // The region is in an item the unit's parser skipped: say why it did.
+                Some(item) if function.is_none() => Diagnostic {
+                    message: format!(
+                        "the function around the region cannot be read: {}",
+                        item.why.message
+                    ),
+                    ..item.why.clone()
+                }
+                .with_secondary(span, "region"),
+                _ => Diagnostic::new(
+                    Code::Outside(Construct::Region),
+                    "the region is not inside one function body",
+                    span,
+                    "region",
+                ),
+            };
+            region.kernel = Err(Diagnostics::new(vec![error]));
             continue;
         };
         match region_kernel(original, &toks, &unit, function, s, e, span) {

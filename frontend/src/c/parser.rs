@@ -2,7 +2,7 @@
 //! declarations and type names. It parses more than the subset (so that the lowering can
 //! name what lies outside it); it stops at the first syntax error.
 
-use super::lexer::{Punct, Tok};
+use super::lexer::{NumberFault, Punct, Tok};
 use super::linemap::PpToken;
 use super::syntax::{
     Base, BinOp, CType, Declaration, Declarator, Expr, ExprKind, ForInit, Jump, Stmt, StmtKind,
@@ -711,6 +711,7 @@ impl<'t> Parser<'t> {
                     span: self.since(start),
                 });
             }
+            Some(Tok::BadNumber(text, fault)) => return Err(bad_number(text, *fault, self.here())),
             _ => return Err(self.error("an expression")),
         };
         Ok(Expr {
@@ -942,10 +943,28 @@ fn binary_op(t: &Tok) -> Option<(BinOp, u8)> {
     })
 }
 
+/// The error for a number that is no valid C literal, at `span`.
+fn bad_number(text: &str, fault: NumberFault, span: Span) -> Diagnostic {
+    match fault {
+        NumberFault::OutOfRange => Diagnostic::new(
+            Code::LiteralOutOfRange,
+            format!("the literal `{text}` is out of range (integers beyond 64 bits, floating-point literals beyond their type)"),
+            span,
+            "out of range",
+        ),
+        NumberFault::Malformed => Diagnostic::new(
+            Code::MalformedNumber,
+            format!("`{text}` is not a C number"),
+            span,
+            "malformed number",
+        ),
+    }
+}
+
 /// A token as the user would recognise it in an error message.
 fn describe(t: &Tok) -> String {
     match t {
-        Tok::Ident(s) | Tok::Other(s) => s.clone(),
+        Tok::Ident(s) | Tok::Other(s) | Tok::BadNumber(s, _) => s.clone(),
         Tok::Int(v) => v.value.to_string(),
         Tok::Float(v) => v.value.to_string(),
         Tok::Char(_) => "character literal".into(),

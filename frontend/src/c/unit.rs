@@ -10,6 +10,7 @@ use super::lexer::{Punct, Tok};
 use super::linemap::PpToken;
 use super::parser::{Parser, Typedefs};
 use super::syntax::{Declarator, Expr, ExprKind};
+use crate::diagnostics::Diagnostic;
 use std::ops::Range;
 
 /// A function definition.
@@ -32,6 +33,17 @@ pub struct Unit {
     pub globals: Vec<Declarator>,
     /// Function definitions, in order.
     pub functions: Vec<Function>,
+    /// The top-level items skipped, in order.
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// A top-level item this parser cannot read, skipped.
+#[derive(Clone, Debug)]
+pub struct Unreadable {
+    /// Its tokens (a function body included).
+    pub tokens: Range<usize>,
+    /// Why it cannot be read: the parser's error.
+    pub why: Diagnostic,
 }
 
 impl Unit {
@@ -72,7 +84,14 @@ impl Unit {
                     }
                     at = next;
                 }
-                Err(_) => at = skip_item(toks, at),
+                Err(why) => {
+                    let end = skip_item(toks, at);
+                    unit.unreadable.push(Unreadable {
+                        tokens: at..end,
+                        why,
+                    });
+                    at = end;
+                }
             }
         }
         unit
@@ -81,6 +100,12 @@ impl Unit {
     /// The function whose body holds token `k`.
     pub fn function_at(&self, k: usize) -> Option<&Function> {
         self.functions.iter().find(|f| f.body.contains(&k))
+    }
+
+    /// The skipped item that holds token `k` (a function whose header this parser cannot
+    /// read, around a region).
+    pub fn unreadable_at(&self, k: usize) -> Option<&Unreadable> {
+        self.unreadable.iter().find(|u| u.tokens.contains(&k))
     }
 }
 
