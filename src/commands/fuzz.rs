@@ -11,6 +11,7 @@
 //! ([`progen::shrink`]) and saves it, and `--replay DIR` checks saved programs instead of
 //! generated ones (the regression corpus).
 
+use super::fuzz_fault::{CFault, Failure, Fault};
 use super::fuzz_npu;
 use super::fuzz_parallel;
 use super::fuzz_reuse::{CVerdicts, Reused};
@@ -67,56 +68,6 @@ pub struct FuzzArgs {
     /// The output is the same for any number.
     #[arg(long, value_name = "N", default_value_t = 0)]
     jobs: usize,
-}
-
-/// How one schedule of a program failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Fault {
-    /// The scheduler found no schedule.
-    Scheduling,
-    /// isl failed, or ran out of its operation budget.
-    Isl,
-    /// The optimized schedule was refused by the legality checker.
-    Illegal,
-    /// The legality check could not be carried out.
-    Check,
-    /// The interpreter could not run the schedule's order.
-    Run,
-    /// The schedule's order changed the results.
-    Differs,
-    /// The generated C failed to build or run, or gave other results.
-    GeneratedC,
-    /// The NPU back end failed on the program (an internal error, a program the simulator
-    /// stops, or a wrong answer).
-    Npu,
-}
-
-/// One failing schedule.
-#[derive(Clone, Debug)]
-struct Failure {
-    /// The scheduler's name.
-    scheduler: String,
-    /// The setting's label.
-    setup: &'static str,
-    /// How it failed.
-    fault: Fault,
-    /// The error's text.
-    detail: String,
-}
-
-impl Failure {
-    /// Whether `other` is the same failure, up to its text: what a shrunk program keeps.
-    fn same(&self, other: &Failure) -> bool {
-        (self.scheduler == other.scheduler)
-            && self.setup == other.setup
-            && self.fault == other.fault
-    }
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} / {}: {}", self.scheduler, self.setup, self.detail)
-    }
 }
 
 /// Which scheduler and setting to check: all, or only those of a failure being shrunk.
@@ -493,13 +444,7 @@ fn check_schedules(
                     continue;
                 }
                 Err(e) => {
-                    let fault = match e {
-                        OptimizeError::Schedule(_) => Fault::Scheduling,
-                        OptimizeError::Isl(_) => Fault::Isl,
-                        OptimizeError::Illegal(_) => Fault::Illegal,
-                        OptimizeError::Check(_) => Fault::Check,
-                    };
-                    found.push(failure(fault, e.to_string()));
+                    found.push(failure(Fault::of(&e), e.to_string()));
                     continue;
                 }
             };
@@ -530,14 +475,17 @@ fn check_schedules(
                     ..CodegenOptions::default()
                 };
                 let verdict = codegen::generate(&program, &schedule, &options)
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| (CFault::Generate, e.to_string()))
                     .and_then(|code| {
                         c_verdicts.of(code, |code| {
                             compiled(&program, code, compiler, &initial, &params, &expected)
                         })
                     });
-                if let Err(e) = verdict {
-                    found.push(failure(Fault::GeneratedC, format!("generated C: {e}")));
+                if let Err((fault, e)) = verdict {
+                    found.push(failure(
+                        Fault::GeneratedC(fault),
+                        format!("generated C: {e}"),
+                    ));
                 }
             }
         }
@@ -554,7 +502,8 @@ fn check_schedules(
 const NPU: &str = "npu";
 
 /// Builds `code` (a schedule's C with its harness), runs it on `initial` and compares the
-/// output arrays it writes with the interpreter's (`expected`), bit for bit.
+/// output arrays it writes with the interpreter's (`expected`), bit for bit; or says how
+/// that failed.
 fn compiled(
     program: &Program,
     code: &str,
@@ -562,26 +511,30 @@ fn compiled(
     initial: &Memory,
     params: &ParamValues,
     expected: &Memory,
-) -> Result<(), String> {
-    let outputs = tempfile::tempdir().map_err(|e| e.to_string())?;
+) -> Result<(), (CFault, String)> {
+    let outputs = tempfile::tempdir().map_err(|e| (CFault::Build, e.to_string()))?;
     let out = runner::compile_and_run(compiler, code, initial, params, Some(outputs.path()))
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| (CFault::Build, e.to_string()))?;
     if !out.success {
-        return Err(out.stderr);
+        return Err((CFault::Run, out.stderr));
     }
     let kernel = &program.kernel;
-    let got = runner::read_outputs(kernel, params, outputs.path()).map_err(|e| e.to_string())?;
+    let got = runner::read_outputs(kernel, params, outputs.path())
+        .map_err(|e| (CFault::Outputs, e.to_string()))?;
     let wrong = runner::disagreements(kernel, expected, &got, Comparison::Exact)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| (CFault::Outputs, e.to_string()))?;
     match wrong.is_empty() {
         true => Ok(()),
-        false => Err(format!(
-            "outputs differ: {}",
-            wrong
-                .iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join("; ")
+        false => Err((
+            CFault::Differs,
+            format!(
+                "outputs differ: {}",
+                wrong
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
         )),
     }
 }

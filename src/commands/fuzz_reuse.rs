@@ -81,16 +81,18 @@ impl Scheduler for Reused<'_> {
 /// The verdict on each generated C text of one program (built, run on the program's inputs
 /// and compared with the interpreter's outputs): schedules of several schedulers and
 /// settings often print the same loops, which are then built and run once.
-#[derive(Default)]
-pub struct CVerdicts(HashMap<String, Result<(), String>>);
+/// A verdict's error is an `E`.
+pub struct CVerdicts<E>(HashMap<String, Result<(), E>>);
 
-impl CVerdicts {
+impl<E> Default for CVerdicts<E> {
+    fn default() -> Self {
+        CVerdicts(HashMap::new())
+    }
+}
+
+impl<E: Clone> CVerdicts<E> {
     /// The verdict on `code`, from `check` the first time it is asked for.
-    pub fn of(
-        &mut self,
-        code: String,
-        check: impl FnOnce(&str) -> Result<(), String>,
-    ) -> Result<(), String> {
+    pub fn of(&mut self, code: String, check: impl FnOnce(&str) -> Result<(), E>) -> Result<(), E> {
         if let Some(known) = self.0.get(&code) {
             return known.clone();
         }
@@ -163,7 +165,7 @@ mod tests {
 
     #[test]
     fn each_c_text_is_checked_once() {
-        let mut verdicts = CVerdicts::default();
+        let mut verdicts = CVerdicts::<String>::default();
         let mut checks = 0;
         for code in ["a", "b", "a", "a"] {
             let verdict = verdicts.of(code.to_string(), |c| {

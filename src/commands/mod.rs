@@ -10,6 +10,7 @@ mod compile;
 mod demo;
 mod format;
 mod fuzz;
+mod fuzz_fault;
 mod fuzz_npu;
 mod fuzz_parallel;
 mod fuzz_reuse;
