@@ -9,8 +9,10 @@
 
 use super::{IslResult, Obj, UnionMap, UnionSet};
 use isl_rs::MultiUnionPwAff;
+use libc::uintptr_t;
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// How the two ends of a pair compare under a function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -32,7 +34,8 @@ impl UnionMap {
     /// it gives the same answer without computing it.
     pub fn pairs_where(&self, function: &UnionMap, order: PairOrder) -> IslResult<UnionMap> {
         let ctx = self.ctx();
-        let key = (self.to_string(), function.to_string(), order);
+        let memo = &ctx.inner.pairs;
+        let key = (memo.text(self), memo.text(function), order);
         if let Some(known) = ctx.inner.pairs.answers.borrow().get(&key) {
             return Ok(Obj::from_raw(ctx, ctx.check(known.copy())?));
         }
@@ -78,9 +81,33 @@ impl UnionMap {
 /// transformations' checks and analyses ask the same questions about the same dependences
 /// again and again, as they walk each candidate tree: 960 questions, 184 different ones,
 /// for PolyBench's adi.
+///
+/// Printing the relations for the key cost as much as computing the answers (a tenth of
+/// `polyc fuzz-schedules`' time): the text of each relation is kept too, by the address of
+/// its isl object, which the same relation asked again mostly shares (a copy of an isl
+/// object is the object itself, reference-counted). The kept copy holds the object alive,
+/// so no other object can take its address; its text may differ from a later printing of
+/// the same object (isl simplifies in place), but always denotes the same relation.
 #[derive(Default)]
 pub(crate) struct Memo {
-    answers: RefCell<HashMap<(String, String, PairOrder), isl_rs::UnionMap>>,
+    answers: RefCell<HashMap<Question, isl_rs::UnionMap>>,
+    texts: RefCell<HashMap<uintptr_t, (isl_rs::UnionMap, Rc<str>)>>,
+}
+
+/// A question to [`UnionMap::pairs_where`]: the texts of the pairs and of the function, and
+/// the order.
+type Question = (Rc<str>, Rc<str>, PairOrder);
+
+impl Memo {
+    /// The isl text of `relation`, printed the first time its object is seen.
+    fn text(&self, relation: &UnionMap) -> Rc<str> {
+        if let Some((_, text)) = self.texts.borrow().get(&relation.ptr()) {
+            return text.clone();
+        }
+        let text: Rc<str> = relation.to_string().into();
+        (self.texts.borrow_mut()).insert(relation.ptr(), (relation.to_raw(), text.clone()));
+        text
+    }
 }
 
 impl UnionMap {
