@@ -88,8 +88,9 @@ pub type IslResult<T> = Result<T, IslError>;
 const ISL_ON_ERROR_CONTINUE: i32 = 1;
 
 struct CtxInner {
-    // Declared before `raw` so that the objects it keeps are freed before the context.
+    // Declared before `raw` so that the objects they keep are freed before the context.
     pairs: pairs::Memo,
+    duals: lp::DualMemo,
     raw: Context,
     budget: Cell<u64>,
 }
@@ -117,6 +118,7 @@ impl Ctx {
         Ctx {
             inner: Rc::new(CtxInner {
                 pairs: pairs::Memo::default(),
+                duals: lp::DualMemo::default(),
                 raw,
                 budget: Cell::new(max_operations),
             }),
