@@ -7,7 +7,7 @@ use crate::error::CliError;
 use frontend::c::cpp::Cpp;
 use frontend::ir::Kernel;
 use frontend::{Diagnostics, SourceFile};
-use poly::deps::Dependences;
+use poly::deps::{Dependences, FlowPrecision};
 use poly::isl::Ctx;
 use poly::model::Program;
 use std::collections::BTreeMap;
@@ -183,6 +183,14 @@ pub fn lift_file(path: &str, define: &[(String, i64)], c: &CArgs) -> Result<Vec<
                 other => CliError::User(format!("{path}: {other}")),
             })?;
             let deps = Dependences::compute(&program)?;
+            if deps.flow_precision == FlowPrecision::MemoryBased {
+                eprintln!(
+                    "note: {}: the read-after-write dependences are memory-based (every earlier \
+                     write of an element, not only the last): isl's value-based analysis ran \
+                     out of its budget; schedules stay legal, with fewer choices",
+                    program.kernel.name
+                );
+            }
             Ok(Lifted { program, deps })
         })
         .collect()

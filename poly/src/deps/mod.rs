@@ -17,7 +17,7 @@
 //! are the anti and output dependences to the next write only ([`Reuse::next_write`]), the
 //! non-transitive subset an objective bounds under `--rar`.
 
-use crate::isl::{IslResult, Obj, UnionMap};
+use crate::isl::{IslError, IslResult, Obj, PairOrder, UnionMap};
 use crate::model::Program;
 use isl_rs::UnionAccessInfo;
 
@@ -51,8 +51,11 @@ impl DepKind {
 /// All dependences of a program, as relations from source instances to sink instances.
 #[derive(Clone, Debug)]
 pub struct Dependences {
-    /// Read-after-write, value-based.
+    /// Read-after-write: value-based, or memory-based as [`Dependences::flow_precision`]
+    /// says.
     pub flow: UnionMap,
+    /// How [`Dependences::flow`] was computed.
+    pub flow_precision: FlowPrecision,
     /// Write-after-read, memory-based.
     pub anti: UnionMap,
     /// Write-after-write, memory-based.
@@ -66,6 +69,19 @@ pub struct Dependences {
     /// may come last, so every one must precede the reads (attention's softmax read a partial
     /// row sum without these).
     pub reduction_flow: UnionMap,
+}
+
+/// How the read-after-write dependences were computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowPrecision {
+    /// Value-based: each read depends on the last write of its element before it.
+    ValueBased,
+    /// Memory-based: each read depends on every write of its element before it, a superset
+    /// of the value-based pairs (so every schedule that respects it respects those, with
+    /// fewer choices), because isl's value-based analysis ran out of its operation budget
+    /// (fuzz seed 70: ten statements writing one array through different subscripts took
+    /// eight times the budget, 12 s).
+    MemoryBased,
 }
 
 /// The dependences an objective may bound for data reuse, apart from [`Dependences`]: none
@@ -109,7 +125,7 @@ impl Dependences {
         let reads = program.reads()?;
         let writes = program.writes()?;
         let empty = ctx.empty_union_map()?;
-        let flow = dataflow(program, &reads, &writes, &empty)?;
+        let (flow, flow_precision) = read_after_write(program, &reads, &writes)?;
         let anti = dataflow(program, &writes, &empty, &reads)?;
         let output = dataflow(program, &writes, &empty, &writes)?;
         let all = flow.union(&anti)?.union(&output)?;
@@ -119,11 +135,12 @@ impl Dependences {
             let target = s.write.relation.apply(isl_rs::UnionMap::from_map)?;
             let same_element = target.apply_range(&target.reverse()?)?;
             reduction = reduction.union(&all.intersect(&same_element)?)?;
-            let every_update = dataflow(program, &reads, &empty, &target)?;
+            let every_update = every_earlier(program, &target, &reads)?;
             reduction_flow = reduction_flow.union(&every_update.subtract(&same_element)?)?;
         }
         Ok(Dependences {
             flow: flow.coalesce()?,
+            flow_precision,
             anti: anti.coalesce()?,
             output: output.coalesce()?,
             reduction: reduction.coalesce()?,
@@ -160,6 +177,60 @@ impl Dependences {
             _ => Ok(self.of_kind(kind).clone()),
         }
     }
+}
+
+/// The read-after-write dependences from `writes` to `reads`: value-based, or, when isl's
+/// value-based analysis runs out of its budget, memory-based (each with a budget of its
+/// own).
+fn read_after_write(
+    program: &Program,
+    reads: &UnionMap,
+    writes: &UnionMap,
+) -> IslResult<(UnionMap, FlowPrecision)> {
+    let ctx = &program.ctx;
+    let empty = ctx.empty_union_map()?;
+    let exact = {
+        let _analysis = ctx.analysis();
+        dataflow(program, reads, writes, &empty)
+    };
+    match exact {
+        Ok(flow) => Ok((flow, FlowPrecision::ValueBased)),
+        Err(IslError::OperationLimit(_)) => {
+            let _analysis = ctx.analysis();
+            Ok((
+                memory_based(program, writes, reads)?,
+                FlowPrecision::MemoryBased,
+            ))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The memory-based dependences from `sources` to `sinks` ([`memory_based`]), by isl's
+/// dataflow analysis, or without it when that runs out of its budget (each with a budget
+/// of its own).
+fn every_earlier(program: &Program, sources: &UnionMap, sinks: &UnionMap) -> IslResult<UnionMap> {
+    let ctx = &program.ctx;
+    let by_isl = {
+        let _analysis = ctx.analysis();
+        dataflow(program, sinks, &ctx.empty_union_map()?, sources)
+    };
+    match by_isl {
+        Err(IslError::OperationLimit(_)) => {
+            let _analysis = ctx.analysis();
+            memory_based(program, sources, sinks)
+        }
+        other => other,
+    }
+}
+
+/// Every pair of an instance of `sources` and a later instance of `sinks` (in the program's
+/// original order) that access a common element: memory-based dependences, computed
+/// without isl's dataflow analysis (which can cost as much when asked for these as for the
+/// value-based ones: fuzz seed 70's reduction updates).
+fn memory_based(program: &Program, sources: &UnionMap, sinks: &UnionMap) -> IslResult<UnionMap> {
+    let pairs = sources.apply_range(&sinks.reverse()?)?;
+    pairs.pairs_where(&program.schedule_map()?, PairOrder::Before)
 }
 
 /// Value-based read-after-write dependences from the writes `sources` to the reads `sinks`

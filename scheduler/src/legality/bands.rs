@@ -35,11 +35,17 @@ pub(super) fn check(
             bands.push(Band::read(&node, bands.len())?);
         }
     }
+    // Each rule of each band is an analysis of its own, with a budget of its own: one budget
+    // for the whole tree ran out on random programs of fifteen statements (fuzz seeds 51,
+    // 96 and 5017), which were then reported as unverifiable.
+    let ctx = &facts.program.ctx;
     let mut out = Vec::new();
     for band in &bands {
+        let _analysis = ctx.analysis();
         out.extend(band.parallel_violations(facts, rules.all)?);
     }
     for band in &bands {
+        let _analysis = ctx.analysis();
         out.extend(band.permutable_violations(facts, rules.validity)?);
     }
     Ok(out)

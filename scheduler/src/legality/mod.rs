@@ -82,7 +82,10 @@ pub fn check(
             .collect();
         // Each rule is decided once on the union of the kinds; only violated rules are
         // sorted by kind (a pair's verdict does not depend on its kind).
-        let backwards = facts.not_after(&validity)?;
+        let backwards = {
+            let _analysis = program.ctx.analysis();
+            facts.not_after(&validity)?
+        };
         if !backwards.is_empty()? {
             for (kind, deps) in &by_kind {
                 let found =
