@@ -124,10 +124,9 @@ impl Dependences {
         let _analysis = ctx.analysis();
         let reads = program.reads()?;
         let writes = program.writes()?;
-        let empty = ctx.empty_union_map()?;
         let (flow, flow_precision) = read_after_write(program, &reads, &writes)?;
-        let anti = dataflow(program, &writes, &empty, &reads)?;
-        let output = dataflow(program, &writes, &empty, &writes)?;
+        let anti = every_earlier(program, &reads, &writes)?;
+        let output = every_earlier(program, &writes, &writes)?;
         let all = flow.union(&anti)?.union(&output)?;
         let mut reduction = ctx.empty_union_map()?;
         let mut reduction_flow = ctx.empty_union_map()?;
@@ -180,8 +179,9 @@ impl Dependences {
 }
 
 /// The read-after-write dependences from `writes` to `reads`: value-based, or, when isl's
-/// value-based analysis runs out of its budget, memory-based (each with a budget of its
-/// own).
+/// value-based analysis runs out of its budget or fails (isl 0.27 stops some with "affine
+/// expression involves some of the domain dimensions": fuzz seeds 214 and 5049),
+/// memory-based (each with a budget of its own).
 fn read_after_write(
     program: &Program,
     reads: &UnionMap,
@@ -195,7 +195,7 @@ fn read_after_write(
     };
     match exact {
         Ok(flow) => Ok((flow, FlowPrecision::ValueBased)),
-        Err(IslError::OperationLimit(_)) => {
+        Err(IslError::OperationLimit(_) | IslError::Isl(_)) => {
             let _analysis = ctx.analysis();
             Ok((
                 memory_based(program, writes, reads)?,
@@ -207,8 +207,8 @@ fn read_after_write(
 }
 
 /// The memory-based dependences from `sources` to `sinks` ([`memory_based`]), by isl's
-/// dataflow analysis, or without it when that runs out of its budget (each with a budget
-/// of its own).
+/// dataflow analysis, or without it when that runs out of its budget or fails (each with a
+/// budget of its own).
 fn every_earlier(program: &Program, sources: &UnionMap, sinks: &UnionMap) -> IslResult<UnionMap> {
     let ctx = &program.ctx;
     let by_isl = {
@@ -216,7 +216,7 @@ fn every_earlier(program: &Program, sources: &UnionMap, sinks: &UnionMap) -> Isl
         dataflow(program, sinks, &ctx.empty_union_map()?, sources)
     };
     match by_isl {
-        Err(IslError::OperationLimit(_)) => {
+        Err(IslError::OperationLimit(_) | IslError::Isl(_)) => {
             let _analysis = ctx.analysis();
             memory_based(program, sources, sinks)
         }
