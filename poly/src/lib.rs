@@ -8,3 +8,5 @@ pub mod interp;
 pub mod isl;
 pub mod model;
 pub mod order;
+#[cfg(test)]
+mod test_support;

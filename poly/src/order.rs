@@ -257,16 +257,7 @@ pub fn instance_text(tuple: &str, point: &[i64]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::isl::Ctx;
-
-    fn program(source: &str, fixed: &[(&str, i64)]) -> Program {
-        let file = frontend::SourceFile::new("test.pk", source);
-        let kernel = frontend::compile(&file)
-            .expect("test kernel compiles")
-            .remove(0);
-        let fixed = fixed.iter().map(|(n, v)| (n.to_string(), *v)).collect();
-        Program::build(&Ctx::default(), &kernel, &fixed).expect("test kernel lifts")
-    }
+    use crate::test_support::program;
 
     const COPY: &str = "kernel copy(A: inout f64[N], B: out f64[N]) params N = 4 {
         for i in 0..N { B[i] = A[i]; }

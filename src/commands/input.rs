@@ -187,7 +187,7 @@ pub fn lift_file(path: &str, define: &[(String, i64)], c: &CArgs) -> Result<Vec<
                 eprintln!(
                     "note: {}: the read-after-write dependences are memory-based (every earlier \
                      write of an element, not only the last): isl's value-based analysis ran \
-                     out of its budget; schedules stay legal, with fewer choices",
+                     out of its budget or failed; schedules stay legal, with fewer choices",
                     program.kernel.name
                 );
             }

@@ -36,11 +36,11 @@ impl UnionMap {
         let ctx = self.ctx();
         let memo = &ctx.inner.pairs;
         let key = (memo.text(self), memo.text(function), order);
-        if let Some(known) = ctx.inner.pairs.answers.borrow().get(&key) {
+        if let Some(known) = memo.answers.borrow().get(&key) {
             return Ok(Obj::from_raw(ctx, ctx.check(known.copy())?));
         }
         let answer = self.pairs_compared(function, order)?;
-        (ctx.inner.pairs.answers.borrow_mut()).insert(key, answer.to_raw());
+        (memo.answers.borrow_mut()).insert(key, answer.to_raw());
         Ok(answer)
     }
 
