@@ -773,3 +773,64 @@ mod random_convolutions {
         }
     }
 }
+
+/// isl's rows of each output pixel, from the access relations (through the padded copy when
+/// there is one), agree with the window arithmetic: `[st*oy - p, st*oy - p + R)` clipped to
+/// the input's rows (none when the window's columns are all padding), and `R` rows of the
+/// padded input.
+#[test]
+fn isl_counts_the_rows_each_output_pixel_reads() {
+    let m = Machine::load("ascend-like").unwrap();
+    for layout in LAYOUTS {
+        for (st, p, r) in [(1, 0, 3), (1, 1, 3), (2, 3, 7), (2, 0, 1), (1, 4, 3)] {
+            let sz = sizes((1, 16, 9, 7, 16), r, p, st);
+            let case = Case::new(&conv(layout, st, p), &sz);
+            let cv = conv::recognise(&case.kernel, &case.sizes, &m)
+                .unwrap()
+                .expect("a convolution");
+            let (h, w, ow) = (9, 7, out(7, r, p, st));
+            for px in 0..cv.oh * cv.ow {
+                let (top, left) = (px / ow * st - p, px % ow * st - p);
+                let (first, end) = (top.max(0), (top + r).min(h));
+                let columns = left.max(0) < (left + r).min(w);
+                let want = if first < end && columns {
+                    (first, end)
+                } else {
+                    (0, 0)
+                };
+                let what = format!("{layout:?} stride {st} pad {p} window {r}, pixel {px}");
+                assert_eq!(cv.rows.input_rows(px, px + 1), want, "{what}");
+                assert_eq!(cv.rows.padded_rows(px, px + 1), r, "{what}");
+            }
+        }
+    }
+}
+
+/// The compile-time proof that bands and windows hold what the instances read fails when
+/// they do not: a 3x3 convolution's program checked against the rows of a 5x5 one (the same
+/// output, two more rows a pixel).
+#[test]
+fn a_band_short_of_the_rows_isl_counts_is_an_internal_error() {
+    use codegen::npu::conv::geometry::{Orientation, Shape};
+    let m = Machine::load("ascend-like").unwrap();
+    let recognise = |r: i64, p: i64| {
+        let case = Case::new(
+            &conv(Layout::Nhwc, 1, p),
+            &sizes((1, 16, 12, 12, 16), r, p, 1),
+        );
+        conv::recognise(&case.kernel, &case.sizes, &m)
+            .unwrap()
+            .unwrap()
+    };
+    let (mut three, five) = (recognise(3, 1), recognise(5, 2));
+    let tiles = Tiles::choose(&three, &m).unwrap();
+    let shape = Shape::new(&three, &tiles, m.cores as i64);
+    assert_eq!(Orientation::of(&three), Orientation::PixelRows);
+    conv::footprint::check(&three, &tiles, &shape).unwrap();
+    three.rows = five.rows;
+    let err = conv::footprint::check(&three, &tiles, &shape).unwrap_err();
+    assert!(
+        matches!(&err, NpuError::Internal(why) if why.contains("short of rows")),
+        "{err}"
+    );
+}

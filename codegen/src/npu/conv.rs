@@ -16,6 +16,7 @@
 //! "Convolutions".
 
 pub mod emit;
+pub mod footprint;
 pub mod geometry;
 pub mod model;
 pub mod prologue;
@@ -198,6 +199,8 @@ pub struct Conv {
     pub output_layout: Activations,
     /// The proved mapping, in the mapping text format.
     pub mapping: String,
+    /// The input rows each output pixel reads, counted by isl from the access relations.
+    pub rows: std::sync::Arc<footprint::RowReads>,
 }
 
 impl Conv {

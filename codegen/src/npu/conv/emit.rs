@@ -118,6 +118,7 @@ fn shape_of(t: &super::Tensor) -> Vec<u64> {
 /// The NPU program of `cv` with tiles `t` on `cores` cores.
 pub fn program(cv: &Conv, t: &Tiles, machine: &Machine) -> Result<npu_sim::Program, NpuError> {
     let sh = Shape::new(cv, t, machine.cores as i64);
+    super::footprint::check(cv, t, &sh)?;
     let mut b = Builder::new();
     let (a_slot, b_slot) = match sh.orient {
         Orientation::PixelRows => (t.mp * t.depth() * 16, t.depth() * 16 * t.ks),

@@ -51,7 +51,8 @@ impl BandMode {
 }
 
 /// Band pixels (from the band's first) the tiles `0..=g` of the slab of pixels `[p0, p_end)`
-/// need: what the band streams by tile `g` (the host-side twin of [`Slab::need`]).
+/// need: what the band streams by tile `g` (the host-side twin of [`Slab::need`], from the
+/// rows isl finds the pixels read: [`super::footprint`]).
 pub fn need(cv: &Conv, mode: BandMode, tiles: &Tiles, (p0, p_end): (i64, i64), g: i64) -> i64 {
     if g < 0 {
         return 0;
@@ -60,9 +61,9 @@ pub fn need(cv: &Conv, mode: BandMode, tiles: &Tiles, (p0, p_end): (i64, i64), g
     match mode {
         BandMode::Pixels => end - p0,
         BandMode::Rows => {
-            let first = (p0 / cv.ow * cv.stride - cv.pad.top).max(0);
-            let last = ((end - 1) / cv.ow * cv.stride + cv.r - cv.pad.top).min(cv.h);
-            (last - first) * cv.w
+            let (first, _) = cv.rows.input_rows(p0, p_end);
+            let (_, last) = cv.rows.input_rows(p0, end);
+            (last - first).max(0) * cv.w
         }
     }
 }

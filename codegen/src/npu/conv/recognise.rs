@@ -14,7 +14,7 @@
 //! `I`. The back end never builds `X`: it reads `I` and zero-pads on the fly (`load3d`'s
 //! padding).
 
-use super::{Activations, Conv, Pad, Tensor, Weights};
+use super::{footprint, Activations, Conv, Pad, Tensor, Weights};
 use crate::npu::epilogue::Epilogue;
 use crate::npu::recognise::{mmad, prove, Dim, Operand};
 use crate::npu::NpuError;
@@ -288,6 +288,18 @@ pub fn convolution(
         &loops,
         weight_layout,
     )?;
+    let src = footprint::Source {
+        kernel,
+        sizes,
+        update: &update.stmt.name,
+        x: xa.array,
+        input: input.id,
+        output_layout,
+        input_layout,
+        out_rows: oh,
+        out_cols: ow,
+    };
+    let rows = std::sync::Arc::new(footprint::RowReads::of(&src)?);
     Ok(Some(Conv {
         batch,
         c,
@@ -308,6 +320,7 @@ pub fn convolution(
         epilogue,
         output_layout,
         mapping,
+        rows,
     }))
 }
 

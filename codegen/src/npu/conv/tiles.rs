@@ -154,16 +154,15 @@ impl Capacity {
 }
 
 /// Rows a band of the slab of output pixels `[a, b)` holds: the input rows it reads, or
-/// for the channel-rows orientation (whose band holds the padding too) the padded rows.
+/// for the channel-rows orientation (whose band holds the padding too) the padded rows (as
+/// isl counts them: [`super::footprint`]).
 pub fn band_rows(cv: &Conv, orient: Orientation, a: i64, b: i64) -> i64 {
-    let (oy_a, oy_b) = (a / cv.ow, (b - 1) / cv.ow);
     match orient {
         Orientation::PixelRows => {
-            let lo = (oy_a * cv.stride - cv.pad.top).max(0);
-            let hi = (oy_b * cv.stride - cv.pad.top + cv.r).min(cv.h);
-            hi - lo
+            let (first, end) = cv.rows.input_rows(a, b);
+            end - first
         }
-        Orientation::ChannelRows => (oy_b - oy_a) * cv.stride + cv.r,
+        Orientation::ChannelRows => cv.rows.padded_rows(a, b),
     }
 }
 
