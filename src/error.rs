@@ -68,7 +68,7 @@ impl From<ScheduleError> for CliError {
             ScheduleError::Isl(e) => e.into(),
             ScheduleError::Model(e) => e.into(),
             plugin @ ScheduleError::Plugin { .. } => CliError::User(plugin.to_string()),
-            declined @ ScheduleError::IslCannotCarry => CliError::User(declined.to_string()),
+            declined @ ScheduleError::IslDeclined(_) => CliError::User(declined.to_string()),
             other @ ScheduleError::NoSchedule { .. } => CliError::Internal(other.to_string()),
         }
     }

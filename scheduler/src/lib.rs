@@ -31,7 +31,7 @@ mod test_support;
 pub mod transform;
 
 pub use affine::{AffineSchedule, Band, Row, RowKind};
-pub use problem::{FusePolicy, Options, Problem, ScheduleError, Symbolic};
+pub use problem::{FusePolicy, IslDecline, Options, Problem, ScheduleError, Symbolic};
 pub use scheduler_note::SchedulerNote;
 
 use poly::isl::Schedule;

@@ -130,6 +130,20 @@ impl Symbolic {
     }
 }
 
+/// Why isl's own scheduler gave up ([`ScheduleError::IslDeclined`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum IslDecline {
+    /// It stopped with "unable to carry dependences": its greedy search (no backtracking,
+    /// each row independent of the earlier ones) reached rows after which no valid
+    /// independent row carries any of the dependences left.
+    #[error("isl: \"unable to carry dependences\"")]
+    CannotCarry,
+    /// It ran out of the operations polyc allows it (the number; a budget of its own, a
+    /// multiple of an analysis's: [`crate::baseline::ISL_BUDGET_FACTOR`]).
+    #[error("it ran out of its budget of {0} isl operations")]
+    OutOfBudget(u64),
+}
+
 /// Why scheduling failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ScheduleError {
@@ -148,14 +162,12 @@ pub enum ScheduleError {
         /// What went wrong.
         fault: Box<dyn std::error::Error + Send + Sync>,
     },
-    /// isl's own scheduler stopped with "unable to carry dependences": its greedy search
-    /// (no backtracking, each row independent of the earlier ones) reached rows after which
-    /// no valid independent row carries any of the dependences left. A limitation of isl's
-    /// algorithm on a kernel that has legal schedules (the original order), not a fault of
-    /// the kernel's nor of polyc's: the pipeline falls back to the next scheduler, and
-    /// `polyc fuzz-schedules` counts it as declined.
-    #[error("isl's scheduler declined the kernel (isl: \"unable to carry dependences\")")]
-    IslCannotCarry,
+    /// isl's own scheduler gave up on a kernel that has legal schedules (the original
+    /// order): a limitation of isl's, not a fault of the kernel's nor of polyc's. The
+    /// pipeline falls back to the next scheduler, and `polyc fuzz-schedules` counts it as
+    /// declined.
+    #[error("isl's scheduler declined the kernel ({0})")]
+    IslDeclined(IslDecline),
     /// The algorithm found no legal schedule (a bug: the original order always is one).
     #[error("{scheduler} found no legal schedule: {reason}")]
     NoSchedule {

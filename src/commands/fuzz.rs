@@ -4,7 +4,7 @@
 //!
 //! A failure is polyc's: a scheduler or transformation error on a valid kernel (internal
 //! errors, exhausted budgets), an optimized schedule the legality checker refuses, or
-//! different results. isl's scheduler giving up ([`ScheduleError::IslCannotCarry`], a
+//! different results. isl's scheduler giving up ([`ScheduleError::IslDeclined`], a
 //! limitation of isl's) is counted apart, as declined. Each failure is reported with the
 //! seed that reproduces it (`polyc fuzz-schedules --seed S --count 1 --show`); `--shrink DIR`
 //! reduces each failing program to a minimal one that fails the same way
@@ -225,7 +225,9 @@ pub fn run(args: &FuzzArgs) -> Result<(), CliError> {
     };
     let declined = match declined {
         0 => String::new(),
-        n => format!(", {n} declined by isl (\"unable to carry dependences\")"),
+        n => {
+            format!(", {n} declined by isl (\"unable to carry dependences\" or out of its budget)")
+        }
     };
     let compiled = match args.compile {
         true => format!(" and compiled ({built} distinct C programs built and run)"),
@@ -377,7 +379,7 @@ fn check_program(
 struct Schedules {
     /// Schedules checked.
     checked: usize,
-    /// Schedules isl's scheduler declined ([`ScheduleError::IslCannotCarry`]).
+    /// Schedules isl's scheduler declined ([`ScheduleError::IslDeclined`]).
     declined: usize,
     /// Distinct C programs built and run.
     built: usize,
@@ -439,7 +441,7 @@ fn check_schedules(
             };
             let schedule = match optimize(&problem, &scheduler, &setup.transforms, &[]) {
                 Ok(o) => o.schedule,
-                Err(OptimizeError::Schedule(ScheduleError::IslCannotCarry)) => {
+                Err(OptimizeError::Schedule(ScheduleError::IslDeclined(_))) => {
                     declined += 1;
                     continue;
                 }

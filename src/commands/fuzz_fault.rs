@@ -88,7 +88,7 @@ impl SchedulingFault {
             ScheduleError::Isl(e) => SchedulingFault::Isl(IslFault::of(e)),
             ScheduleError::Model(_) => SchedulingFault::Model,
             ScheduleError::Plugin { .. } => SchedulingFault::Plugin,
-            ScheduleError::IslCannotCarry => SchedulingFault::Declined,
+            ScheduleError::IslDeclined(_) => SchedulingFault::Declined,
             ScheduleError::NoSchedule { .. } => SchedulingFault::NoSchedule,
         }
     }

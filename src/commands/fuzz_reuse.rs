@@ -6,7 +6,7 @@
 //! and the interpreter.
 
 use poly::isl::Schedule;
-use scheduler::{Problem, ScheduleError, Scheduler, SchedulerNote};
+use scheduler::{IslDecline, Problem, ScheduleError, Scheduler, SchedulerNote};
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -15,8 +15,8 @@ use std::collections::HashMap;
 enum Kept {
     /// The schedule and the scheduler's notes.
     Schedule(Schedule, Vec<SchedulerNote>),
-    /// isl's scheduler declined ([`ScheduleError::IslCannotCarry`]).
-    CannotCarry,
+    /// isl's scheduler declined.
+    Declined(IslDecline),
 }
 
 /// A scheduler whose answer for a problem is computed once per distinct scheduling options
@@ -64,7 +64,7 @@ impl Scheduler for Reused<'_> {
             None => {
                 let kept = match self.inner.schedule_noted(problem) {
                     Ok((schedule, notes)) => Kept::Schedule(schedule, notes),
-                    Err(ScheduleError::IslCannotCarry) => Kept::CannotCarry,
+                    Err(ScheduleError::IslDeclined(why)) => Kept::Declined(why),
                     Err(other) => return Err(other),
                 };
                 self.kept.borrow_mut().insert(key, kept.clone());
@@ -73,7 +73,7 @@ impl Scheduler for Reused<'_> {
         };
         match kept {
             Kept::Schedule(schedule, notes) => Ok((schedule, notes)),
-            Kept::CannotCarry => Err(ScheduleError::IslCannotCarry),
+            Kept::Declined(why) => Err(ScheduleError::IslDeclined(why)),
         }
     }
 }

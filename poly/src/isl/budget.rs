@@ -30,6 +30,33 @@ impl Drop for Analysis<'_> {
     }
 }
 
+/// An analysis with a larger budget: `factor` times the context's, which comes back (with a
+/// fresh budget) when the guard is dropped. For a computation that is not polyc's own and
+/// that polyc should not cut short where its author's tool would finish: isl's scheduler.
+#[must_use = "the budget is scoped to the guard's lifetime"]
+pub struct ScaledAnalysis<'c> {
+    ctx: &'c Ctx,
+    budget: u64,
+}
+
+impl Ctx {
+    /// Starts an analysis whose budget is `factor` times the context's (see
+    /// [`ScaledAnalysis`]).
+    pub fn analysis_scaled(&self, factor: u64) -> ScaledAnalysis<'_> {
+        let budget = self.budget();
+        self.set_budget(budget.saturating_mul(factor));
+        self.reset_budget();
+        ScaledAnalysis { ctx: self, budget }
+    }
+}
+
+impl Drop for ScaledAnalysis<'_> {
+    fn drop(&mut self) {
+        self.ctx.set_budget(self.budget);
+        self.ctx.reset_budget();
+    }
+}
+
 #[cfg(test)]
 pub(super) mod tests {
     use crate::isl::{Ctx, IslError};
@@ -72,6 +99,18 @@ pub(super) mod tests {
             .set("{ [a] : 0 <= a < 4 }")
             .and_then(|s| s.lexmin())
             .is_ok());
+    }
+
+    #[test]
+    fn a_scaled_analysis_has_a_larger_budget_and_gives_the_old_one_back() {
+        let ctx = Ctx::new(100_000);
+        {
+            let _scaled = ctx.analysis_scaled(3);
+            assert_eq!(ctx.raw().get_max_operations(), 300_000);
+            assert_eq!(exhaust(&ctx), Some(IslError::OperationLimit(300_000)));
+        }
+        assert_eq!(ctx.raw().get_max_operations(), 100_000);
+        assert_eq!(exhaust(&ctx), Some(IslError::OperationLimit(100_000)));
     }
 
     #[test]

@@ -30,7 +30,7 @@ mod scheduler_options;
 mod split;
 
 pub use ast_build::{build as build_ast, prepare as prepare_ast, pseudo_c, AstOptions, LoopType};
-pub use budget::Analysis;
+pub use budget::{Analysis, ScaledAnalysis};
 pub use constraints::Constraints;
 pub use dims::End;
 pub use lp::LpMax;
@@ -136,6 +136,11 @@ impl Ctx {
     pub fn set_budget(&self, max_operations: u64) {
         self.inner.budget.set(max_operations);
         self.inner.raw.set_max_operations(max_operations);
+    }
+
+    /// The operation budget of an analysis.
+    pub fn budget(&self) -> u64 {
+        self.inner.budget.get()
     }
 
     /// Starts a fresh operation budget.
