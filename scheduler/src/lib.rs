@@ -20,6 +20,7 @@ pub mod ilp;
 pub mod legality;
 pub mod mapping;
 pub mod optimizer;
+pub mod original;
 pub mod plugin;
 pub mod pluto;
 pub mod problem;

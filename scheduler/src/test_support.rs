@@ -12,6 +12,13 @@ pub fn program(example: &str) -> Program {
     Program::build(&Ctx::default(), &kernels[0], &BTreeMap::new()).unwrap()
 }
 
+/// The first kernel of `text`, lifted with symbolic parameters.
+pub fn inline(text: &str) -> Program {
+    let file = frontend::SourceFile::new("t.pk", text);
+    let kernels = frontend::compile(&file).unwrap();
+    Program::build(&Ctx::default(), &kernels[0], &BTreeMap::new()).unwrap()
+}
+
 /// A Zen 3 core pair: 32 KiB L1d, 512 KiB L2, AVX2, two cores (a fixed machine, never the
 /// host's).
 pub const ZEN3: Machine = Machine {

@@ -1,9 +1,8 @@
 //! Which arrays of known kernels are expanded, and which are refused and why.
 
 use super::expand;
-use crate::test_support::program;
+use crate::test_support::{inline, program};
 use frontend::ir::Kernel;
-use poly::isl::Ctx;
 use poly::model::Program;
 use std::collections::BTreeMap;
 
@@ -13,12 +12,6 @@ fn expansions(program: &Program) -> String {
         None => "nothing\n".into(),
         Some((_, done)) => done.iter().map(|e| format!("{e}\n")).collect(),
     }
-}
-
-fn inline(text: &str) -> Program {
-    let file = frontend::SourceFile::new("t.pk", text);
-    let kernels: Vec<Kernel> = frontend::compile(&file).unwrap();
-    Program::build(&Ctx::default(), &kernels[0], &BTreeMap::new()).unwrap()
 }
 
 #[test]

@@ -7,7 +7,9 @@
 //! constants). [`row`] finds the maximum exactly with integer programs solved by isl's
 //! lexicographic minimum, without 0/1 unknowns. The pairs a row orders strictly are
 //! removed; when none is left, rows are added so that every statement's schedule is
-//! one-to-one (those loops carry nothing). Each loop row is its own band;
+//! one-to-one (those loops carry nothing). When no row strongly satisfies any piece (the
+//! rational points of a piece may hide every row: [`crate::original`]), the row is the
+//! original order's first one that orders some live pair. Each loop row is its own band;
 //! [`crate::transform::merge_bands`] later groups permutable rows.
 
 mod rank;
@@ -18,7 +20,7 @@ use crate::affine::{AffineSchedule, Band, Row, RowKind, StmtRow};
 use crate::farkas::FarkasDual;
 use crate::problem::Symbolic;
 use crate::transform::analysis::same_value;
-use crate::{Problem, ScheduleError, Scheduler};
+use crate::{original, Problem, ScheduleError, Scheduler};
 use poly::isl::{IslResult, Schedule, UnionMap};
 use poly::model::Program;
 use row::{solve_row, Edge, Shape};
@@ -68,11 +70,17 @@ pub fn affine_schedule(problem: &Problem) -> Result<AffineSchedule, ScheduleErro
         if schedule.rows.len() >= max_rows {
             return Err(no_schedule(format!("no progress after {max_rows} rows")));
         }
-        let stmts = best_row(program, &shape, &live, &conflicts)?.ok_or_else(|| {
-            no_schedule(format!(
-                "no row satisfies any of the remaining dependences: {live}"
-            ))
-        })?;
+        let stmts = match best_row(program, &shape, &live, &conflicts)? {
+            Some(stmts) => stmts,
+            // Farkas' lemma may hide every row (see `crate::original`)
+            None => original::first_ordering_row(program, &live)?
+                .ok_or_else(|| {
+                    no_schedule(format!(
+                        "no row satisfies any of the remaining dependences, not even one of the original order's: {live}"
+                    ))
+                })?
+                .stmts,
+        };
         let row_map = single_row(program, &stmts)?;
         let same = same_value(&row_map)?;
         let coincident = live_all.is_subset(&same)?;

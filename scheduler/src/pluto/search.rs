@@ -9,6 +9,7 @@ use crate::affine::{AffineSchedule, Band, Row, RowKind, StmtRow};
 use crate::ddg::Ddg;
 use crate::farkas::FarkasDual;
 use crate::ilp::Memo;
+use crate::original;
 use crate::problem::{FusePolicy, Problem, ScheduleError};
 
 use poly::isl::{Analysis, End, IslResult, PairOrder, UnionMap};
@@ -288,11 +289,19 @@ impl<'a> Search<'a> {
         if let Some(row) = self.carrying_row(band_deps)? {
             return self.push_loop(row);
         }
+        // Farkas' lemma may hide every row (see `crate::original`)
+        if let Some(row) = original::first_ordering_row(self.program, &self.live)? {
+            return match row.kind {
+                RowKind::Scalar => self.push_scalar(row),
+                RowKind::Loop { .. } => self.push_loop(row),
+            };
+        }
         Err(ScheduleError::NoSchedule {
             scheduler: self.pluto.heuristic.name(),
             reason: format!(
-                "no hyperplane respects the remaining dependences and they do not cross \
-                 strongly connected components: {}",
+                "no hyperplane respects the remaining dependences, they do not cross \
+                 strongly connected components, and no row of the original order orders \
+                 them: {}",
                 self.live
             ),
         })
