@@ -270,11 +270,64 @@ fn within(read: (i64, i64), have: (i64, i64)) -> bool {
     read.0 >= read.1 || (have.0 <= read.0 && read.1 <= have.1)
 }
 
+/// The output boxes `(first pixel, end pixel, first channel, end channel)` of one image's
+/// tiles, as the program's store expressions give them.
+fn stores(cv: &Conv, t: &Tiles, sh: &Shape) -> Vec<(i64, i64, i64, i64)> {
+    let ev = |e: &npu_sim::program::Expr| e.eval(&[], 0, 1);
+    let mut boxes = Vec::new();
+    for index in 0..sh.pk * sh.pp {
+        let slab = Slab::at(cv, t, sh, c(index));
+        let (k0, ka) = (ev(&slab.k0), ev(&slab.ka));
+        for g in 0..sh.tiles {
+            let tile = Tile::at(cv, t, &slab, c(g));
+            if ev(&tile.valid) != 0 {
+                let p0 = ev(&tile.p0);
+                boxes.push((p0, p0 + ev(&tile.pixels), k0, k0 + ka));
+            }
+        }
+    }
+    boxes
+}
+
+/// Whether `boxes` tile `[0, pixels) x [0, channels)` exactly: ranges of channels that
+/// follow each other from 0 to `channels`, and within each, ranges of pixels that follow
+/// each other from 0 to `pixels` (no element stored twice, none left out).
+fn partition(mut boxes: Vec<(i64, i64, i64, i64)>, pixels: i64, channels: i64) -> bool {
+    boxes.sort_by_key(|&(p0, _, k0, k1)| (k0, k1, p0));
+    let mut k_end = 0;
+    let mut rest = boxes.as_slice();
+    while let Some(&(_, _, k0, k1)) = rest.first() {
+        let n = rest.iter().take_while(|b| (b.2, b.3) == (k0, k1)).count();
+        let (group, tail) = rest.split_at(n);
+        let mut p_end = 0;
+        for &(p0, p1, _, _) in group {
+            if p0 != p_end || p1 <= p0 {
+                return false;
+            }
+            p_end = p1;
+        }
+        if k0 != k_end || k1 <= k0 || p_end != pixels {
+            return false;
+        }
+        k_end = k1;
+        rest = tail;
+    }
+    k_end == channels
+}
+
 /// Proves that the program of `cv` cut as `t` (shape `sh`) loads every input row the
 /// instances of each slab read into its band, and (bands of whole rows read by `load3d`)
 /// that each tile's window covers the rows its instances read, within the rows the band
-/// holds and has received by that tile. The first image's slabs stand for the others.
+/// holds and has received by that tile; and that its tiles' stores cover the image's output
+/// pixels and channels once each. The first image's slabs stand for the others.
 pub fn check(cv: &Conv, t: &Tiles, sh: &Shape) -> Result<(), NpuError> {
+    if !partition(stores(cv, t, sh), cv.pixels(), cv.k) {
+        return Err(NpuError::Internal(format!(
+            "the tiles' stores do not cover the {} x {} output pixels and channels once each",
+            cv.pixels(),
+            cv.k
+        )));
+    }
     let ev = |e: &npu_sim::program::Expr| e.eval(&[], 0, 1);
     let short = |what: String, must: (i64, i64), have: (i64, i64)| {
         NpuError::Internal(format!(
@@ -323,6 +376,24 @@ pub fn check(cv: &Conv, t: &Tiles, sh: &Shape) -> Result<(), NpuError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Stores tile the output only when they leave nothing out and store nothing twice.
+    #[test]
+    fn stores_partition_the_output_once() {
+        let grid = vec![(0, 5, 0, 16), (5, 9, 0, 16), (0, 9, 16, 20)];
+        assert!(partition(grid.clone(), 9, 20));
+        assert!(!partition(grid.clone(), 10, 20), "pixels left out");
+        assert!(!partition(grid.clone(), 9, 24), "channels left out");
+        let mut overlap = grid.clone();
+        overlap[1].0 = 4;
+        assert!(!partition(overlap, 9, 20), "a pixel stored twice");
+        let mut gap = grid.clone();
+        gap[2].2 = 17;
+        assert!(!partition(gap, 9, 20), "a channel left out");
+        let mut twice = grid;
+        twice.push((0, 9, 16, 20));
+        assert!(!partition(twice, 9, 20), "a tile stored twice");
+    }
 
     /// The table of a relation, by either path, is each pixel's first and last row: a
     /// product of output rows and reading pixels (with pixels reading nothing), and a
