@@ -317,8 +317,9 @@ fn partition(mut boxes: Vec<(i64, i64, i64, i64)>, pixels: i64, channels: i64) -
 
 /// Proves that the program of `cv` cut as `t` (shape `sh`) loads every input row the
 /// instances of each slab read into its band, and (bands of whole rows read by `load3d`)
-/// that each tile's window covers the rows its instances read, within the rows the band
-/// holds and has received by that tile; and that its tiles' stores cover the image's output
+/// that the band and its streamed chunks fit the buffers sized from those rows, and that
+/// each tile's window covers the rows its instances read, within the rows the band holds
+/// and has received by that tile; and that its tiles' stores cover the image's output
 /// pixels and channels once each. The first image's slabs stand for the others.
 pub fn check(cv: &Conv, t: &Tiles, sh: &Shape) -> Result<(), NpuError> {
     if !partition(stores(cv, t, sh), cv.pixels(), cv.k) {
@@ -345,6 +346,21 @@ pub fn check(cv: &Conv, t: &Tiles, sh: &Shape) -> Result<(), NpuError> {
         if sh.mode != BandMode::Rows || sh.orient != Orientation::PixelRows {
             continue;
         }
+        // the buffers, sized from isl's rows, hold what the expressions load
+        let rows = loaded.1 - loaded.0;
+        let need = |g: i64| ev(&slab.need(cv, t, sh, c(g)));
+        let group = t.band_group.max(1);
+        let chunk = (0..sh.tiles)
+            .step_by(group as usize)
+            .map(|g| need(g + group - 1) - need(g - 1))
+            .max()
+            .unwrap_or(0);
+        if rows > sh.band_rows || (t.streamed && chunk > sh.max_chunk) {
+            return Err(NpuError::Internal(format!(
+                "slab {index} loads {rows} rows into a band of {}, in chunks of up to {chunk} pixels where the pieces hold {}",
+                sh.band_rows, sh.max_chunk
+            )));
+        }
         let base = ev(&slab.y_base);
         for g in 0..sh.tiles {
             let tile = Tile::at(cv, t, &slab, c(g));
@@ -359,7 +375,7 @@ pub fn check(cv: &Conv, t: &Tiles, sh: &Shape) -> Result<(), NpuError> {
             if !within(read, window) {
                 return Err(short(what("the window"), read, window));
             }
-            let received = loaded.0 + ev(&slab.need(cv, t, sh, c(g))) / cv.w;
+            let received = loaded.0 + need(g) / cv.w;
             for (s, have) in [
                 ("the band's rows", (base, base + sh.band_rows)),
                 ("the band by the time", (loaded.0, received)),
