@@ -834,3 +834,34 @@ fn a_band_short_of_the_rows_isl_counts_is_an_internal_error() {
         "{err}"
     );
 }
+
+/// The check also refuses a band sized one row short of what a slab loads, and pieces one
+/// pixel short of a streamed chunk.
+#[test]
+fn buffers_short_of_what_a_slab_loads_are_an_internal_error() {
+    use codegen::npu::conv::geometry::Shape;
+    let m = Machine::load("ascend-like").unwrap();
+    let case = Case::new(
+        &conv(Layout::Nhwc, 1, 1),
+        &sizes((1, 16, 12, 12, 16), 3, 1, 1),
+    );
+    let cv = conv::recognise(&case.kernel, &case.sizes, &m)
+        .unwrap()
+        .unwrap();
+    let tiles = Tiles::choose(&cv, &m).unwrap();
+    assert!(tiles.streamed, "{tiles:?}");
+    let shape = Shape::new(&cv, &tiles, m.cores as i64);
+    conv::footprint::check(&cv, &tiles, &shape).unwrap();
+    for shrink in [
+        (|s: &mut Shape| s.band_rows -= 1) as fn(&mut Shape),
+        |s: &mut Shape| s.max_chunk -= 1,
+    ] {
+        let mut short = shape.clone();
+        shrink(&mut short);
+        let err = conv::footprint::check(&cv, &tiles, &short).unwrap_err();
+        assert!(
+            matches!(&err, NpuError::Internal(why) if why.contains("into a band of")),
+            "{err}"
+        );
+    }
+}
