@@ -147,9 +147,10 @@ impl RowReads {
             .and_then(|rel| Self::table(&rel, (src.out_rows, src.out_cols)))
             .map_err(isl)?;
         if src.input == src.x {
+            let hulls = Hulls::new(&padded);
             return Ok(RowReads {
-                input: Hulls::new(&padded),
-                padded: Hulls::new(&padded),
+                input: hulls.clone(),
+                padded: hulls,
             });
         }
         // through the copy: `{ X[..] -> I[..] }` where the copy writes X[..] from I[..]
