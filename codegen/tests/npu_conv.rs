@@ -835,8 +835,8 @@ fn a_band_short_of_the_rows_isl_counts_is_an_internal_error() {
     );
 }
 
-/// The check also refuses a band sized one row short of what a slab loads, and pieces one
-/// pixel short of a streamed chunk.
+/// The check also refuses a band sized one row short of what a slab loads, pieces one
+/// pixel short of a streamed chunk, and tiles whose stores leave part of the output out.
 #[test]
 fn buffers_short_of_what_a_slab_loads_are_an_internal_error() {
     use codegen::npu::conv::geometry::Shape;
@@ -864,4 +864,12 @@ fn buffers_short_of_what_a_slab_loads_are_an_internal_error() {
             "{err}"
         );
     }
+    // a slab's last tile not stored
+    let mut fewer = shape.clone();
+    fewer.tiles -= 1;
+    let err = conv::footprint::check(&cv, &tiles, &fewer).unwrap_err();
+    assert!(
+        matches!(&err, NpuError::Internal(why) if why.contains("do not cover")),
+        "{err}"
+    );
 }

@@ -271,29 +271,18 @@ fn within(read: (i64, i64), have: (i64, i64)) -> bool {
     read.0 >= read.1 || (have.0 <= read.0 && read.1 <= have.1)
 }
 
-/// The output boxes `(first pixel, end pixel, first channel, end channel)` of one image's
-/// tiles, as the program's store expressions give them.
-fn stores(cv: &Conv, t: &Tiles, sh: &Shape) -> Vec<(i64, i64, i64, i64)> {
-    let ev = |e: &npu_sim::program::Expr| e.eval(&[], 0, 1);
-    let mut boxes = Vec::new();
-    for index in 0..sh.pk * sh.pp {
-        let slab = Slab::at(cv, t, sh, c(index));
-        let (k0, ka) = (ev(&slab.k0), ev(&slab.ka));
-        for g in 0..sh.tiles {
-            let tile = Tile::at(cv, t, &slab, c(g));
-            if ev(&tile.valid) != 0 {
-                let p0 = ev(&tile.p0);
-                boxes.push((p0, p0 + ev(&tile.pixels), k0, k0 + ka));
-            }
-        }
-    }
-    boxes
+/// The value of a program expression that mentions no loop variable.
+fn ev(e: &npu_sim::program::Expr) -> i64 {
+    e.eval(&[], 0, 1)
 }
+
+/// An output box `(first pixel, end pixel, first channel, end channel)` a tile stores.
+type Stored = (i64, i64, i64, i64);
 
 /// Whether `boxes` tile `[0, pixels) x [0, channels)` exactly: ranges of channels that
 /// follow each other from 0 to `channels`, and within each, ranges of pixels that follow
 /// each other from 0 to `pixels` (no element stored twice, none left out).
-fn partition(mut boxes: Vec<(i64, i64, i64, i64)>, pixels: i64, channels: i64) -> bool {
+fn partition(mut boxes: Vec<Stored>, pixels: i64, channels: i64) -> bool {
     boxes.sort_by_key(|&(p0, _, k0, k1)| (k0, k1, p0));
     let mut k_end = 0;
     let mut rest = boxes.as_slice();
@@ -323,22 +312,23 @@ fn partition(mut boxes: Vec<(i64, i64, i64, i64)>, pixels: i64, channels: i64) -
 /// and has received by that tile; and that its tiles' stores cover the image's output
 /// pixels and channels once each. The first image's slabs stand for the others.
 pub fn check(cv: &Conv, t: &Tiles, sh: &Shape) -> Result<(), NpuError> {
-    if !partition(stores(cv, t, sh), cv.pixels(), cv.k) {
-        return Err(NpuError::Internal(format!(
-            "the tiles' stores do not cover the {} x {} output pixels and channels once each",
-            cv.pixels(),
-            cv.k
-        )));
-    }
-    let ev = |e: &npu_sim::program::Expr| e.eval(&[], 0, 1);
     let short = |what: String, must: (i64, i64), have: (i64, i64)| {
         NpuError::Internal(format!(
             "{what} holds input rows [{}, {}), short of rows [{}, {}) (what isl finds the instances read)",
             have.0, have.1, must.0, must.1
         ))
     };
+    let mut stored: Vec<Stored> = Vec::new();
     for index in 0..sh.pk * sh.pp {
         let slab = Slab::at(cv, t, sh, c(index));
+        let (k0, ka) = (ev(&slab.k0), ev(&slab.ka));
+        let tiles: Vec<Tile> = (0..sh.tiles)
+            .map(|g| Tile::at(cv, t, &slab, c(g)))
+            .collect();
+        for tile in tiles.iter().filter(|tile| ev(&tile.valid) != 0) {
+            let p0 = ev(&tile.p0);
+            stored.push((p0, p0 + ev(&tile.pixels), k0, k0 + ka));
+        }
         let loaded = (ev(&slab.y_first), ev(&slab.y_end));
         let read = cv.rows.input_rows(ev(&slab.p0), ev(&slab.p_end));
         if !within(read, loaded) {
@@ -363,8 +353,7 @@ pub fn check(cv: &Conv, t: &Tiles, sh: &Shape) -> Result<(), NpuError> {
             )));
         }
         let base = ev(&slab.y_base);
-        for g in 0..sh.tiles {
-            let tile = Tile::at(cv, t, &slab, c(g));
+        for (g, tile) in (0..).zip(&tiles) {
             if ev(&tile.valid) == 0 {
                 continue;
             }
@@ -386,6 +375,13 @@ pub fn check(cv: &Conv, t: &Tiles, sh: &Shape) -> Result<(), NpuError> {
                 }
             }
         }
+    }
+    if !partition(stored, cv.pixels(), cv.k) {
+        return Err(NpuError::Internal(format!(
+            "the tiles' stores do not cover the {} x {} output pixels and channels once each",
+            cv.pixels(),
+            cv.k
+        )));
     }
     Ok(())
 }
