@@ -13,6 +13,7 @@
 pub mod attention;
 pub mod conv;
 pub mod epilogue;
+pub mod lift;
 pub mod matmul;
 pub mod recognise;
 pub mod vector;
@@ -127,8 +128,21 @@ pub struct Compiled {
 }
 
 /// Compiles `kernel` at the sizes `params` for `machine`. `reorder` says whether the user
-/// allows floating-point sums to be reordered (the matrix unit does).
+/// allows floating-point sums to be reordered (the matrix unit does). The program's GM
+/// accesses are proved against the kernel's before it is returned ([`lift::check`]).
 pub fn compile(
+    kernel: &Kernel,
+    params: &BTreeMap<String, i64>,
+    machine: &Machine,
+    reorder: bool,
+) -> Result<Compiled, NpuError> {
+    let compiled = compile_unchecked(kernel, params, machine, reorder)?;
+    lift::check(kernel, params, &compiled.program, machine.cores as i64)?;
+    Ok(compiled)
+}
+
+/// [`compile`] without the check of the program's GM accesses.
+fn compile_unchecked(
     kernel: &Kernel,
     params: &BTreeMap<String, i64>,
     machine: &Machine,

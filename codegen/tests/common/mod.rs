@@ -36,6 +36,8 @@ pub fn sizes_of(k: &Kernel, sizes: &[(&str, i64)]) -> (ParamValues, BTreeMap<Str
 /// The interpreter's memory and the simulator's after running `compiled` on the same random
 /// inputs (seed 7); the timing oracle must agree on `oracle` other machines. `at` names the
 /// case in failure messages.
+// (not every test file runs programs)
+#[allow(dead_code)]
 pub fn interpreted_and_simulated(
     k: &Kernel,
     params: &ParamValues,
@@ -66,6 +68,8 @@ pub fn interpreted_and_simulated(
 
 /// The largest normwise error of any output of `k`: the largest difference over the largest
 /// magnitude of the interpreter's values.
+// (not every test file runs programs)
+#[allow(dead_code)]
 pub fn worst_error(k: &Kernel, want: &Memory, got: &Memory) -> f64 {
     let mut worst: f64 = 0.0;
     for array in k.arrays.iter().filter(|a| a.role.is_output()) {

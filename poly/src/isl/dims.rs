@@ -65,6 +65,10 @@ impl Set {
                 .move_dims(DimType::Set, 0, DimType::Param, 0, n as u32)
         })
     }
+    /// The set with every parameter projected out (exact where the parameters are fixed).
+    pub fn project_out_all_params(&self) -> IslResult<Set> {
+        self.apply(|s| s.project_out_all_params())
+    }
     /// One point of the set, as a set (empty if the set is).
     pub fn sample(&self) -> IslResult<Set> {
         self.apply(|s| s.sample().and_then(isl_rs::Set::from_basic_set))
