@@ -214,7 +214,8 @@ pub struct Candidate {
 /// schedules and sizes the model costed; for the vector path, groups of other sizes around
 /// the chosen one; for the attention block, the sizes its model ranks first; for a
 /// convolution, its cheapest tilings or their variants as `offer` says ([`conv::ranked`]:
-/// one mapping, the orientation its output's layout needs).
+/// one mapping, the orientation its output's layout needs). Each program is checked as
+/// [`compile`]'s is ([`lift::check`]).
 pub fn candidates(
     kernel: &Kernel,
     params: &BTreeMap<String, i64>,
@@ -319,6 +320,9 @@ pub fn candidates(
         out[1..].sort_by(|a, b| a.predicted.total_cmp(&b.predicted));
     }
     out.truncate(limit.max(1));
+    for c in &out {
+        lift::check(kernel, params, &c.compiled.program, machine.cores as i64)?;
+    }
     if out.is_empty() {
         out.push(Candidate {
             label: "chosen".into(),

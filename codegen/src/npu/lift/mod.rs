@@ -196,16 +196,20 @@ impl<'a> Walk<'a> {
             }
             dims.push(v);
         }
-        // the flat index of the first element, row-major
-        let mut flat = "0".to_string();
-        let mut weight = 1u64;
+        // the flat index of the element, row-major
+        let mut flat = Expr::Const(0);
+        let mut weight = 1;
         for (e, &extent) in at.index.iter().zip(shape).rev() {
-            flat = format!("{flat} + {weight}*{}", c.term(e, self.cores));
-            weight *= extent;
+            flat = flat + e.clone() * weight;
+            weight *= extent as i64;
         }
+        let flat = c.term(&flat, self.cores);
         let (count, len) = (c.term(count, self.cores), c.term(len, self.cores));
         c.require(format!("0 <= b < {count} and 0 <= e < {len}"));
-        c.require(format!("f = {flat} + {stride}*b + e"));
+        c.require(match stride {
+            0 => format!("f = {flat} + e"),
+            s => format!("f = {flat} + {s}*b + e"),
+        });
         let text = format!(
             "{{ {name}[{}, b, e] -> T{}[f] : {} }}",
             dims.join(", "),

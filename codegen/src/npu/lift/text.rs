@@ -5,6 +5,7 @@
 //! becomes an existential variable with the disjunction that defines it.
 
 use npu_sim::program::{CmpOp, Expr, VarId};
+use std::collections::HashMap;
 
 /// The constraints of one instruction's instances, in isl's notation: its conditions and
 /// the existential variables they need.
@@ -14,6 +15,10 @@ pub(super) struct Constraints {
     exists: usize,
     /// Conditions that must all hold.
     conds: Vec<String>,
+    /// The variable of each comparison and selection met so far: a program repeats them
+    /// (a tile's size in its loop bound, its index and its length), and each is a
+    /// disjunction isl would otherwise multiply out again.
+    named: HashMap<String, String>,
 }
 
 /// The isl name of loop variable `v`.
@@ -35,22 +40,49 @@ impl Constraints {
 
     /// `e` as an isl term; the core count is the constant `cores`.
     pub(super) fn term(&mut self, e: &Expr, cores: i64) -> String {
+        self.written(&e.simplified(), cores)
+    }
+
+    /// [`Constraints::term`] of a simplified expression.
+    fn written(&mut self, e: &Expr, cores: i64) -> String {
+        if matches!(e, Expr::Cmp(..) | Expr::Select(..)) {
+            let key = format!("{e:?}");
+            if let Some(t) = self.named.get(&key) {
+                return t.clone();
+            }
+            let t = self.defined(e, cores);
+            self.named.insert(key, t.clone());
+            return t;
+        }
+        self.defined(e, cores)
+    }
+
+    /// `e` written out, a comparison or a selection as a new variable.
+    fn defined(&mut self, e: &Expr, cores: i64) -> String {
         match e {
             Expr::Const(c) if *c < 0 => format!("(0 - {})", c.unsigned_abs()),
             Expr::Const(c) => c.to_string(),
             Expr::Var(v) => var(*v),
             Expr::Core => "core".into(),
             Expr::Cores => cores.to_string(),
-            Expr::Add(a, b) => format!("({} + {})", self.term(a, cores), self.term(b, cores)),
-            Expr::Sub(a, b) => format!("({} - {})", self.term(a, cores), self.term(b, cores)),
+            Expr::Add(a, b) => format!("({} + {})", self.written(a, cores), self.written(b, cores)),
+            Expr::Sub(a, b) => format!("({} - {})", self.written(a, cores), self.written(b, cores)),
             Expr::Mul(k, a) if *k < 0 => {
-                format!("(0 - {}*{})", k.unsigned_abs(), self.term(a, cores))
+                format!("(0 - {}*{})", k.unsigned_abs(), self.written(a, cores))
             }
-            Expr::Mul(k, a) => format!("({k}*{})", self.term(a, cores)),
-            Expr::Div(a, k) => format!("floor(({})/{k})", self.term(a, cores)),
-            Expr::Mod(a, k) => format!("(({}) mod {k})", self.term(a, cores)),
-            Expr::Min(a, b) => format!("min({}, {})", self.term(a, cores), self.term(b, cores)),
-            Expr::Max(a, b) => format!("max({}, {})", self.term(a, cores), self.term(b, cores)),
+            Expr::Mul(k, a) => format!("({k}*{})", self.written(a, cores)),
+            Expr::Div(a, k) => format!("floor(({})/{k})", self.written(a, cores)),
+            Expr::Mod(a, k) => format!("(({}) mod {k})", self.written(a, cores)),
+            Expr::Min(a, b) => format!(
+                "min({}, {})",
+                self.written(a, cores),
+                self.written(b, cores)
+            ),
+            Expr::Max(a, b) => format!(
+                "max({}, {})",
+                self.written(a, cores),
+                self.written(b, cores)
+            ),
             Expr::Cmp(op, a, b) => {
                 let (holds, fails) = self.comparison(*op, a, b, cores);
                 let t = self.fresh();
@@ -61,11 +93,11 @@ impl Constraints {
                 let (holds, fails) = match &**c {
                     Expr::Cmp(op, x, y) => self.comparison(*op, x, y, cores),
                     c => {
-                        let c = self.term(c, cores);
+                        let c = self.written(c, cores);
                         (format!("{c} != 0"), format!("{c} = 0"))
                     }
                 };
-                let (a, b) = (self.term(a, cores), self.term(b, cores));
+                let (a, b) = (self.written(a, cores), self.written(b, cores));
                 let t = self.fresh();
                 self.require(format!(
                     "(({holds} and {t} = {a}) or ({fails} and {t} = {b}))"
@@ -77,7 +109,7 @@ impl Constraints {
 
     /// `a OP b` and its negation.
     fn comparison(&mut self, op: CmpOp, a: &Expr, b: &Expr, cores: i64) -> (String, String) {
-        let (a, b) = (self.term(a, cores), self.term(b, cores));
+        let (a, b) = (self.written(a, cores), self.written(b, cores));
         let (yes, no) = match op {
             CmpOp::Lt => ("<", ">="),
             CmpOp::Le => ("<=", ">"),
