@@ -1,5 +1,6 @@
 //! The check of a program's GM accesses (`codegen::npu::lift`) against programs made wrong:
-//! the simulator's mutants that move a store, and stores deleted or shifted by hand. Every
+//! the simulator's mutants that move a store, stores deleted or shifted by hand, loads
+//! deleted. Every
 //! one must be refused, whatever the kernel's path (product, epilogue, convolution, vector
 //! unit, attention).
 
@@ -47,15 +48,19 @@ fn refused(
     }
 }
 
-/// The positions of the stores into GM under `body`, in program order.
-fn stores_under(body: &[Stmt], at: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+/// The positions of the `dma`s under `body` whose GM side is `side` (`true`: the
+/// destination, a store), in program order.
+fn gm_under(body: &[Stmt], dst: bool, at: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
     for (k, s) in body.iter().enumerate() {
         at.push(k);
         match s {
-            Stmt::Loop(l) => stores_under(&l.body, at, out),
+            Stmt::Loop(l) => gm_under(&l.body, dst, at, out),
             Stmt::Instr(i) => {
-                if matches!(&i.op, Op::Dma(d) if matches!(d.dst.target, Target::Tensor(_))) {
-                    out.push(at.clone());
+                if let Op::Dma(d) = &i.op {
+                    let gm = if dst { &d.dst } else { &d.src };
+                    if matches!(gm.target, Target::Tensor(_)) {
+                        out.push(at.clone());
+                    }
                 }
             }
         }
@@ -78,7 +83,14 @@ fn parent<'a>(body: &'a mut Vec<Stmt>, path: &[usize]) -> (&'a mut Vec<Stmt>, us
 /// The positions of the program's stores into GM.
 fn stores(p: &Program) -> Vec<Vec<usize>> {
     let mut out = vec![];
-    stores_under(&p.body, &mut vec![], &mut out);
+    gm_under(&p.body, true, &mut vec![], &mut out);
+    out
+}
+
+/// The positions of the program's loads from GM.
+fn loads(p: &Program) -> Vec<Vec<usize>> {
+    let mut out = vec![];
+    gm_under(&p.body, false, &mut vec![], &mut out);
     out
 }
 
@@ -101,7 +113,7 @@ fn a_store_deleted_or_moved_by_one_element_is_refused() {
             let mut gone = p.clone();
             let (list, i) = parent(&mut gone.body, &path);
             list.remove(i);
-            if lift::stored(&gone, cores) == lift::stored(&p, cores) {
+            if lift::Traffic::of(&gone, cores).stored == lift::Traffic::of(&p, cores).stored {
                 // never executed at these sizes
                 continue;
             }
@@ -124,6 +136,38 @@ fn a_store_deleted_or_moved_by_one_element_is_refused() {
             );
         }
     }
+}
+
+#[test]
+fn a_load_deleted_that_leaves_an_input_element_unread_is_refused() {
+    let cores = Machine::load("ascend-like").unwrap().cores as i64;
+    let mut refusals = 0;
+    for (name, sizes) in CASES {
+        let (k, params, p) = compiled(name, sizes);
+        for path in loads(&p) {
+            let mut gone = p.clone();
+            let (list, i) = parent(&mut gone.body, &path);
+            list.remove(i);
+            // every example reads the whole of each input
+            let traffic = lift::Traffic::of(&gone, cores);
+            let unread = (p.tensors.iter().enumerate())
+                .filter(|(_, t)| t.dir == npu_sim::program::Direction::In)
+                .any(|(t, decl)| {
+                    let id = npu_sim::program::TensorId(t as u32);
+                    traffic
+                        .first_unloaded(id, npu_sim::program::elements(&decl.shape))
+                        .is_some()
+                });
+            match refused(&k, &params, &gone) {
+                Some(why) => {
+                    assert!(unread && why.contains("leave unread"), "{name}: {why}");
+                    refusals += 1;
+                }
+                None => assert!(!unread, "{name}: the load at {path:?} deleted"),
+            }
+        }
+    }
+    assert!(refusals >= CASES.len(), "{refusals} refusals");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The program's GM accesses against the kernel's, proved with isl for every instance.
 
-use super::{accesses, Access, Kind};
+use super::{accesses, Access, Kind, Traffic};
 use crate::npu::NpuError;
 use frontend::ir::{ArrayId, Kernel, Role};
 use npu_sim::program::{elements, Program, TensorId};
@@ -27,6 +27,8 @@ enum Wrong {
         /// Elements the kernel writes.
         kernel: u64,
     },
+    /// No load reads an element the kernel reads.
+    Unloaded,
 }
 
 /// A problem, found at which instruction.
@@ -41,13 +43,16 @@ struct Found {
 /// - every GM access lies within its tensor;
 /// - for the tensor of an array the kernel writes: the stores write every element the kernel
 ///   writes exactly once and no other (an atomic add is not a store: its elements must be
-///   ones the kernel writes); a temporary the program keeps on chip is not stored at all.
+///   ones the kernel writes); a temporary the program keeps on chip is not stored at all;
+/// - for the tensor of an input array: the loads read every element the kernel reads.
 ///
 /// Each is a question of emptiness to isl (no projection or set difference of the
 /// program's relations, which isl answers slowly where they have many divisions): an
 /// instance outside, two instances storing one element, an instance storing an element
 /// the kernel does not write; then, with none of these, the stores' executions counted
-/// (`count * len` each) equal the elements the kernel writes.
+/// (`count * len` each) equal the elements the kernel writes. Which elements the loads
+/// read is marked by walking the program ([`Traffic`]): the union of the loads' images,
+/// against the kernel's reads, is the projection isl answers slowly.
 ///
 /// A failure is an internal error naming the instruction and an element.
 pub fn check(
@@ -63,17 +68,15 @@ pub fn check(
         let _analysis = ctx.analysis();
         accesses(&ctx, program, cores)?
     };
-    let stored = super::stored(program, cores);
+    let traffic = Traffic::of(program, cores);
     for (t, decl) in program.tensors.iter().enumerate() {
         let tensor = Tensor {
-            name: format!("T{t}"),
+            id: TensorId(t as u32),
             shape: &decl.shape,
             array: kernel.array_by_name(&decl.name),
-            stored: stored[t],
+            traffic: &traffic,
         };
-        let mine: Vec<&Access> = (all.iter())
-            .filter(|a| a.tensor == TensorId(t as u32))
-            .collect();
+        let mine: Vec<&Access> = (all.iter()).filter(|a| a.tensor == tensor.id).collect();
         // each tensor's proof has a budget of its own
         let _analysis = ctx.analysis();
         let found = tensor.check(&ctx, &model, &mine).map_err(|e| match e {
@@ -110,6 +113,9 @@ impl Found {
             Wrong::Unwritten { stored, kernel } => format!(
                 "the stores write {stored} elements of `{tensor}`, once each, where the kernel writes {kernel}"
             ),
+            Wrong::Unloaded => {
+                format!("{what} leave unread an element of `{tensor}` the kernel reads{at}")
+            }
         };
         format!("{said}; found by isl over every instance of the program")
     }
@@ -117,13 +123,12 @@ impl Found {
 
 /// One GM tensor of the program.
 struct Tensor<'a> {
-    /// Its isl tuple name in the accesses.
-    name: String,
+    id: TensorId,
     shape: &'a [u64],
     /// The kernel's array of the same name, if any.
     array: Option<ArrayId>,
-    /// Elements its stores write, counted over their executions.
-    stored: u64,
+    /// What the program's executions move.
+    traffic: &'a Traffic,
 }
 
 impl Tensor<'_> {
@@ -134,7 +139,7 @@ impl Tensor<'_> {
         model: &poly::model::Program,
         mine: &[&Access],
     ) -> Result<Option<Found>, IslError> {
-        let t = &self.name;
+        let t = &self.name();
         let size = elements(self.shape);
         let outside = ctx.set(&format!("{{ {t}[f] : f < 0 or f >= {size} }}"))?;
         for a in mine {
@@ -149,11 +154,19 @@ impl Tensor<'_> {
             .filter(|a| a.kind != Kind::Load)
             .partition(|a| a.kind == Kind::Store);
         let role = model.kernel.array(array).role;
+        if role == Role::In {
+            if let Some(f) = self.loads(ctx, model, array)? {
+                return Ok(Some(f));
+            }
+        }
         if role == Role::Temp && stores.is_empty() && adds.is_empty() {
             // kept on chip
             return Ok(None);
         }
-        let written = self.written(ctx, model, array)?;
+        let writes = (model.statements.iter())
+            .filter(|s| s.write.array == array)
+            .map(|s| s.write.relation.clone());
+        let written = self.footprint(ctx, model, array, writes)?;
         let foreign = ctx
             .set(&format!("{{ {t}[f] : 0 <= f < {size} }}"))?
             .subtract(&written)?;
@@ -165,12 +178,12 @@ impl Tensor<'_> {
         if let Some(f) = once(&stores)? {
             return Ok(Some(f));
         }
-        let kernel = count(&written, size)?;
-        if self.stored != kernel {
-            let wrong = Wrong::Unwritten {
-                stored: self.stored,
-                kernel,
-            };
+        let (stored, kernel) = (
+            self.traffic.stored[self.id.0 as usize],
+            count(&written, size)?,
+        );
+        if stored != kernel {
+            let wrong = Wrong::Unwritten { stored, kernel };
             let what = "the program's stores".into();
             return Ok(Some(Found {
                 wrong,
@@ -181,18 +194,56 @@ impl Tensor<'_> {
         Ok(None)
     }
 
-    /// The flat elements of the tensor the kernel writes, with its parameters at their
-    /// values.
-    fn written(
+    /// The loads of an input array read every element the kernel reads.
+    fn loads(
         &self,
         ctx: &Ctx,
         model: &poly::model::Program,
         array: ArrayId,
+    ) -> Result<Option<Found>, IslError> {
+        let size = elements(self.shape);
+        let Some(first) = self.traffic.first_unloaded(self.id, size) else {
+            return Ok(None);
+        };
+        let reads = (model.statements.iter())
+            .flat_map(|s| s.reads.iter().filter(|r| r.array == array))
+            .map(|r| r.relation.clone());
+        let read = self.footprint(ctx, model, array, reads)?;
+        let all = ctx.set(&format!("{{ {}[f] : 0 <= f < {size} }}", self.name()))?;
+        let at = if read.is_equal(&all)? {
+            Some(first)
+        } else {
+            // the kernel reads part of the tensor: each element it reads
+            (read.points()?.into_iter())
+                .map(|p| p[0])
+                .find(|&f| !self.traffic.is_loaded(self.id, f))
+        };
+        let what = "the program's loads".into();
+        Ok(at.map(|at| Found {
+            wrong: Wrong::Unloaded,
+            what,
+            at: Some(at),
+        }))
+    }
+
+    /// The tensor's isl tuple name in the accesses.
+    fn name(&self) -> String {
+        format!("T{}", self.id.0)
+    }
+
+    /// The flat elements of the tensor that `accesses` (`{ S[..] -> A[..] }`) touch, with
+    /// the kernel's parameters at their values.
+    fn footprint(
+        &self,
+        ctx: &Ctx,
+        model: &poly::model::Program,
+        array: ArrayId,
+        accesses: impl Iterator<Item = Map>,
     ) -> Result<Set, IslError> {
         let flat = self.flatten(ctx, model, array)?;
-        let mut out = ctx.set(&format!("{{ {}[f] : 1 = 0 }}", self.name))?;
-        for s in model.statements.iter().filter(|s| s.write.array == array) {
-            let elems = s.write.relation.range()?.intersect_params(&model.context)?;
+        let mut out = ctx.set(&format!("{{ {}[f] : 1 = 0 }}", self.name()))?;
+        for a in accesses {
+            let elems = a.range()?.intersect_params(&model.context)?;
             out = out.union(
                 &flat
                     .intersect_domain(&elems)?
@@ -224,7 +275,7 @@ impl Tensor<'_> {
             "{{ {}[{}] -> {}[f] : f = {flat} }}",
             isl_name(&a.name),
             idx.join(", "),
-            self.name
+            self.name()
         ))
     }
 }

@@ -15,8 +15,10 @@
 
 mod check;
 mod text;
+mod traffic;
 
 pub use check::check;
+pub use traffic::Traffic;
 
 use crate::npu::NpuError;
 use npu_sim::program::{Dma, Expr, Loop, MemRef, Op, Program, Stmt, Target, TensorId};
@@ -61,39 +63,81 @@ pub fn accesses(ctx: &Ctx, program: &Program, cores: i64) -> Result<Vec<Access>,
     Ok(walk.out)
 }
 
-/// The elements the stores (not the adds) of `program` on `cores` cores write into each
-/// tensor (by [`TensorId`]), counted over every execution, an element as often as it is written.
-pub fn stored(program: &Program, cores: i64) -> Vec<u64> {
-    fn walk(body: &[Stmt], vars: &mut [i64], core: i64, cores: i64, out: &mut [u64]) {
+/// One execution of a `dma`'s GM side: `count` bursts of `len` elements of `tensor` from
+/// flat element `start`, `stride` apart.
+#[derive(Clone, Copy, Debug)]
+pub struct Bursts {
+    /// The tensor.
+    pub tensor: TensorId,
+    /// Load, store or add.
+    pub kind: Kind,
+    /// The first element, flat.
+    pub start: i64,
+    /// Bursts.
+    pub count: i64,
+    /// Elements per burst.
+    pub len: i64,
+    /// Distance between burst starts.
+    pub stride: i64,
+}
+
+/// Calls `f` on every execution of a GM side of a `dma` of `program` on `cores` cores,
+/// walking its loops as the simulator's scalar unit does.
+pub fn executions(program: &Program, cores: i64, f: &mut impl FnMut(Bursts)) {
+    fn walk(
+        body: &[Stmt],
+        p: &Program,
+        vars: &mut [i64],
+        core: (i64, i64),
+        f: &mut impl FnMut(Bursts),
+    ) {
+        let (core, cores) = core;
+        let ev = |e: &Expr, vars: &[i64]| e.eval(vars, core, cores);
         for stmt in body {
             match stmt {
                 Stmt::Loop(l) => {
-                    let (mut v, hi) = (l.lo.eval(vars, core, cores), l.hi.eval(vars, core, cores));
+                    let (mut v, hi) = (ev(&l.lo, vars), ev(&l.hi, vars));
                     while v < hi {
                         vars[l.var.0 as usize] = v;
-                        walk(&l.body, vars, core, cores, out);
+                        walk(&l.body, p, vars, (core, cores), f);
                         v += l.step as i64;
                     }
                 }
-                Stmt::Instr(i) => match &i.op {
-                    Op::Dma(d) if !d.atomic => {
-                        if let Target::Tensor(t) = d.dst.target {
-                            let z = &d.sizes;
-                            let n = z.count.eval(vars, core, cores) * z.len.eval(vars, core, cores);
-                            out[t.0 as usize] += n.max(0) as u64;
-                        }
+                Stmt::Instr(i) => {
+                    let Op::Dma(d) = &i.op else { continue };
+                    let z = &d.sizes;
+                    let sides = [
+                        (&d.src, &z.src_stride, Kind::Load),
+                        (&d.dst, &z.dst_stride, Kind::Store),
+                    ];
+                    for (side, stride, kind) in sides {
+                        let Target::Tensor(tensor) = side.target else {
+                            continue;
+                        };
+                        let shape = &p.tensor(tensor).shape;
+                        let start = (side.index.iter().zip(shape))
+                            .fold(0, |acc, (e, &extent)| acc * extent as i64 + ev(e, vars));
+                        f(Bursts {
+                            tensor,
+                            kind: if kind == Kind::Store && d.atomic {
+                                Kind::Add
+                            } else {
+                                kind
+                            },
+                            start,
+                            count: ev(&z.count, vars),
+                            len: ev(&z.len, vars),
+                            stride: ev(stride, vars),
+                        });
                     }
-                    _ => {}
-                },
+                }
             }
         }
     }
-    let mut out = vec![0; program.tensors.len()];
     let mut vars = vec![0; program.vars.len()];
     for core in 0..cores {
-        walk(&program.body, &mut vars, core, cores, &mut out);
+        walk(&program.body, program, &mut vars, (core, cores), f);
     }
-    out
 }
 
 /// The walk down the program's loops.
