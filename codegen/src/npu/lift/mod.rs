@@ -63,6 +63,22 @@ pub fn accesses(ctx: &Ctx, program: &Program, cores: i64) -> Result<Vec<Access>,
     Ok(walk.out)
 }
 
+/// The sides of `d` in GM: the tensor, the reference, its burst stride and what `d` does
+/// to it (a store with `atomic` adds).
+fn gm_sides(d: &Dma) -> impl Iterator<Item = (TensorId, &MemRef, &Expr, Kind)> {
+    let z = &d.sizes;
+    let store = if d.atomic { Kind::Add } else { Kind::Store };
+    [
+        (&d.src, &z.src_stride, Kind::Load),
+        (&d.dst, &z.dst_stride, store),
+    ]
+    .into_iter()
+    .filter_map(|(side, stride, kind)| match side.target {
+        Target::Tensor(t) => Some((t, side, stride, kind)),
+        Target::Buffer(_) => None,
+    })
+}
+
 /// One execution of a `dma`'s GM side: `count` bursts of `len` elements of `tensor` from
 /// flat element `start`, `stride` apart.
 #[derive(Clone, Copy, Debug)]
@@ -106,24 +122,13 @@ pub fn executions(program: &Program, cores: i64, f: &mut impl FnMut(Bursts)) {
                 Stmt::Instr(i) => {
                     let Op::Dma(d) = &i.op else { continue };
                     let z = &d.sizes;
-                    let sides = [
-                        (&d.src, &z.src_stride, Kind::Load),
-                        (&d.dst, &z.dst_stride, Kind::Store),
-                    ];
-                    for (side, stride, kind) in sides {
-                        let Target::Tensor(tensor) = side.target else {
-                            continue;
-                        };
+                    for (tensor, side, stride, kind) in gm_sides(d) {
                         let shape = &p.tensor(tensor).shape;
                         let start = (side.index.iter().zip(shape))
                             .fold(0, |acc, (e, &extent)| acc * extent as i64 + ev(e, vars));
                         f(Bursts {
                             tensor,
-                            kind: if kind == Kind::Store && d.atomic {
-                                Kind::Add
-                            } else {
-                                kind
-                            },
+                            kind,
                             start,
                             count: ev(&z.count, vars),
                             len: ev(&z.len, vars),
@@ -179,18 +184,7 @@ impl<'a> Walk<'a> {
     /// The GM sides of `d`.
     fn dma(&mut self, d: &Dma, what: String) -> Result<(), NpuError> {
         let z = &d.sizes;
-        let sides = [
-            (&d.src, &z.src_stride, Kind::Load),
-            (&d.dst, &z.dst_stride, Kind::Store),
-        ];
-        for (side, stride, kind) in sides {
-            let Target::Tensor(tensor) = side.target else {
-                continue;
-            };
-            let kind = match kind {
-                Kind::Store if d.atomic => Kind::Add,
-                k => k,
-            };
+        for (tensor, side, stride, kind) in gm_sides(d) {
             let name = format!("I{}", self.out.len());
             let map = self.access(&name, side, stride, &z.count, &z.len)?;
             self.out.push(Access {

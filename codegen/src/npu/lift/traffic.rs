@@ -44,7 +44,10 @@ impl Traffic {
 
     /// The first of the `size` elements of tensor `t` no load reads, if any.
     pub fn first_unloaded(&self, t: TensorId, size: u64) -> Option<i64> {
-        (0..size as i64).find(|&f| !self.is_loaded(t, f))
+        let bits = &self.loaded[t.0 as usize];
+        let word = bits.iter().position(|&w| w != u64::MAX)?;
+        let f = word as i64 * 64 + bits[word].trailing_ones() as i64;
+        (f < size as i64).then_some(f)
     }
 }
 
