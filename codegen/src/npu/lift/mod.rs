@@ -7,8 +7,9 @@
 //! core, the enclosing loops' variables outermost first, the burst and the element in the
 //! burst), its access `{ [core, v.., b, e] -> T[f] }` with `f` the flat index in tensor `T`.
 //! [`check`] proves with them, for every compiled program and every instance at once, what
-//! the back end's closed forms must give: each output element stored exactly once, the
-//! tensors' elements the kernel reads all loaded, nothing outside a tensor touched.
+//! the back end's closed forms must give: each output element stored exactly once, nothing
+//! outside a tensor touched; and, walking the program ([`Traffic`]), every element the
+//! kernel reads loaded.
 //!
 //! What this does not see: on-chip buffers, the order of instructions and what they
 //! compute. The simulator's race detector and the differential runs judge those.
@@ -186,7 +187,7 @@ impl<'a> Walk<'a> {
         let z = &d.sizes;
         for (tensor, side, stride, kind) in gm_sides(d) {
             let name = format!("I{}", self.out.len());
-            let map = self.access(&name, side, stride, &z.count, &z.len)?;
+            let map = self.access(&name, (tensor, side), stride, &z.count, &z.len)?;
             self.out.push(Access {
                 what: what.clone(),
                 tensor,
@@ -197,19 +198,16 @@ impl<'a> Walk<'a> {
         Ok(())
     }
 
-    /// `{ name[core, v.., b, e] -> T[f] }`: `count` bursts of `len` elements from `at`,
-    /// `stride` apart.
+    /// `{ name[core, v.., b, e] -> T[f] }`: `count` bursts of `len` elements from `at` in
+    /// tensor `t`, `stride` apart.
     fn access(
         &self,
         name: &str,
-        at: &MemRef,
+        (t, at): (TensorId, &MemRef),
         stride: &Expr,
         count: &Expr,
         len: &Expr,
     ) -> Result<Map, NpuError> {
-        let Target::Tensor(t) = at.target else {
-            return Err(NpuError::Internal("a buffer is not in GM".into()));
-        };
         // one burst: the stride does not matter
         let stride = match (count.simplified(), stride.simplified()) {
             (Expr::Const(1), _) => 0,
