@@ -167,9 +167,7 @@ impl Tensor<'_> {
             .filter(|s| s.write.array == array)
             .map(|s| s.write.relation.clone());
         let written = self.footprint(ctx, model, array, writes)?;
-        let foreign = ctx
-            .set(&format!("{{ {t}[f] : 0 <= f < {size} }}"))?
-            .subtract(&written)?;
+        let foreign = whole(ctx, t, size)?.subtract(&written)?;
         for a in stores.iter().chain(&adds) {
             if let Some(f) = hit(Wrong::Foreign, a, &a.map.intersect_range(&foreign)?)? {
                 return Ok(Some(f));
@@ -209,8 +207,7 @@ impl Tensor<'_> {
             .flat_map(|s| s.reads.iter().filter(|r| r.array == array))
             .map(|r| r.relation.clone());
         let read = self.footprint(ctx, model, array, reads)?;
-        let all = ctx.set(&format!("{{ {}[f] : 0 <= f < {size} }}", self.name()))?;
-        let at = if read.is_equal(&all)? {
+        let at = if read.is_equal(&whole(ctx, &self.name(), size)?)? {
             Some(first)
         } else {
             // the kernel reads part of the tensor: each element it reads
@@ -313,12 +310,15 @@ fn once(stores: &[&Access]) -> Result<Option<Found>, IslError> {
     Ok(None)
 }
 
+/// Every element of tensor `t` (its isl tuple name) of `size` elements.
+fn whole(ctx: &Ctx, t: &str, size: u64) -> Result<Set, IslError> {
+    ctx.set(&format!("{{ {t}[f] : 0 <= f < {size} }}"))
+}
+
 /// The number of elements of `set`, a set of flat elements of a tensor of `size`.
 fn count(set: &Set, size: u64) -> Result<u64, IslError> {
-    let ctx = set.ctx();
     let t = set.tuple_name().unwrap_or_default();
-    let all = ctx.set(&format!("{{ {t}[f] : 0 <= f < {size} }}"))?;
-    if set.is_equal(&all)? {
+    if set.is_equal(&whole(set.ctx(), &t, size)?)? {
         return Ok(size);
     }
     Ok(set.points()?.len() as u64)
