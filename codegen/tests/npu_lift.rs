@@ -40,8 +40,7 @@ fn refused(
     params: &BTreeMap<String, i64>,
     p: &Program,
 ) -> Option<String> {
-    let cores = Machine::load("ascend-like").unwrap().cores as i64;
-    match lift::check(k, params, p, cores) {
+    match lift::check(k, params, p, &Machine::load("ascend-like").unwrap()) {
         Ok(()) => None,
         Err(NpuError::Internal(why)) => Some(why),
         Err(other) => panic!("not an internal error: {other}"),
@@ -100,12 +99,14 @@ fn a_store_deleted_or_moved_by_one_element_is_refused() {
         let (k, params, p) = compiled(name, sizes);
         let all = stores(&p);
         assert!(!all.is_empty(), "{name} stores nothing");
-        let cores = Machine::load("ascend-like").unwrap().cores as i64;
+        let m = Machine::load("ascend-like").unwrap();
         for path in all {
             let mut gone = p.clone();
             let (list, i) = parent(&mut gone.body, &path);
             list.remove(i);
-            if lift::Traffic::of(&gone, cores).stored == lift::Traffic::of(&p, cores).stored {
+            if lift::Traffic::of(&gone, &m).unwrap().stored
+                == lift::Traffic::of(&p, &m).unwrap().stored
+            {
                 // never executed at these sizes
                 continue;
             }
@@ -132,7 +133,7 @@ fn a_store_deleted_or_moved_by_one_element_is_refused() {
 
 #[test]
 fn a_load_deleted_that_leaves_an_input_element_unread_is_refused() {
-    let cores = Machine::load("ascend-like").unwrap().cores as i64;
+    let m = Machine::load("ascend-like").unwrap();
     let mut refusals = 0;
     for (name, sizes) in CASES {
         let (k, params, p) = compiled(name, sizes);
@@ -141,7 +142,7 @@ fn a_load_deleted_that_leaves_an_input_element_unread_is_refused() {
             let (list, i) = parent(&mut gone.body, &path);
             list.remove(i);
             // every example reads the whole of each input
-            let traffic = lift::Traffic::of(&gone, cores);
+            let traffic = lift::Traffic::of(&gone, &m).unwrap();
             let unread = (p.tensors.iter().enumerate())
                 .filter(|(_, t)| t.dir == npu_sim::program::Direction::In)
                 .any(|(t, decl)| {

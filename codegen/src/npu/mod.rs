@@ -137,7 +137,7 @@ pub fn compile(
     reorder: bool,
 ) -> Result<Compiled, NpuError> {
     let compiled = compile_unchecked(kernel, params, machine, reorder)?;
-    lift::check(kernel, params, &compiled.program, machine.cores as i64)?;
+    lift::check(kernel, params, &compiled.program, machine)?;
     Ok(compiled)
 }
 
@@ -321,7 +321,7 @@ pub fn candidates(
     }
     out.truncate(limit.max(1));
     for c in &out {
-        lift::check(kernel, params, &c.compiled.program, machine.cores as i64)?;
+        lift::check(kernel, params, &c.compiled.program, machine)?;
     }
     if out.is_empty() {
         out.push(Candidate {

@@ -4,6 +4,7 @@ use super::{accesses, Access, Kind, Traffic};
 use crate::npu::NpuError;
 use frontend::ir::{ArrayId, Kernel, Role};
 use npu_sim::program::{elements, Program, TensorId};
+use npu_sim::Machine;
 use poly::isl::{Ctx, End, IslError, Map, Set};
 use poly::model::isl_text::isl_name;
 use std::collections::BTreeMap;
@@ -39,7 +40,7 @@ struct Found {
     at: Option<i64>,
 }
 
-/// Proves, for every instance of `program`'s `dma`s on `cores` cores:
+/// Proves, for every instance of `program`'s `dma`s on `machine`'s cores:
 /// - every GM access lies within its tensor;
 /// - for the tensor of an array the kernel writes: the stores write every element the kernel
 ///   writes exactly once and no other (an atomic add is not a store: its elements must be
@@ -51,7 +52,7 @@ struct Found {
 /// instance outside, two instances storing one element, an instance storing an element
 /// the kernel does not write; then, with none of these, the stores' executions counted
 /// (`count * len` each) equal the elements the kernel writes. Which elements the loads
-/// read is marked by walking the program ([`Traffic`]): the union of the loads' images,
+/// read is marked from the simulator's walk of the program ([`Traffic`]): the union of the loads' images,
 /// against the kernel's reads, is the projection isl answers slowly.
 ///
 /// A failure is an internal error naming the instruction and an element.
@@ -59,16 +60,16 @@ pub fn check(
     kernel: &Kernel,
     params: &BTreeMap<String, i64>,
     program: &Program,
-    cores: i64,
+    machine: &Machine,
 ) -> Result<(), NpuError> {
     let ctx = Ctx::default();
     let model = poly::model::Program::build(&ctx, kernel, params)
         .map_err(|e| NpuError::Internal(format!("lifting the kernel to check its program: {e}")))?;
     let all = {
         let _analysis = ctx.analysis();
-        accesses(&ctx, program, cores)?
+        accesses(&ctx, program, machine.cores as i64)?
     };
-    let traffic = Traffic::of(program, cores);
+    let traffic = Traffic::of(program, machine)?;
     for (t, decl) in program.tensors.iter().enumerate() {
         let tensor = Tensor {
             id: TensorId(t as u32),

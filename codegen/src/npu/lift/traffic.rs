@@ -1,8 +1,10 @@
-//! What a program's executions move: counted and marked by walking its loops with the
-//! values of its expressions (no isl), for what isl's emptiness questions cannot say.
+//! What a program's executions move: counted and marked from the simulator's own walk of
+//! the program (`npu_sim::expand`), for what isl's emptiness questions cannot say.
 
-use super::{executions, Kind};
-use npu_sim::program::{elements, Program, TensorId};
+use crate::npu::NpuError;
+use npu_sim::expand::{expand, Budget, Space};
+use npu_sim::program::{elements, Op, Program, TensorId};
+use npu_sim::Machine;
 
 /// Per tensor, the elements its stores write and which elements its loads read.
 pub struct Traffic {
@@ -14,26 +16,41 @@ pub struct Traffic {
 }
 
 impl Traffic {
-    /// The traffic of `program` on `cores` cores.
-    pub fn of(program: &Program, cores: i64) -> Traffic {
+    /// The traffic of `program` on `machine`.
+    pub fn of(program: &Program, machine: &Machine) -> Result<Traffic, NpuError> {
+        let refused = |d: npu_sim::Diagnostic| {
+            NpuError::Internal(format!("the simulator refuses the program: {}", d.message))
+        };
         let mut stored = vec![0; program.tensors.len()];
         let mut loaded: Vec<Vec<u64>> = (program.tensors.iter())
             .map(|t| vec![0; elements(&t.shape).div_ceil(64) as usize])
             .collect();
-        executions(program, cores, &mut |x| {
-            let t = x.tensor.0 as usize;
-            match x.kind {
-                Kind::Store => stored[t] += (x.count * x.len).max(0) as u64,
-                Kind::Add => {}
-                Kind::Load => {
-                    for b in 0..x.count {
-                        let from = x.start + b * x.stride;
-                        mark(&mut loaded[t], from, from + x.len);
+        let layout = npu_sim::layout::layout(program, machine).map_err(refused)?;
+        let mut budget = Budget::default();
+        for core in 0..machine.cores {
+            for inst in expand(program, machine, &layout, core, &mut budget).map_err(refused)? {
+                let atomic = matches!(&inst.instr.op, Op::Dma(d) if d.atomic);
+                for a in &inst.accesses {
+                    let Space::Gm(t) = a.space else { continue };
+                    // bytes to elements
+                    let size = program.tensor(t).dtype.size();
+                    let p = a.pattern;
+                    let (start, len, stride) = (p.start / size, p.len / size, p.stride / size);
+                    let t = t.0 as usize;
+                    match (a.write, atomic) {
+                        (true, false) => stored[t] += p.count * len,
+                        (true, true) => {}
+                        (false, _) => {
+                            for b in 0..p.count {
+                                let from = (start + b * stride) as i64;
+                                mark(&mut loaded[t], from, from + len as i64);
+                            }
+                        }
                     }
                 }
             }
-        });
-        Traffic { stored, loaded }
+        }
+        Ok(Traffic { stored, loaded })
     }
 
     /// Whether a load reads element `f` of tensor `t`.
