@@ -96,7 +96,31 @@ impl BasicSet {
     /// fused hyperplane search; given that domain (the universe), isl goes straight to its
     /// parametric integer programming. The minimum is read from isl's piecewise affine
     /// answer (constants), not by scanning a set for its points.
+    ///
+    /// An empty answer is confirmed by isl's emptiness test, which samples the set by other
+    /// means: isl 0.27's parametric integer programming can call a non-empty set empty,
+    /// depending on the order of its constraints (`an_empty_answer_is_confirmed` below).
+    /// When the two disagree, the minimum is asked again of the set read back from its text
+    /// (which isl builds with other, fewer constraints), and an error is reported if that
+    /// fails too: never a wrong "empty".
     pub fn partial_lexmin(&self) -> IslResult<Option<Vec<Rational64>>> {
+        if let Some(min) = self.pip_lexmin()? {
+            return Ok(Some(min));
+        }
+        if self.query(|b| b.is_empty())? {
+            return Ok(None);
+        }
+        let again: BasicSet = self.ctx().read(&self.to_string())?;
+        match again.pip_lexmin()? {
+            Some(min) => Ok(Some(min)),
+            None => Err(IslError::Isl(format!(
+                "isl's integer programming finds no point in a set that has one: {self}"
+            ))),
+        }
+    }
+
+    /// isl's answer to [`BasicSet::partial_lexmin`], unchecked.
+    fn pip_lexmin(&self) -> IslResult<Option<Vec<Rational64>>> {
         let ctx = self.ctx();
         let raw = ctx.raw();
         let params = ctx.check(Space::params_alloc(raw, 0))?;
@@ -251,6 +275,37 @@ mod tests {
         let empty = BasicSet::from_rows(&ctx, 1, &[], &[(-1, &[(0, -1)]), (0, &[(0, 1)])]).unwrap();
         assert_eq!(empty.partial_lexmin().unwrap(), None);
         assert_eq!(empty.max_lp((0, &[])).unwrap(), LpMax::Infeasible);
+    }
+
+    /// isl 0.27's integer programming calls this set empty with its constraints in this order
+    /// (isl 0.25 finds the minimum; reversed, so does 0.27). Shrunk from the row of
+    /// Feautrier's scheduler on `tests/fuzz/regressions/seed-1646.pk`.
+    #[test]
+    fn an_empty_answer_is_confirmed() {
+        let ctx = Ctx::default();
+        let mut inequalities: Vec<(i128, Vec<(usize, i128)>)> = vec![
+            (-1, vec![(1, -1), (3, -4), (4, 4), (5, -1), (7, 1)]),
+            (0, vec![(1, 1)]),
+            (-1, vec![(1, 3), (5, 1), (6, -1)]),
+            (-1, vec![(5, -1), (6, 1)]),
+        ];
+        for v in 0..8 {
+            inequalities.extend([(2, vec![(v, 1)]), (2, vec![(v, -1)])]);
+        }
+        let rows: Vec<Row<'_>> = inequalities
+            .iter()
+            .map(|(c, t)| (*c, t.as_slice()))
+            .collect();
+        // 2 x0 + x1 - 2 x2 = 0
+        let set = BasicSet::from_rows(&ctx, 8, &[(0, &[(0, 2), (1, 1), (2, -2)])], &rows).unwrap();
+        assert_eq!(
+            set.pip_lexmin().unwrap(),
+            None,
+            "isl's bug is gone: simplify"
+        );
+        let min = set.partial_lexmin().unwrap().unwrap();
+        let expected: Vec<Rational64> = [-2, 2, -1, -2, -2, -2, -1, 1].map(Rational64::from).into();
+        assert_eq!(min, expected);
     }
 
     #[test]

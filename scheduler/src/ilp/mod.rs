@@ -125,6 +125,17 @@ pub struct Constraint {
     pub equality: bool,
 }
 
+impl Constraint {
+    /// Whether the constraint holds at a point (`false` where its value overflows).
+    pub fn holds(&self, x: &[i64]) -> bool {
+        match self.expr.checked_eval(x) {
+            Some(v) if self.equality => v == 0,
+            Some(v) => v >= 0,
+            None => false,
+        }
+    }
+}
+
 /// A system of linear constraints over `n_vars` integer unknowns.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Ilp {
@@ -169,7 +180,8 @@ impl Ilp {
 
     /// The lexicographically smallest integer solution `(x0, x1, ...)`, or `None` if there is
     /// none. Every unknown must be bounded below on the solutions (else isl reports an
-    /// error).
+    /// error). The solution is checked against every constraint (isl's integer programming
+    /// is not taken on trust: see [`BasicSet::partial_lexmin`]).
     pub fn lexmin(&self, ctx: &Ctx) -> IslResult<Option<Vec<i64>>> {
         let Some((reduced, eliminated)) = self.presolved(Numbers::Integer) else {
             return Ok(None);
@@ -190,10 +202,19 @@ impl Ilp {
             })
             .collect::<IslResult<Vec<i64>>>()
             .and_then(|kept| {
-                eliminated.expand(&kept).map(Some).ok_or_else(|| {
+                eliminated.expand(&kept).ok_or_else(|| {
                     IslError::Isl("the integer program's solution has values beyond 64 bits".into())
                 })
             })
+            .and_then(
+                |values| match self.constraints.iter().all(|c| c.holds(&values)) {
+                    true => Ok(Some(values)),
+                    false => Err(IslError::Isl(
+                        "isl's integer programming returned a point that violates the program"
+                            .into(),
+                    )),
+                },
+            )
     }
 
     /// The maxima of `objectives` over the rational solutions (linear programming, exact
