@@ -3,7 +3,7 @@
 
 use crate::problem::IslDecline;
 use crate::{Problem, ScheduleError, Scheduler};
-use poly::isl::{Constraints, IslError, IslResult, Schedule};
+use poly::isl::{Constraints, IslError, IslResult, Schedule, ISL_ALGORITHM_FACTOR};
 use poly::model::Program;
 use poly::order::AnySchedule;
 
@@ -45,7 +45,7 @@ impl Scheduler for Isl {
         };
         let options = &problem.options.isl;
         let schedule = {
-            let _scheduler = program.ctx.analysis_scaled(ISL_BUDGET_FACTOR);
+            let _scheduler = program.ctx.analysis_scaled(ISL_ALGORITHM_FACTOR);
             (program.ctx).with_scheduler_options(options, || constraints.compute_schedule())
         };
         schedule.map_err(|e| match e {
@@ -57,12 +57,6 @@ impl Scheduler for Isl {
         })
     }
 }
-
-/// How many times an analysis's budget isl's scheduler gets: it is isl's own algorithm, one
-/// computation where polyc's analyses are many small ones, and with one budget it stopped
-/// short of its own verdict (fuzz seed 325: out of 3,000,000 operations after 1.1 s, where
-/// with a hundred times more it declined in 1.2 s).
-pub const ISL_BUDGET_FACTOR: u64 = 10;
 
 /// The message with which isl's scheduler gives up ([`IslDecline::CannotCarry`]; isl
 /// reports its errors as text only).

@@ -139,7 +139,7 @@ pub enum IslDecline {
     #[error("isl: \"unable to carry dependences\"")]
     CannotCarry,
     /// It ran out of the operations polyc allows it (the number; a budget of its own, a
-    /// multiple of an analysis's: [`crate::baseline::ISL_BUDGET_FACTOR`]).
+    /// multiple of an analysis's: [`poly::isl::ISL_ALGORITHM_FACTOR`]).
     #[error("it ran out of its budget of {0} isl operations")]
     OutOfBudget(u64),
 }

@@ -7,7 +7,7 @@ use super::ffi::{
     isl_ast_build_free, isl_ast_build_from_context, isl_ast_build_node_from_schedule,
     isl_ast_build_set_iterators, isl_ast_node_free, isl_ast_node_to_C_str,
 };
-use super::{ast, Ctx, IslError, IslResult, Obj, Schedule, Set};
+use super::{ast, Ctx, IslError, IslResult, Obj, Schedule, Set, ISL_ALGORITHM_FACTOR};
 use isl_rs::{ASTLoopType, ASTNode, Id, IdList, ScheduleNode, ScheduleNodeType};
 use libc::{c_void, uintptr_t};
 use std::ffi::CStr;
@@ -78,12 +78,14 @@ pub fn pseudo_c(schedule: &Schedule, context: &Set) -> IslResult<String> {
 /// Builds isl's AST of `schedule` and hands its root to `f`, freeing it afterwards.
 ///
 /// The loop at schedule depth `d` is named `c<d>` ([`iterators`]), which the parallel marks
-/// rely on.
+/// rely on. isl's AST generator is one algorithm of isl's: it runs with
+/// [`ISL_ALGORITHM_FACTOR`] times an analysis's budget.
 fn with_isl_ast<R>(
     schedule: &Schedule,
     context: &Set,
     f: impl FnOnce(uintptr_t) -> IslResult<R>,
 ) -> IslResult<R> {
+    let _generator = schedule.ctx().analysis_scaled(ISL_ALGORITHM_FACTOR);
     let mut names = iterators(schedule)?;
     // SAFETY: `to_ptr` hands over new references (`__isl_take`), and so does `names`, whose
     // wrapper is told not to free it; `build` and `node` are owned here and freed exactly
@@ -139,11 +141,17 @@ fn deepest(ctx: &Ctx, node: ScheduleNode) -> IslResult<usize> {
     Ok(depth)
 }
 
+/// Why isl's AST generator stopped: its operation budget ([`IslError::OperationLimit`], as
+/// every other computation reports it), or isl's message.
 fn failure(schedule: &Schedule) -> IslError {
     let raw = schedule.ctx().raw();
     let msg = raw.last_error_msg().to_string();
+    let quota = raw.last_error() == isl_rs::Error::Quota;
     raw.reset_error();
-    IslError::Isl(format!("AST generation failed: {msg}"))
+    match quota {
+        true => IslError::OperationLimit(raw.get_max_operations()),
+        false => IslError::Isl(format!("AST generation failed: {msg}")),
+    }
 }
 
 /// The schedule with every band member given the loop type of `options` and, above each
@@ -200,6 +208,34 @@ mod tests {
              coincident: [ {coincident} ] }} }}"
         ))
         .unwrap()
+    }
+
+    /// isl's AST generator out of its budget is an exhausted budget (a clean error, exit 1),
+    /// not an isl failure; it has ten times an analysis's budget, and the context's budget is
+    /// as it was afterwards.
+    #[test]
+    fn the_generator_out_of_its_budget_says_so() {
+        let ctx = Ctx::default();
+        let context = ctx.set("[N] -> { : N >= 1 }").unwrap();
+        let skewed = ctx
+            .schedule(
+                "{ domain: \"[N] -> { A[i, j] : 0 <= i, j < N; B[i, j] : 0 <= i < j < N; \
+                 C[i, j] : 0 <= j <= i < N and (i + j) mod 3 = 0 }\", child: { schedule: \
+                 \"[N] -> [{ A[i, j] -> [(2i + j)]; B[i, j] -> [(i + 3j)]; C[i, j] -> [(5i - j)] }, \
+                 { A[i, j] -> [(j)]; B[i, j] -> [(i)]; C[i, j] -> [(i + j)] }]\" } }",
+            )
+            .unwrap();
+        let options = AstOptions {
+            loop_type: LoopType::Separate,
+        };
+        // Preparing the tree fits 10,000 operations, generating its AST does not fit 100,000.
+        ctx.set_budget(10_000);
+        let out = build(&skewed, &context, &options);
+        assert_eq!(out.err(), Some(IslError::OperationLimit(100_000)));
+        assert_eq!(ctx.budget(), 10_000);
+        // It fits 200,000, ten times 20,000 (and not 20,000 itself).
+        ctx.set_budget(20_000);
+        assert!(build(&skewed, &context, &options).is_ok());
     }
 
     #[test]

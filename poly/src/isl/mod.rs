@@ -30,7 +30,7 @@ mod scheduler_options;
 mod split;
 
 pub use ast_build::{build as build_ast, prepare as prepare_ast, pseudo_c, AstOptions, LoopType};
-pub use budget::{Analysis, ScaledAnalysis};
+pub use budget::{Analysis, ScaledAnalysis, ISL_ALGORITHM_FACTOR};
 pub use constraints::Constraints;
 pub use dims::End;
 pub use lp::LpMax;

@@ -89,7 +89,10 @@ pub struct Search<'a> {
     /// The hyperplanes found for groups of statements since the last row or band, by group
     /// (see [`Search::solve_component`]).
     solved: RefCell<Solved>,
-    /// The isl operation budget of the whole search.
+    /// The isl operation budget of the search's set-up; each step of its loop (a hyperplane,
+    /// or a band closed or cut) has one of its own, so that the bound applies to one step,
+    /// not to the sum over a schedule's rows (seed 1531 of `polyc fuzz-schedules`: thirteen
+    /// statements in three nests, whose whole search exceeded one budget).
     _analysis: Analysis<'a>,
 }
 
@@ -133,6 +136,7 @@ impl<'a> Search<'a> {
         self.reuse_deps = self.band_deps(&self.live_reuse)?;
         self.band_start = self.schedule.rows.len();
         loop {
+            let _step = self.program.ctx.analysis();
             let all_full = (0..self.program.statements.len()).all(|s| !self.needs_more(s));
             if all_full && self.live.is_empty()? {
                 break;
