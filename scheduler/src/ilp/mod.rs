@@ -7,7 +7,7 @@ use eliminate::Eliminated;
 use num_rational::Rational64;
 use poly::isl::{BasicSet, Ctx, IslError, IslResult, LpMax};
 use std::cell::RefCell;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// A linear expression `sum(coeff * x_var) + constant` (sparse; coefficients in `i128` so
 /// that combining the small coefficients of schedules and Farkas duals cannot overflow).
@@ -326,8 +326,8 @@ fn presolve(constraints: &[Constraint], numbers: Numbers) -> Option<Vec<Constrai
         cs
     };
     let mut canonical = sort_dedup(merge_opposite(sort_dedup(canonical))?);
-    let mut lower: HashMap<usize, i128> = HashMap::new();
-    let mut upper: HashMap<usize, i128> = HashMap::new();
+    let mut lower: HashMap<usize, i128> = HashMap::default();
+    let mut upper: HashMap<usize, i128> = HashMap::default();
     for c in &canonical {
         // Over the integers k is +1 or -1 after normalisation: x >= -c, or x <= c; over the
         // rationals a bound `k x + c >= 0` with another k is not a whole number, and unused.
@@ -365,7 +365,7 @@ fn presolve(constraints: &[Constraint], numbers: Numbers) -> Option<Vec<Constrai
 /// per round of simplification as it builds a set, and each round costs as much as all of
 /// them here); `None` if a pair `f + a >= 0`, `-f + b >= 0` with `a + b < 0` has no solution.
 fn merge_opposite(constraints: Vec<Constraint>) -> Option<Vec<Constraint>> {
-    let mut constants: HashMap<Vec<(usize, i128)>, i128> = HashMap::new();
+    let mut constants: HashMap<Vec<(usize, i128)>, i128> = HashMap::default();
     for c in constraints.iter().filter(|c| !c.equality) {
         let k = constants
             .entry(c.expr.terms.clone())
