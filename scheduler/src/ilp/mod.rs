@@ -6,8 +6,8 @@ mod eliminate;
 use eliminate::Eliminated;
 use num_rational::Rational64;
 use poly::isl::{BasicSet, Ctx, IslError, IslResult, LpMax};
-use std::cell::RefCell;
 use rustc_hash::FxHashMap as HashMap;
+use std::cell::RefCell;
 
 /// A linear expression `sum(coeff * x_var) + constant` (sparse; coefficients in `i128` so
 /// that combining the small coefficients of schedules and Farkas duals cannot overflow).

@@ -262,6 +262,12 @@ static __isl_give TYPE *SF(basic_map_partial_lexopt_intersected,SUFFIX)(
 	int max;
 	isl_maybe_isl_aff div_mod;
 
+	/* polyc's patch (see vendor/README.md): the search below assumes
+	 * sorted constraints (as its other caller, in isl_aff.c, ensures);
+	 * unsorted, it can pair constraints that are not opposite
+	 * and "find" a value for an output dimension that it does not have.
+	 */
+	bmap = isl_basic_map_sort_constraints(bmap);
 	div_mod = isl_basic_map_try_find_any_output_div_mod(bmap, &d);
 	if (div_mod.valid < 0)
 		bmap = isl_basic_map_free(bmap);
