@@ -35,6 +35,18 @@ pub fn tolerance(elem: ElemType) -> f64 {
     }
 }
 
+/// The largest finite value of a floating-point element type; infinity for integers, which
+/// have no infinities to overflow to.
+fn max_finite(elem: ElemType) -> f64 {
+    match elem {
+        ElemType::F64 => f64::MAX,
+        ElemType::F32 => f64::from(f32::MAX),
+        ElemType::F16 => half::f16::MAX.to_f64(),
+        ElemType::BF16 => half::bf16::MAX.to_f64(),
+        ElemType::I32 | ElemType::I8 => f64::INFINITY,
+    }
+}
+
 /// An output array that does not agree with the reference.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Disagreement {
@@ -96,7 +108,10 @@ pub fn disagreements(
 /// The outputs of `kernel` in `got` (a run that reorders sums) that disagree with the
 /// interpreter's `expected` within [`Comparison::Tolerant`]'s tolerance **and** are further
 /// than `expected` from the kernel's exact result: the interpreter's run of the kernel
-/// widened to `f64` ([`frontend::widen`]) on the same `inputs`. A sum with cancellation (a
+/// widened to `f64` ([`frontend::widen`]) on the same `inputs`, rounded once to each
+/// output's type (a value beyond an `f16`'s range is an infinity, as a correctly rounded
+/// computation gives it; a run that has it there, where the reference has a finite value,
+/// is the closer). A sum with cancellation (a
 /// few `f16` values adding to nearly zero) differs from itself reordered by far more than
 /// the tolerance of its small result, while both are within their roundings of the exact
 /// sum; the reordered run is then accepted when it is no further from it than the
@@ -120,26 +135,89 @@ pub fn judged(
         }
     }
     let exact = interpreted(&wide, params, &start)?;
-    let error = |m: &Memory, name: &str| -> Option<f64> {
-        normwise_error(exact.array(name)?, m.array(name)?)
+    let closer = |name: &str| -> Option<Result<(), String>> {
+        // the exact result rounded once to the output's type: beyond its range, the
+        // infinity a correctly rounded computation gives
+        let mut rounded = expected.array(name)?.clone();
+        rounded.set_values(exact.array(name)?.values()).ok()?;
+        Some(no_further(
+            &rounded,
+            got.array(name)?,
+            expected.array(name)?,
+        ))
     };
     Ok(wrong
         .into_iter()
-        .filter_map(
-            |d| match (error(got, &d.array), error(expected, &d.array)) {
-                (Some(g), Some(e)) if g <= e => None,
-                (g, e) => Some(Disagreement {
-                    reason: format!(
-                    "{}, and is further from the exact result than the reference ({} against {})",
-                    d.reason,
-                    shown(g),
-                    shown(e)
+        .filter_map(|d| match closer(&d.array) {
+            Some(Ok(())) => None,
+            Some(Err(why)) => Some(Disagreement {
+                reason: format!(
+                    "{}, and is further from the exact result than the reference ({why})",
+                    d.reason
                 ),
-                    ..d
-                }),
-            },
-        )
+                ..d
+            }),
+            None => Some(d),
+        })
         .collect())
+}
+
+/// Whether `got` is no further than `reference` from `exact` (the three of one array's
+/// shape): where `got` is not finite and `exact` is, or the other way round (or both are
+/// different non-finite values), `reference` has `got`'s value, unless it is an infinity
+/// against a finite value of its sign within the type's tolerance of overflowing (a
+/// reordered `f16` sum may overflow where the exact result is 64,000); and over the
+/// elements all three have finite, `got`'s normwise error is at most the reference's. Else
+/// why not.
+fn no_further(
+    exact: &ArrayValues,
+    got: &ArrayValues,
+    reference: &ArrayValues,
+) -> Result<(), String> {
+    let same = |a: f64, b: f64| (a.is_nan() && b.is_nan()) || a == b;
+    // an infinity against a finite value of its sign within the tolerance of overflowing
+    let edge = max_finite(exact.elem()) * (1.0 - tolerance(exact.elem()));
+    let overflow =
+        |inf: f64, v: f64| inf.is_infinite() && v.is_finite() && v * inf.signum() >= edge;
+    let off = |e: f64, v: f64| {
+        (!e.is_finite() || !v.is_finite()) && !same(e, v) && !overflow(e, v) && !overflow(v, e)
+    };
+    let (mut finite, mut new_off) = (Vec::new(), 0usize);
+    let values = exact
+        .values()
+        .iter()
+        .zip(got.values())
+        .zip(reference.values());
+    for ((&e, &g), &r) in values {
+        if off(e, g) && !same(g, r) {
+            new_off += 1;
+        }
+        if e.is_finite() && g.is_finite() && r.is_finite() {
+            finite.push((e, g, r));
+        }
+    }
+    if new_off > 0 {
+        return Err(format!(
+            "{new_off} elements not finite where the exact result is, or the other way round, with another value than the reference's"
+        ));
+    }
+    let error = |pick: fn(&(f64, f64, f64)) -> f64| {
+        let (mut diff, mut scale) = (0.0f64, 0.0f64);
+        for t in &finite {
+            diff = diff.max((pick(t) - t.0).abs());
+            scale = scale.max(t.0.abs());
+        }
+        if diff == 0.0 {
+            0.0
+        } else {
+            diff / scale
+        }
+    };
+    let (g, r) = (error(|t| t.1), error(|t| t.2));
+    match g <= r {
+        true => Ok(()),
+        false => Err(format!("{g:e} against {r:e}")),
+    }
 }
 
 /// The memory after the interpreter runs `kernel` in its original order from `memory`.
@@ -151,14 +229,6 @@ pub fn interpreted(
     let mut out = memory.clone();
     poly::interp::Interpreter::new(kernel, params)?.run_original(&mut out)?;
     Ok(out)
-}
-
-/// A normwise error, or what it is when there is none.
-fn shown(error: Option<f64>) -> String {
-    match error {
-        Some(e) => format!("{e:e}"),
-        None => "NaNs or infinities elsewhere".into(),
-    }
 }
 
 /// `max |got - expected| / max |expected|` over the finite elements (0 when both maxima are
@@ -356,6 +426,60 @@ mod tests {
             harness_args(&params, None, Some(Path::new("/o"))),
             ["--out", "/o"]
         );
+    }
+
+    /// A sum past `f16`'s range: the reference order stays at 65504 (each 8 is under half
+    /// an ulp), while the exact sum, 65536, rounds to infinity; a reordered run that gives
+    /// infinity is the closer and passes, one that gives -infinity or NaN fails.
+    #[test]
+    fn a_reordered_sum_that_overflows_as_the_exact_one_does_passes() {
+        let text = "kernel k(X: f16[N]) -> (r: f16)\n  params N = 5\n{\n  r = sum(i) X[i];\n}\n";
+        let kernel = frontend::compile(&frontend::SourceFile::new("k.pk", text))
+            .unwrap()
+            .remove(0);
+        let params =
+            ParamValues::resolve(&kernel, &Default::default(), &Default::default()).unwrap();
+        let mut inputs = Memory::random(&kernel, &params, 1).unwrap();
+        let x = inputs.array_mut("X").unwrap();
+        x.set_values(&[65504.0, 8.0, 8.0, 8.0, 8.0]).unwrap();
+        let expected = interpreted(&kernel, &params, &inputs).unwrap();
+        assert_eq!(expected.array("r").unwrap().values(), [65504.0]);
+        let with = |r: f64| {
+            let mut m = expected.clone();
+            m.array_mut("r").unwrap().set_values(&[r]).unwrap();
+            m
+        };
+        let verdict = |r: f64| judged(&kernel, &params, &inputs, &expected, &with(r)).unwrap();
+        assert!(verdict(f64::INFINITY).is_empty());
+        assert_eq!(verdict(f64::NEG_INFINITY).len(), 1);
+        assert_eq!(verdict(f64::NAN).len(), 1);
+    }
+
+    /// An infinity where the exact result is finite passes only within the tolerance of
+    /// overflowing (5% of 65504 for `f16`), and with the exact result's sign.
+    #[test]
+    fn an_infinity_passes_only_at_the_edge_of_the_range() {
+        let text = "kernel k(X: f16[N]) -> (r: f16)\n  params N = 3\n{\n  r = sum(i) X[i];\n}\n";
+        let kernel = frontend::compile(&frontend::SourceFile::new("k.pk", text))
+            .unwrap()
+            .remove(0);
+        let params =
+            ParamValues::resolve(&kernel, &Default::default(), &Default::default()).unwrap();
+        let verdict = |x: [f64; 3], r: f64| {
+            let mut inputs = Memory::random(&kernel, &params, 1).unwrap();
+            inputs.array_mut("X").unwrap().set_values(&x).unwrap();
+            let expected = interpreted(&kernel, &params, &inputs).unwrap();
+            let mut got = expected.clone();
+            got.array_mut("r").unwrap().set_values(&[r]).unwrap();
+            judged(&kernel, &params, &inputs, &expected, &got)
+                .unwrap()
+                .len()
+        };
+        // exact 64,500: within 5% of overflowing
+        assert_eq!(verdict([32000.0, 32000.0, 500.0], f64::INFINITY), 0);
+        assert_eq!(verdict([32000.0, 32000.0, 500.0], f64::NEG_INFINITY), 1);
+        // exact 48,500: not
+        assert_eq!(verdict([32000.0, 16000.0, 500.0], f64::INFINITY), 1);
     }
 
     /// A sum with cancellation: the reference order in f16 loses the small terms (1024 +
