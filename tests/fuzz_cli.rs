@@ -25,6 +25,26 @@ fn one_random_program_agrees_under_every_schedule() {
     );
 }
 
+/// The fixed sample every run of the suite checks: 200 programs (seeds 0..200, the start of
+/// the long runs' range), every scheduler and setting, interpreted and compiled to C. About
+/// 600 s of CPU: the suite's largest test.
+#[test]
+fn two_hundred_random_programs_agree_under_every_schedule() {
+    let stdout = passing(&[
+        "fuzz-schedules",
+        "--count",
+        "200",
+        "--seed",
+        "0",
+        "--compile",
+    ]);
+    assert!(
+        stdout.starts_with("200 programs (seeds 0..200), "),
+        "{stdout}"
+    );
+    assert!(stdout.contains(": 0 failing program(s)"), "{stdout}");
+}
+
 /// Programs checked on several threads are reported as on one: same text, same order.
 #[test]
 fn the_output_does_not_depend_on_the_number_of_threads() {
