@@ -174,7 +174,7 @@ fn no_further(
     got: &ArrayValues,
     reference: &ArrayValues,
 ) -> Result<(), String> {
-    let same = |a: f64, b: f64| (a.is_nan() && b.is_nan()) || a == b;
+    let same = same_value;
     // an infinity against a finite value of its sign within the tolerance of overflowing
     let edge = max_finite(exact.elem()) * (1.0 - tolerance(exact.elem()));
     let overflow =
@@ -201,19 +201,8 @@ fn no_further(
             "{new_off} elements not finite where the exact result is, or the other way round, with another value than the reference's"
         ));
     }
-    let error = |pick: fn(&(f64, f64, f64)) -> f64| {
-        let (mut diff, mut scale) = (0.0f64, 0.0f64);
-        for t in &finite {
-            diff = diff.max((pick(t) - t.0).abs());
-            scale = scale.max(t.0.abs());
-        }
-        if diff == 0.0 {
-            0.0
-        } else {
-            diff / scale
-        }
-    };
-    let (g, r) = (error(|t| t.1), error(|t| t.2));
+    let g = normwise(finite.iter().map(|&(e, g, _)| (e, g)));
+    let r = normwise(finite.iter().map(|&(e, _, r)| (e, r)));
     match g <= r {
         true => Ok(()),
         false => Err(format!("{g:e} against {r:e}")),
@@ -235,19 +224,38 @@ pub fn interpreted(
 /// 0, infinite when only the difference is not), or `None` when a non-finite element of
 /// one array is not the same non-finite value in the other.
 fn normwise_error(expected: &ArrayValues, got: &ArrayValues) -> Option<f64> {
+    let pairs = || {
+        expected
+            .values()
+            .iter()
+            .copied()
+            .zip(got.values().iter().copied())
+    };
+    let finite = |&(e, g): &(f64, f64)| e.is_finite() && g.is_finite();
+    if pairs().any(|(e, g)| !finite(&(e, g)) && !same_value(e, g)) {
+        return None;
+    }
+    Some(normwise(pairs().filter(finite)))
+}
+
+/// `max |got - expected| / max |expected|` over `(expected, got)` pairs of finite values
+/// (0 when every difference is 0).
+fn normwise(pairs: impl Iterator<Item = (f64, f64)>) -> f64 {
     let (mut diff, mut scale) = (0.0f64, 0.0f64);
-    for (&e, &g) in expected.values().iter().zip(got.values()) {
-        if !e.is_finite() || !g.is_finite() {
-            let same = (e.is_nan() && g.is_nan()) || e == g;
-            if !same {
-                return None;
-            }
-            continue;
-        }
+    for (e, g) in pairs {
         diff = diff.max((g - e).abs());
         scale = scale.max(e.abs());
     }
-    Some(if diff == 0.0 { 0.0 } else { diff / scale })
+    if diff == 0.0 {
+        0.0
+    } else {
+        diff / scale
+    }
+}
+
+/// The same value, NaNs alike.
+fn same_value(a: f64, b: f64) -> bool {
+    (a.is_nan() && b.is_nan()) || a == b
 }
 
 /// Writes every input and in-out array of `memory` to `dir/NAME.npy`.
