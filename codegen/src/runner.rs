@@ -436,28 +436,48 @@ mod tests {
         );
     }
 
-    /// A sum past `f16`'s range: the reference order stays at 65504 (each 8 is under half
-    /// an ulp), while the exact sum, 65536, rounds to infinity; a reordered run that gives
-    /// infinity is the closer and passes, one that gives -infinity or NaN fails.
-    #[test]
-    fn a_reordered_sum_that_overflows_as_the_exact_one_does_passes() {
-        let text = "kernel k(X: f16[N]) -> (r: f16)\n  params N = 5\n{\n  r = sum(i) X[i];\n}\n";
-        let kernel = frontend::compile(&frontend::SourceFile::new("k.pk", text))
+    /// The kernel `r = sum(i) X[i]` over `f16`, its parameters, inputs `x` and the
+    /// interpreter's memory after it.
+    fn f16_sum(x: &[f64]) -> (Kernel, ParamValues, Memory, Memory) {
+        let text = format!(
+            "kernel k(X: f16[N]) -> (r: f16)\n  params N = {}\n{{\n  r = sum(i) X[i];\n}}\n",
+            x.len()
+        );
+        let kernel = frontend::compile(&frontend::SourceFile::new("k.pk", text.as_str()))
             .unwrap()
             .remove(0);
         let params =
             ParamValues::resolve(&kernel, &Default::default(), &Default::default()).unwrap();
         let mut inputs = Memory::random(&kernel, &params, 1).unwrap();
-        let x = inputs.array_mut("X").unwrap();
-        x.set_values(&[65504.0, 8.0, 8.0, 8.0, 8.0]).unwrap();
+        inputs.array_mut("X").unwrap().set_values(x).unwrap();
         let expected = interpreted(&kernel, &params, &inputs).unwrap();
+        (kernel, params, inputs, expected)
+    }
+
+    /// `memory` with `r` in place of its sum.
+    fn with_sum(memory: &Memory, r: f64) -> Memory {
+        let mut m = memory.clone();
+        m.array_mut("r").unwrap().set_values(&[r]).unwrap();
+        m
+    }
+
+    /// A sum past `f16`'s range: the reference order stays at 65504 (each 8 is under half
+    /// an ulp), while the exact sum, 65536, rounds to infinity; a reordered run that gives
+    /// infinity is the closer and passes, one that gives -infinity or NaN fails.
+    #[test]
+    fn a_reordered_sum_that_overflows_as_the_exact_one_does_passes() {
+        let (kernel, params, inputs, expected) = f16_sum(&[65504.0, 8.0, 8.0, 8.0, 8.0]);
         assert_eq!(expected.array("r").unwrap().values(), [65504.0]);
-        let with = |r: f64| {
-            let mut m = expected.clone();
-            m.array_mut("r").unwrap().set_values(&[r]).unwrap();
-            m
+        let verdict = |r: f64| {
+            judged(
+                &kernel,
+                &params,
+                &inputs,
+                &expected,
+                &with_sum(&expected, r),
+            )
+            .unwrap()
         };
-        let verdict = |r: f64| judged(&kernel, &params, &inputs, &expected, &with(r)).unwrap();
         assert!(verdict(f64::INFINITY).is_empty());
         assert_eq!(verdict(f64::NEG_INFINITY).len(), 1);
         assert_eq!(verdict(f64::NAN).len(), 1);
@@ -467,18 +487,9 @@ mod tests {
     /// overflowing (5% of 65504 for `f16`), and with the exact result's sign.
     #[test]
     fn an_infinity_passes_only_at_the_edge_of_the_range() {
-        let text = "kernel k(X: f16[N]) -> (r: f16)\n  params N = 3\n{\n  r = sum(i) X[i];\n}\n";
-        let kernel = frontend::compile(&frontend::SourceFile::new("k.pk", text))
-            .unwrap()
-            .remove(0);
-        let params =
-            ParamValues::resolve(&kernel, &Default::default(), &Default::default()).unwrap();
         let verdict = |x: [f64; 3], r: f64| {
-            let mut inputs = Memory::random(&kernel, &params, 1).unwrap();
-            inputs.array_mut("X").unwrap().set_values(&x).unwrap();
-            let expected = interpreted(&kernel, &params, &inputs).unwrap();
-            let mut got = expected.clone();
-            got.array_mut("r").unwrap().set_values(&[r]).unwrap();
+            let (kernel, params, inputs, expected) = f16_sum(&x);
+            let got = with_sum(&expected, r);
             judged(&kernel, &params, &inputs, &expected, &got)
                 .unwrap()
                 .len()
@@ -495,22 +506,9 @@ mod tests {
     /// the reference's result but exact, and passes; a run further from the exact sum fails.
     #[test]
     fn a_reordered_sum_closer_to_the_exact_result_passes() {
-        let text = "kernel k(X: f16[N]) -> (r: f16)\n  params N = 4\n{\n  r = sum(i) X[i];\n}\n";
-        let kernel = frontend::compile(&frontend::SourceFile::new("k.pk", text))
-            .unwrap()
-            .remove(0);
-        let params =
-            ParamValues::resolve(&kernel, &Default::default(), &Default::default()).unwrap();
-        let mut inputs = Memory::random(&kernel, &params, 1).unwrap();
-        let x = inputs.array_mut("X").unwrap();
-        x.set_values(&[1024.0, 0.5, 0.5, -1024.0]).unwrap();
-        let expected = interpreted(&kernel, &params, &inputs).unwrap();
+        let (kernel, params, inputs, expected) = f16_sum(&[1024.0, 0.5, 0.5, -1024.0]);
         assert_eq!(expected.array("r").unwrap().values(), [0.0]);
-        let with = |r: f64| {
-            let mut m = expected.clone();
-            m.array_mut("r").unwrap().set_values(&[r]).unwrap();
-            m
-        };
+        let with = |r: f64| with_sum(&expected, r);
         let verdict = |r: f64| judged(&kernel, &params, &inputs, &expected, &with(r)).unwrap();
         assert!(verdict(1.0).is_empty());
         let wrong = verdict(3.0);
