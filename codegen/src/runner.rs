@@ -174,13 +174,15 @@ fn no_further(
     got: &ArrayValues,
     reference: &ArrayValues,
 ) -> Result<(), String> {
-    let same = same_value;
     // an infinity against a finite value of its sign within the tolerance of overflowing
     let edge = max_finite(exact.elem()) * (1.0 - tolerance(exact.elem()));
     let overflow =
         |inf: f64, v: f64| inf.is_infinite() && v.is_finite() && v * inf.signum() >= edge;
     let off = |e: f64, v: f64| {
-        (!e.is_finite() || !v.is_finite()) && !same(e, v) && !overflow(e, v) && !overflow(v, e)
+        (!e.is_finite() || !v.is_finite())
+            && !same_value(e, v)
+            && !overflow(e, v)
+            && !overflow(v, e)
     };
     let (mut finite, mut new_off) = (Vec::new(), 0usize);
     let values = exact
@@ -189,7 +191,7 @@ fn no_further(
         .zip(got.values())
         .zip(reference.values());
     for ((&e, &g), &r) in values {
-        if off(e, g) && !same(g, r) {
+        if off(e, g) && !same_value(g, r) {
             new_off += 1;
         }
         if e.is_finite() && g.is_finite() && r.is_finite() {

@@ -44,8 +44,8 @@ pub struct ScaledAnalysis<'c> {
 /// analyses are many small ones, and with one budget each stopped short of what isl's own
 /// tools finish (fuzz seed 325: isl's scheduler out of 3,000,000 operations after 1.1 s,
 /// declining in 1.2 s with a hundred times more; seeds 1406 and 1639: the AST of a
-/// Feautrier schedule of eighteen statements in one loop, generated in 0.8 s with ten
-/// times).
+/// Feautrier schedule of eighteen statements in one loop, which ten times the budget
+/// generates).
 pub const ISL_ALGORITHM_FACTOR: u64 = 10;
 
 impl Ctx {
