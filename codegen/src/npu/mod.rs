@@ -15,6 +15,8 @@ pub mod conv;
 pub mod epilogue;
 pub mod lift;
 pub mod matmul;
+pub mod padded;
+pub mod read;
 pub mod recognise;
 pub mod vector;
 

@@ -16,113 +16,16 @@
 
 use super::{footprint, Activations, Conv, Pad, Tensor, Weights};
 use crate::npu::epilogue::Epilogue;
+use crate::npu::padded;
+use crate::npu::read::{refuse, Linear, Reader};
 use crate::npu::recognise::{mmad, prove, Dim, Operand};
 use crate::npu::NpuError;
-use frontend::ir::{
-    Access, AffExpr, ArrayId, AssignOp, ElemType, ExprKind, Kernel, Role, StmtContext, Var,
-};
+use frontend::ir::{Access, ArrayId, AssignOp, ElemType, ExprKind, Kernel, Role, StmtContext};
 use scheduler::mapping::physical::Mapping;
-use scheduler::mapping::qexpr::QExpr;
-use scheduler::mapping::software::{linear_coefficients, Sizes, Software};
+use scheduler::mapping::software::{Sizes, Software};
 use scheduler::mapping::text;
 use scheduler::target::Target;
 use std::collections::BTreeMap;
-
-/// An index as loop coefficients plus a constant.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Linear {
-    coefs: BTreeMap<String, i64>,
-    constant: i64,
-}
-
-impl Linear {
-    /// The loop this index is, bare (coefficient 1, constant 0).
-    fn bare(&self) -> Option<&str> {
-        match (self.coefs.len(), self.constant) {
-            (1, 0) => (self.coefs.iter())
-                .find(|(_, &c)| c == 1)
-                .map(|(l, _)| l.as_str()),
-            _ => None,
-        }
-    }
-}
-
-/// What the recogniser needs of a kernel: its statements and sizes.
-struct Reader<'a> {
-    kernel: &'a Kernel,
-    sizes: &'a BTreeMap<String, i64>,
-}
-
-fn refuse<T>(why: String) -> Result<T, NpuError> {
-    Err(NpuError::Unsupported(why))
-}
-
-impl Reader<'_> {
-    fn linear(&self, e: &AffExpr) -> Option<Linear> {
-        let coefs = linear_coefficients(e)?;
-        let constant = QExpr::from_aff(e, &|v| match v {
-            Var::Param(p) => QExpr::Const(self.sizes.get(p).copied().unwrap_or(0)),
-            Var::Loop(_) => QExpr::Const(0),
-        })?
-        .eval(&|_| 0);
-        Some(Linear { coefs, constant })
-    }
-
-    fn indices(&self, a: &Access) -> Option<Vec<Linear>> {
-        a.indices.iter().map(|e| self.linear(e)).collect()
-    }
-
-    fn shape(&self, id: ArrayId) -> Result<Vec<i64>, NpuError> {
-        let array = self.kernel.array(id);
-        (array.dims.iter())
-            .map(|e| {
-                QExpr::from_aff(e, &|v| {
-                    QExpr::Const(self.sizes.get(v.name()).copied().unwrap_or(0))
-                })
-                .map(|q| q.eval(&|_| 0))
-                .ok_or_else(|| {
-                    NpuError::Internal(format!("an extent of `{}` has no value", array.name))
-                })
-            })
-            .collect()
-    }
-
-    fn name(&self, id: ArrayId) -> &str {
-        &self.kernel.array(id).name
-    }
-
-    fn tensor(&self, id: ArrayId) -> Result<Tensor, NpuError> {
-        Ok(Tensor {
-            id,
-            name: self.name(id).to_string(),
-            shape: self.shape(id)?,
-        })
-    }
-
-    /// Every loop around `ctx` with its extent: `0..E` step 1, or a refusal.
-    fn extents(&self, ctx: &StmtContext) -> Result<BTreeMap<String, i64>, NpuError> {
-        let mut out = BTreeMap::new();
-        for l in ctx.loops() {
-            let lower = self.linear(&l.lower).filter(|x| x.coefs.is_empty());
-            let upper = self.linear(&l.upper).filter(|x| x.coefs.is_empty());
-            match (lower, upper) {
-                (Some(lo), Some(hi)) if lo.constant == 0 && l.step == 1 && !l.reverse => {
-                    out.insert(l.var.clone(), hi.constant);
-                }
-                _ => {
-                    return refuse(format!(
-                        "loop `{}` around statement {} must run over 0..N with step 1",
-                        l.var, ctx.stmt.name
-                    ))
-                }
-            }
-        }
-        if ctx.enclosing.len() != out.len() {
-            return refuse(format!("statement {} is guarded", ctx.stmt.name));
-        }
-        Ok(out)
-    }
-}
 
 /// The loops of the convolution statement, by role, and how the weights order theirs.
 struct Loops {
@@ -458,7 +361,7 @@ fn padding(
     rd: &Reader,
     stmts: &[StmtContext],
     x: ArrayId,
-    [ndim, hdim, wdim, cdim]: [usize; 4],
+    dims: [usize; 4],
 ) -> Result<(Tensor, Pad), NpuError> {
     let xname = rd.name(x).to_string();
     match (stmts.len(), rd.kernel.array(x).role) {
@@ -470,66 +373,14 @@ fn padding(
             ))
         }
     }
-    let (zero, copy) = (&stmts[0], &stmts[1]);
-    let not_padding = || {
-        refuse(format!(
-            "statements {} and {} do not make `{xname}` a zero-padded copy of an input: write `{xname}[..] = 0` over all of it, then `{xname}[.., h + PT, w + PL, ..] = I[.., h, w, ..]` over all of the input `I`",
-            zero.stmt.name, copy.stmt.name
-        ))
-    };
-    let x_shape = rd.shape(x)?;
-    // X[a, b, c, d] = 0 over X's whole extent
-    let zero_ext = rd.extents(zero)?;
-    let zero_ok = zero.stmt.target.array == x
-        && zero.stmt.op == AssignOp::Assign
-        && matches!(zero.stmt.rhs.kind, ExprKind::Literal(v) if v == 0.0)
-        && rd.indices(&zero.stmt.target).is_some_and(|ix| {
-            ix.iter()
-                .zip(&x_shape)
-                .all(|(e, &d)| e.bare().is_some_and(|l| zero_ext.get(l) == Some(&d)))
-                && ix.len() == zero_ext.len()
-        });
-    let ExprKind::Read(src) = &copy.stmt.rhs.kind else {
-        return not_padding();
-    };
-    let copy_ext = rd.extents(copy)?;
-    let input = rd.tensor(src.array)?;
-    let (Some(ti), Some(si)) = (rd.indices(&copy.stmt.target), rd.indices(src)) else {
-        return not_padding();
-    };
-    let offsets: Option<Vec<i64>> = (ti.iter().zip(&si).zip(&input.shape))
-        .map(|((t, s), &extent)| {
-            let l = s.bare()?;
-            let same = t.coefs.len() == 1 && t.coefs.get(l) == Some(&1);
-            (same && copy_ext.get(l) == Some(&extent)).then_some(t.constant)
-        })
-        .collect();
-    let copy_ok = copy.stmt.target.array == x
-        && copy.stmt.op == AssignOp::Assign
-        && rd.kernel.array(src.array).role == Role::In
-        && ti.len() == 4
-        && si.len() == 4
-        && copy_ext.len() == 4;
-    let Some(off) = offsets.filter(|_| zero_ok && copy_ok) else {
-        return not_padding();
-    };
-    let pad = Pad {
-        top: off[hdim],
-        bottom: x_shape[hdim] - input.shape[hdim] - off[hdim],
-        left: off[wdim],
-        right: x_shape[wdim] - input.shape[wdim] - off[wdim],
-    };
-    let fits = off[ndim] == 0
-        && off[cdim] == 0
-        && x_shape[ndim] == input.shape[ndim]
-        && x_shape[cdim] == input.shape[cdim]
-        && [pad.top, pad.bottom, pad.left, pad.right]
-            .iter()
-            .all(|&v| v >= 0);
-    if !fits {
-        return not_padding();
+    let padded = padded::copy(rd, &stmts[0], &stmts[1], x, dims)?;
+    if padded.fill != 0.0 {
+        return refuse(format!(
+            "statement {} pads `{xname}` with {}: a convolution's padding is zeros",
+            stmts[0].stmt.name, padded.fill
+        ));
     }
-    Ok((input, pad))
+    Ok((padded.input, padded.pad))
 }
 
 /// The statement before the update sets the update's element to 0.
