@@ -19,6 +19,7 @@ pub mod padded;
 pub mod read;
 pub mod recognise;
 pub mod vector;
+pub mod window;
 
 use frontend::ir::Kernel;
 use npu_sim::Machine;
@@ -68,6 +69,8 @@ pub enum Plan {
     },
     /// An attention block, its scores and probabilities kept on chip.
     Attention(attention::Plan),
+    /// A window reduction (pooling, a depthwise convolution) on the vector unit.
+    Window(window::Plan),
 }
 
 impl Plan {
@@ -91,6 +94,7 @@ impl Plan {
             }
             Plan::Vector(plan) => plan.describe(),
             Plan::Attention(plan) => plan.describe(),
+            Plan::Window(plan) => plan.describe(),
             Plan::Conv {
                 summary,
                 tiles: t,
@@ -151,6 +155,13 @@ fn compile_unchecked(
     reorder: bool,
 ) -> Result<Compiled, NpuError> {
     let target = Target::of_npu(machine);
+    if let Some(w) = window::recognise(kernel, params)? {
+        let (program, plan) = window::compile(&w, machine, None)?;
+        return Ok(Compiled {
+            program,
+            plan: Plan::Window(plan),
+        });
+    }
     if let Some(cv) = conv::recognise::convolution(kernel, params, &target)? {
         if !reorder {
             return Err(NpuError::ReorderNotAllowed);
@@ -282,6 +293,21 @@ pub fn candidates(
                     compiled: Compiled {
                         program,
                         plan: Plan::Attention(plan),
+                    },
+                });
+            }
+        }
+        Plan::Window(_) => {
+            let w = window::recognise(kernel, params)?
+                .ok_or_else(|| NpuError::Internal("the window reduction is gone".into()))?;
+            for (program, plan) in window::ranked(&w, machine, limit)? {
+                let c = &plan.choice;
+                out.push(Candidate {
+                    label: format!("tiles of {} x {} output pixels", c.rows, c.cols),
+                    predicted: c.cycles,
+                    compiled: Compiled {
+                        program,
+                        plan: Plan::Window(plan),
                     },
                 });
             }

@@ -193,7 +193,8 @@ impl Tensor<'_> {
         Ok(None)
     }
 
-    /// The loads of an input array read every element the kernel reads.
+    /// The loads of an input array read every element the kernel reads for its outputs
+    /// (not what a copy into a temporary reads for elements nothing reads back).
     fn loads(
         &self,
         ctx: &Ctx,
@@ -205,9 +206,10 @@ impl Tensor<'_> {
             return Ok(None);
         };
         let reads = (model.statements.iter())
-            .flat_map(|s| s.reads.iter().filter(|r| r.array == array))
-            .map(|r| r.relation.clone());
-        let read = self.footprint(ctx, model, array, reads)?;
+            .flat_map(|s| (s.reads.iter().filter(|r| r.array == array)).map(move |r| (s, r)))
+            .map(|(s, r)| live(model, s, &r.relation))
+            .collect::<Result<Vec<Map>, IslError>>()?;
+        let read = self.footprint(ctx, model, array, reads.into_iter())?;
         let at = if read.is_equal(&whole(ctx, &self.name(), size)?)? {
             Some(first)
         } else {
@@ -346,4 +348,29 @@ fn element(set: &Set) -> Result<Option<i64>, IslError> {
         return Ok(None);
     }
     Ok(set.sample()?.points_up_to(1)?.first().map(|p| p[0]))
+}
+
+/// The instances of `read` (a read of statement `s`) whose value can reach an output: all of
+/// them, unless `s` writes a temporary, then those whose element some statement reads.
+fn live(
+    model: &poly::model::Program,
+    s: &poly::model::Statement,
+    read: &Map,
+) -> Result<Map, IslError> {
+    let temp = s.write.array;
+    if model.kernel.array(temp).role != Role::Temp {
+        return Ok(read.clone());
+    }
+    let mut used = s
+        .write
+        .relation
+        .range()?
+        .subtract(&s.write.relation.range()?)?;
+    for t in &model.statements {
+        for r in t.reads.iter().filter(|r| r.array == temp) {
+            used = used.union(&r.relation.intersect_domain(&t.domain)?.range()?)?;
+        }
+    }
+    let instances = s.write.relation.intersect_range(&used)?.domain()?;
+    read.intersect_domain(&instances)
 }

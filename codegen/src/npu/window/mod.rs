@@ -1,0 +1,224 @@
+//! The NPU back end's window reductions: pooling (a maximum, minimum or sum over a window)
+//! and depthwise convolutions (each channel's window times its own weights), NHWC, on the
+//! vector unit.
+//!
+//! A window reduction reads each output pixel's `R x S` window of input pixels, channels
+//! innermost: for one window position `(r, s)` the pixels of an output row read input
+//! pixels `sw` apart, so one vector instruction combines a whole row of a tile into its
+//! accumulators, a repeat a pixel and a lane a channel (`src_rs = sw * C`, `dst_rs = C`).
+//! The matrix unit has no use here: there is no reduction over channels.
+//!
+//! - `recognise`: which kernels are window reductions, and the refusals (a window along
+//!   the innermost dimension, a border that would change the result);
+//! - `tiles`: the analytic model that chooses the tile of output rows and columns (GM bytes
+//!   charged by segments, the vector unit's instructions, UB with both rings);
+//! - `program`: the tiled, double-buffered, multi-core program.
+//!
+//! Invariants: the border of a padded input is never built nor loaded, and the terms that
+//! read it are skipped (so a sum's border must be zeros, a maximum's no larger than the
+//! initial value: `recognise` refuses the others); each output element is combined in the
+//! kernel's order of the window's loops, so sums need no `--reorder-reductions`. See
+//! `docs/npu-backend.md`, "Window reductions".
+
+pub mod program;
+pub mod recognise;
+pub mod tiles;
+
+use crate::npu::conv::{Pad, Tensor};
+use crate::npu::NpuError;
+use frontend::ir::{ElemType, Kernel};
+use npu_sim::Machine;
+use std::collections::BTreeMap;
+
+/// How a window's terms are combined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Combine {
+    /// `+=`: a sum (sum pooling, a depthwise convolution).
+    Sum,
+    /// `max=`: max pooling.
+    Max,
+    /// `min=`.
+    Min,
+}
+
+/// What one window position contributes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Term {
+    /// The input pixel itself.
+    Input,
+    /// The input pixel times the weight of its channel at that window position.
+    Product {
+        /// `W[.., c]`, indexed by the window's loops then the channels.
+        weights: Tensor,
+        /// Its element type.
+        elem: ElemType,
+        /// Elements of `W` between consecutive window rows and between consecutive window
+        /// columns.
+        steps: (i64, i64),
+    },
+    /// The input pixel times a constant.
+    Scaled(f64),
+}
+
+/// A window reduction as the back end compiles it: `O[n, p, q, c] = init` combined with the
+/// term of `I[n, sh*p + r - pad.top, sw*q + s - pad.left, c]` over every window position
+/// inside the image.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Window {
+    /// The update statement.
+    pub stmt: String,
+    /// The input read from GM (unpadded).
+    pub input: Tensor,
+    /// The output.
+    pub output: Tensor,
+    /// Element types of the input and the output (the vector unit's arithmetic rounds to
+    /// the output's).
+    pub types: (ElemType, ElemType),
+    /// Images.
+    pub batch: i64,
+    /// Input rows.
+    pub h: i64,
+    /// Input columns.
+    pub w: i64,
+    /// Channels.
+    pub c: i64,
+    /// Output rows.
+    pub oh: i64,
+    /// Output columns.
+    pub ow: i64,
+    /// Window rows.
+    pub r: i64,
+    /// Window columns.
+    pub s: i64,
+    /// Strides between the windows of consecutive output rows and columns.
+    pub stride: (i64, i64),
+    /// The border around the input (never built: its terms are skipped).
+    pub pad: Pad,
+    /// The output's initial value.
+    pub init: f64,
+    /// How terms are combined.
+    pub combine: Combine,
+    /// What each window position contributes.
+    pub term: Term,
+    /// Whether the kernel nests the window's row loop outside its column loop.
+    pub r_outer: bool,
+}
+
+impl Window {
+    /// One line saying what was recognised.
+    pub fn describe(&self) -> String {
+        let what = match (&self.term, self.combine) {
+            (Term::Product { weights, .. }, _) => {
+                format!("depthwise convolution (weights `{}`)", weights.name)
+            }
+            (_, Combine::Max) => "max pooling".into(),
+            (_, Combine::Min) => "min pooling".into(),
+            (Term::Scaled(v), Combine::Sum) => format!("sum pooling scaled by {v}"),
+            (_, Combine::Sum) => "sum pooling".into(),
+        };
+        let p = self.pad;
+        format!(
+            "Window reduction (statement {}): {what} of `{}` ({} x {} x {} x {}, NHWC) into `{}` ({} x {}), window {} x {}, strides {} and {}, border {} {} {} {} (skipped), on the vector unit.",
+            self.stmt,
+            self.input.name,
+            self.batch,
+            self.h,
+            self.w,
+            self.c,
+            self.output.name,
+            self.oh,
+            self.ow,
+            self.r,
+            self.s,
+            self.stride.0,
+            self.stride.1,
+            p.top,
+            p.bottom,
+            p.left,
+            p.right
+        )
+    }
+}
+
+/// What the back end decided for a window reduction.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// What was recognised.
+    pub summary: String,
+    /// The tiling and the model's figures for it.
+    pub choice: tiles::Choice,
+    /// UB capacity.
+    pub ub_capacity: u64,
+}
+
+impl Plan {
+    /// The program's header lines.
+    pub fn describe(&self) -> Vec<String> {
+        let c = &self.choice;
+        vec![
+            self.summary.clone(),
+            format!(
+                "Tiles of {} output rows by {} columns of one image ({} tiles, at most {} a core, in contiguous ranges); each tile's input rows and columns are loaded GM -> UB by MTE2, combined by V into the tile's outputs, stored UB -> GM by MTE3; two slots each way. UB: {} of {} bytes.",
+                c.rows, c.cols, c.tiles, c.per_core, c.ub_bytes, self.ub_capacity
+            ),
+            format!(
+                "Model of the busiest core: {:.0} cycles ({:.0} GM, {:.0} vector).",
+                c.cycles, c.gm_cycles, c.vector_cycles
+            ),
+        ]
+    }
+}
+
+/// The window reduction of `kernel`, if it is one ([`recognise::window`]).
+pub fn recognise(
+    kernel: &Kernel,
+    params: &BTreeMap<String, i64>,
+) -> Result<Option<Window>, NpuError> {
+    recognise::window(kernel, params)
+}
+
+/// Compiles `w` for `machine` with the model's tiling, or the tiling `forced` (rows,
+/// columns) when given.
+pub fn compile(
+    w: &Window,
+    machine: &Machine,
+    forced: Option<(i64, i64)>,
+) -> Result<(npu_sim::Program, Plan), NpuError> {
+    let model = tiles::Model::new(w, machine)?;
+    let choice = match forced {
+        Some((rows, cols)) => model.cost(rows, cols).ok_or_else(|| {
+            NpuError::Unsupported(format!(
+                "tiles of {rows} x {cols} output pixels do not fit `{}`'s UB or its vector repeats",
+                machine.name
+            ))
+        })?,
+        None => model.ranked().into_iter().next().ok_or_else(|| {
+            NpuError::Unsupported(format!(
+                "no tile of one output pixel fits `{}`'s UB ({} bytes needed)",
+                machine.name,
+                model.ub_bytes(1, 1)
+            ))
+        })?,
+    };
+    let program = program::program(w, machine, &model, &choice)?;
+    Ok((
+        program,
+        Plan {
+            summary: w.describe(),
+            choice,
+            ub_capacity: model.ub_capacity,
+        },
+    ))
+}
+
+/// The model's `limit` cheapest tilings of `w`, compiled, cheapest first.
+pub fn ranked(
+    w: &Window,
+    machine: &Machine,
+    limit: usize,
+) -> Result<Vec<(npu_sim::Program, Plan)>, NpuError> {
+    let model = tiles::Model::new(w, machine)?;
+    (model.ranked().into_iter().take(limit))
+        .map(|c| compile(w, machine, Some((c.rows, c.cols))))
+        .collect()
+}

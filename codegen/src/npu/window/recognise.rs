@@ -1,0 +1,368 @@
+//! A window reduction found in a kernel: an initialisation `O[n, p, q, c] = V` over all of
+//! `O`, then `O[n, p, q, c] op= T` with `op` one of `+=`, `max=`, `min=`, inside loops over
+//! the output and the window, where the term `T` reads `X[n, sh*p + r, sw*q + s, c]`:
+//! `X` itself, converted to `O`'s type, times a per-channel weight `W[.., c]` indexed by the
+//! window's loops (a depthwise convolution), or times a constant. `X` is an input or a copy
+//! of one padded by the two statements before (`npu::padded`).
+//!
+//! A kernel is a window reduction when every loop of the update that does not index the
+//! output indexes `X` only next to an output loop (`sh*p + r`): a loop reading `X` alone
+//! (a convolution's channels, a product's depth, a row's columns) makes it something else,
+//! and [`window`] answers `Ok(None)` for another recogniser to take it.
+
+use super::{Combine, Term, Window};
+use crate::npu::conv::Pad;
+use crate::npu::padded;
+use crate::npu::read::{refuse, Linear, Reader};
+use crate::npu::NpuError;
+use frontend::ir::{
+    Access, ArrayId, AssignOp, BinOp, ElemType, Expr, ExprKind, Kernel, Role, StmtContext, Type,
+};
+use std::collections::BTreeMap;
+
+/// The window reduction of `kernel` at the given sizes, `Ok(None)` when the kernel is not
+/// one, or a refusal naming the statement and the reason.
+pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<Window>, NpuError> {
+    let stmts = kernel.statements();
+    let Some(update) = stmts.last() else {
+        return Ok(None);
+    };
+    let rd = Reader { kernel, sizes };
+    let Some(target) = rd.indices(&update.stmt.target) else {
+        return Ok(None);
+    };
+    let outer: Vec<&str> = target.iter().filter_map(|e| e.bare()).collect();
+    let names: Vec<String> = update.loops().map(|l| l.var.clone()).collect();
+    let reduction: Vec<&String> = names
+        .iter()
+        .filter(|l| !target.iter().any(|e| e.coefs.contains_key(*l)))
+        .collect();
+    let mut reads = Vec::new();
+    visit_reads(&update.stmt.rhs, &mut |a| reads.push(a));
+    // the array read at `sh*p + r`: the input of the window
+    let windowed = |ix: &[Linear]| {
+        !reduction.is_empty()
+            && ix.iter().any(|e| {
+                reduction.iter().any(|r| e.coefs.contains_key(*r))
+                    && e.coefs.keys().any(|l| outer.contains(&l.as_str()))
+            })
+            && reduction.iter().all(|r| {
+                ix.iter().all(|e| {
+                    !e.coefs.contains_key(*r) || e.coefs.keys().any(|l| outer.contains(&l.as_str()))
+                })
+            })
+    };
+    let Some(xa) = reads
+        .iter()
+        .copied()
+        .find(|a| rd.indices(a).is_some_and(|ix| windowed(&ix)))
+    else {
+        return Ok(None);
+    };
+    let stmt = &update.stmt.name;
+    let combine = match update.stmt.op {
+        AssignOp::Add => Combine::Sum,
+        AssignOp::Max => Combine::Max,
+        AssignOp::Min => Combine::Min,
+        op => {
+            return refuse(format!(
+                "statement {stmt} combines a window's terms with `{}`: the vector unit reduces windows with `+=`, `max=` or `min=`",
+                op.symbol()
+            ))
+        }
+    };
+    let shape_error = || {
+        refuse(format!(
+            "statement {stmt} is not a window reduction the NPU back end reads: the output must be `O[n, p, q, c]` and the input `X[n, sh*p + r, sw*q + s, c]` (channels innermost), each output loop and window loop once"
+        ))
+    };
+    let Some(xi) = rd.indices(xa) else {
+        return shape_error();
+    };
+    if target.len() != 4 || outer.len() != 4 || xi.len() != 4 {
+        return shape_error();
+    }
+    let [n, p, q, c] = [outer[0], outer[1], outer[2], outer[3]];
+    // X[j] = stride * (output loop j) + (a window loop or nothing)
+    let mut strides = [0i64; 4];
+    let mut taps: [Option<String>; 4] = Default::default();
+    for (j, e) in xi.iter().enumerate() {
+        let Some(&stride) = e.coefs.get(outer[j]) else {
+            return shape_error();
+        };
+        let others: Vec<(&String, &i64)> = e.coefs.iter().filter(|(l, _)| *l != outer[j]).collect();
+        taps[j] = match others.as_slice() {
+            [] => None,
+            [(l, 1)] if reduction.contains(l) => Some((*l).clone()),
+            _ => return shape_error(),
+        };
+        if stride < 1 || e.constant != 0 {
+            return shape_error();
+        }
+        strides[j] = stride;
+    }
+    if taps[3].is_some() || strides[3] != 1 {
+        return refuse(format!(
+            "statement {stmt} is a window reduction (pooling, a depthwise convolution) whose window slides along `{}`'s innermost dimension: the vector unit's operands start on 32-byte blocks, so the window must slide along outer dimensions, with the channels innermost (NHWC)",
+            rd.name(xa.array)
+        ));
+    }
+    if taps[0].is_some() || strides[0] != 1 {
+        return shape_error();
+    }
+    let (r, s) = (taps[1].clone(), taps[2].clone());
+    let used = reduction
+        .iter()
+        .all(|l| r.as_ref() == Some(*l) || s.as_ref() == Some(*l));
+    if !used || (r.is_some() && r == s) {
+        return shape_error();
+    }
+    let extents = rd.extents(update)?;
+    let ext = |l: &Option<String>| l.as_ref().map_or(1, |l| extents[l]);
+    let (rr, ss) = (ext(&r), ext(&s));
+    let output = rd.tensor(update.stmt.target.array)?;
+    let (batch, oh, ow, ch) = (extents[n], extents[p], extents[q], extents[c]);
+    if output.shape != [batch, oh, ow, ch] {
+        return refuse(format!(
+            "statement {stmt}'s loops do not run over the whole of `{}`",
+            output.name
+        ));
+    }
+    let (sh, sw) = (strides[1], strides[2]);
+    let x_shape = rd.shape(xa.array)?;
+    if x_shape[0] != batch
+        || x_shape[3] != ch
+        || sh * (oh - 1) + rr > x_shape[1]
+        || sw * (ow - 1) + ss > x_shape[2]
+    {
+        return refuse(format!(
+            "statement {stmt} reads `{}` outside its extent or over part of its batch or channels",
+            rd.name(xa.array)
+        ));
+    }
+    let o_type = elem(kernel, update.stmt.target.array);
+    let term = term(&rd, &update.stmt.rhs, xa, o_type, c, &r, &s, &extents)?
+        .ok_or_else(|| {
+            NpuError::Unsupported(format!(
+                "statement {stmt}'s term is not one the vector unit computes in one instruction from `{}`: write it as `X`, `{}(X)`, `X * W[.., c]` or `X * constant`",
+                rd.name(xa.array),
+                o_type.name()
+            ))
+        })?;
+    let before = &stmts[..stmts.len() - 1];
+    let Some((init_stmt, before)) = before.split_last() else {
+        return refuse(format!(
+            "statement {stmt} has no initialisation: write `{}[..] = V` over all of it first",
+            output.name
+        ));
+    };
+    let init = initial(&rd, init_stmt, update, &output)?;
+    let (input, pad, fill) = match (before.len(), kernel.array(xa.array).role) {
+        (0, Role::In) => (rd.tensor(xa.array)?, Pad::default(), None),
+        (2, Role::Temp) => {
+            let padded = padded::copy(&rd, &before[0], &before[1], xa.array, [0, 1, 2, 3])?;
+            (padded.input, padded.pad, Some(padded.fill))
+        }
+        (k, _) => {
+            return refuse(format!(
+                "{} statements: a window reduction is its initialisation and update, reading an input or, after two statements making it, a padded copy of one (`{}`)",
+                k + 2,
+                rd.name(xa.array)
+            ))
+        }
+    };
+    let (h, w) = (input.shape[1], input.shape[2]);
+    if pad.top >= rr || pad.left >= ss || pad.bottom >= rr || pad.right >= ss {
+        return refuse(format!(
+            "statement {stmt}'s window ({rr} x {ss}) is no larger than its padding: some windows would read only the border"
+        ));
+    }
+    if let Some(v) = fill {
+        let skipped = match combine {
+            Combine::Sum => v == 0.0,
+            Combine::Max => v <= init,
+            Combine::Min => v >= init,
+        };
+        if !skipped {
+            return refuse(format!(
+                "statement {stmt} reads a border of {v} that can change its result ({}= from {init}): the vector unit skips the border, which is exact for a sum's zeros, and for a maximum (minimum) of a border no larger (no smaller) than the initial value",
+                match combine {
+                    Combine::Sum => "+",
+                    Combine::Max => "max",
+                    Combine::Min => "min",
+                }
+            ));
+        }
+    }
+    let in_type = elem(kernel, input.id);
+    for (name, t) in [(&input.name, in_type), (&output.name, o_type)]
+        .into_iter()
+        .chain(match &term {
+            Term::Product { weights, elem, .. } => Some((&weights.name, *elem)),
+            _ => None,
+        })
+    {
+        if (ch * t.size_bytes() as i64) % npu_sim::hazards::BLOCK as i64 != 0 {
+            return refuse(format!(
+                "the {ch} channels of `{name}` ({t}) are not whole 32-byte blocks: the vector unit's operands start on them"
+            ));
+        }
+    }
+    // the window's loops in the order the kernel nests them, outermost first
+    let r_outer = match (&r, &s) {
+        (Some(r), Some(s)) => names.iter().position(|l| l == r) < names.iter().position(|l| l == s),
+        _ => true,
+    };
+    Ok(Some(Window {
+        stmt: stmt.clone(),
+        types: (in_type, o_type),
+        input,
+        output,
+        batch,
+        h,
+        w,
+        c: ch,
+        oh,
+        ow,
+        r: rr,
+        s: ss,
+        stride: (sh, sw),
+        pad,
+        init,
+        combine,
+        term,
+        r_outer,
+    }))
+}
+
+fn elem(kernel: &Kernel, a: ArrayId) -> ElemType {
+    kernel.array(a).elem
+}
+
+fn visit_reads<'e>(e: &'e Expr, f: &mut impl FnMut(&'e Access)) {
+    if let ExprKind::Read(a) = &e.kind {
+        f(a);
+    }
+    for child in e.children() {
+        visit_reads(child, f);
+    }
+}
+
+/// The read of `x`, bare or converted to `to`.
+fn is_input(e: &Expr, x: &Access, to: ElemType) -> bool {
+    match &e.kind {
+        ExprKind::Read(a) => a == x,
+        ExprKind::Cast(inner) => e.ty == Type::Elem(to) && is_input(inner, x, to),
+        _ => false,
+    }
+}
+
+/// The term of the update: `X`, `X * W[.., c]` or `X * constant` (either operand first),
+/// each `X` and `W` bare or converted to the output's type `to`; `Ok(None)` for any other.
+#[allow(clippy::too_many_arguments)]
+fn term(
+    rd: &Reader,
+    e: &Expr,
+    x: &Access,
+    to: ElemType,
+    c: &str,
+    r: &Option<String>,
+    s: &Option<String>,
+    extents: &BTreeMap<String, i64>,
+) -> Result<Option<Term>, NpuError> {
+    if e.ty != Type::Elem(to) {
+        return Ok(None);
+    }
+    if is_input(e, x, to) {
+        return Ok(Some(Term::Input));
+    }
+    let ExprKind::Binary(BinOp::Mul, a, b) = &e.kind else {
+        return Ok(None);
+    };
+    let other = match (is_input(a, x, to), is_input(b, x, to)) {
+        (true, false) => b,
+        (false, true) => a,
+        _ => return Ok(None),
+    };
+    if let ExprKind::Literal(v) = other.kind {
+        return Ok(Some(Term::Scaled(v)));
+    }
+    let weight = match &other.kind {
+        ExprKind::Cast(inner) => inner,
+        _ => other,
+    };
+    let ExprKind::Read(wa) = &weight.kind else {
+        return Ok(None);
+    };
+    if rd.kernel.array(wa.array).role != Role::In {
+        return Ok(None);
+    }
+    let Some(wi) = rd.indices(wa) else {
+        return Ok(None);
+    };
+    // W[.., c]: the window's loops in any order, then the channels
+    let window: Vec<&String> = r.iter().chain(s).collect();
+    let bare: Option<Vec<&str>> = wi.iter().map(|e| e.bare()).collect();
+    let Some(bare) = bare else { return Ok(None) };
+    let Some((&last, first)) = bare.split_last() else {
+        return Ok(None);
+    };
+    if last != c
+        || first.len() != window.len()
+        || !window.iter().all(|l| first.contains(&l.as_str()))
+    {
+        return Ok(None);
+    }
+    let weights = rd.tensor(wa.array)?;
+    let want: Vec<i64> = bare.iter().map(|l| extents[*l]).collect();
+    if weights.shape != want {
+        return Ok(None);
+    }
+    // elements between the weights of consecutive window rows and columns
+    let stride_of = |l: &Option<String>| {
+        l.as_ref().map_or(0, |l| {
+            let at = bare.iter().position(|b| b == l).unwrap_or(0);
+            weights.shape[at + 1..].iter().product()
+        })
+    };
+    Ok(Some(Term::Product {
+        elem: rd.kernel.array(wa.array).elem,
+        weights: weights.clone(),
+        steps: (stride_of(r), stride_of(s)),
+    }))
+}
+
+/// The initial value: the statement before the update sets all of the output to a constant.
+fn initial(
+    rd: &Reader,
+    init: &StmtContext,
+    update: &StmtContext,
+    output: &crate::npu::conv::Tensor,
+) -> Result<f64, NpuError> {
+    let value = match init.stmt.rhs.kind {
+        ExprKind::Literal(v) => Some(v),
+        _ => None,
+    };
+    let whole = rd.extents(init).is_ok_and(|ext| {
+        rd.indices(&init.stmt.target).is_some_and(|ix| {
+            ix.len() == ext.len()
+                && ix
+                    .iter()
+                    .zip(&output.shape)
+                    .all(|(e, &d)| e.bare().is_some_and(|l| ext.get(l) == Some(&d)))
+        })
+    });
+    match value {
+        Some(v)
+            if init.stmt.op == AssignOp::Assign
+                && init.stmt.target.array == update.stmt.target.array
+                && whole =>
+        {
+            Ok(v)
+        }
+        _ => refuse(format!(
+            "statement {} does not set all of `{}` to a constant before {} reduces into it",
+            init.stmt.name, output.name, update.stmt.name
+        )),
+    }
+}

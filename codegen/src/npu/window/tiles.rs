@@ -1,0 +1,385 @@
+//! The analytic model that tiles a window reduction: every tile of `rows x cols` output
+//! pixels of one image is costed exactly as the program moves and computes it (its input
+//! bursts and output bursts charged by GM segments at the core's bandwidth, its vector
+//! instructions at start-up plus repeats), the tiles dealt to the cores as the program deals
+//! them, and a core's time taken as its first load and last store plus, per tile, the larger
+//! of its GM and vector cycles (the rings overlap the three). No tiling is tried in the
+//! simulator.
+
+use super::{Term, Window};
+use crate::npu::matmul::dtype;
+use crate::npu::NpuError;
+use frontend::ir::ElemType;
+use npu_sim::machine::Mem;
+use npu_sim::program::{DType, Tier};
+use npu_sim::Machine;
+
+/// Flag ids per pipe pair the program uses: 0 and 1 for the rings' slots, 2 for the
+/// weights' load.
+pub const FLAG_IDS: u32 = 3;
+
+/// Elements of the program's UB buffers (0: the buffer is not needed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Elems {
+    /// A slot of the input ring: the tile's input rows and columns, border included.
+    pub input: i64,
+    /// A slot of the output ring: the tile's output pixels.
+    pub output: i64,
+    /// One output row of products (a weight or a constant times the input).
+    pub temp: i64,
+    /// The weights.
+    pub weights: i64,
+    /// The input tile converted to the output's type.
+    pub converted: i64,
+    /// The weights converted to the output's type.
+    pub converted_weights: i64,
+}
+
+/// A tiling and the model's figures for it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Choice {
+    /// Output rows per tile.
+    pub rows: i64,
+    /// Output columns per tile.
+    pub cols: i64,
+    /// Tiles in all.
+    pub tiles: i64,
+    /// Tiles of the busiest core.
+    pub per_core: i64,
+    /// The busiest core's cycles.
+    pub cycles: f64,
+    /// Its GM cycles.
+    pub gm_cycles: f64,
+    /// Its vector cycles.
+    pub vector_cycles: f64,
+    /// UB bytes the program declares.
+    pub ub_bytes: u64,
+}
+
+/// The end of a core's tiles, each `(load, vector, store)` cycles, through rings of two
+/// slots each way, with the paths' `latencies` (in, out). A load is ready when the vector
+/// unit has freed its slot (two tiles back) and its latency has passed; a store when its
+/// tile is computed and its latency has passed; the core's GM bandwidth serves them one
+/// after the other in the order they become ready (a load, then the store of the tile
+/// before). The vector unit starts a tile when it is loaded, the tile before is computed
+/// and the store two tiles back has freed the output slot.
+fn rings(steps: &[(f64, f64, f64)], (lat_in, lat_out): (f64, f64)) -> f64 {
+    let n = steps.len();
+    let (mut loaded, mut computed, mut stored) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let mut gm_free: f64 = 0.0;
+    let mut serve = |ready: f64, cycles: f64| {
+        gm_free = gm_free.max(ready) + cycles;
+        gm_free
+    };
+    for t in 0..n {
+        let back = |v: &[f64], k: usize| if t >= k { v[t - k] } else { 0.0 };
+        loaded[t] = serve(back(&computed, 2) + lat_in, steps[t].0);
+        if t > 0 {
+            stored[t - 1] = serve(computed[t - 1] + lat_out, steps[t - 1].2);
+        }
+        let go = loaded[t].max(back(&computed, 1)).max(back(&stored, 2));
+        computed[t] = go + steps[t].1;
+    }
+    match n {
+        0 => 0.0,
+        _ => serve(computed[n - 1] + lat_out, steps[n - 1].2),
+    }
+}
+
+/// The machine's figures a window reduction's tiling depends on.
+pub struct Model<'a> {
+    /// The reduction.
+    pub w: &'a Window,
+    /// The machine.
+    pub machine: &'a Machine,
+    /// UB's capacity in bytes.
+    pub ub_capacity: u64,
+    /// UB's alignment in bytes.
+    pub align: i64,
+    /// Lanes of each vector instruction (the widest operand's).
+    pub lanes: i64,
+    /// Element types of the input, the output and the weights (the output's when none).
+    pub types: (DType, DType, DType),
+}
+
+fn size(d: DType) -> i64 {
+    d.size() as i64
+}
+
+impl<'a> Model<'a> {
+    /// The model of `w` on `machine`, or a refusal if the machine lacks what the program
+    /// needs.
+    pub fn new(w: &'a Window, machine: &'a Machine) -> Result<Model<'a>, NpuError> {
+        let unsupported = |why: String| Err(NpuError::Unsupported(why));
+        let Some(ub) = machine.tier(Tier::Ub) else {
+            return unsupported(format!("`{}` has no UB", machine.name));
+        };
+        for (from, to) in [(Mem::Gm, Mem::Ub), (Mem::Ub, Mem::Gm)] {
+            if machine.path(from, to).is_none() {
+                return unsupported(format!(
+                    "`{}` has no data path {from} -> {to}",
+                    machine.name
+                ));
+            }
+        }
+        if machine.flag_ids < FLAG_IDS {
+            return unsupported(format!(
+                "the window reductions use {FLAG_IDS} flag ids per pipe pair; `{}` has {}",
+                machine.name, machine.flag_ids
+            ));
+        }
+        let of = |e: ElemType| dtype(e);
+        let input = of(w.types.0)?;
+        let output = of(w.types.1)?;
+        let weights = match &w.term {
+            Term::Product { elem, .. } => of(*elem)?,
+            _ => output,
+        };
+        let widest = size(input).max(size(output)).max(size(weights));
+        let max_cols = machine.vector.max_repeat as i64;
+        if max_cols < 1 {
+            return unsupported(format!("`{}` has no vector repeats", machine.name));
+        }
+        Ok(Model {
+            w,
+            machine,
+            ub_capacity: ub.capacity,
+            align: ub.align as i64,
+            lanes: machine.vector.bytes_per_repeat as i64 / widest,
+            types: (input, output, weights),
+        })
+    }
+
+    /// Input rows a tile of `rows` output rows reads (border rows included).
+    pub fn in_rows(&self, rows: i64) -> i64 {
+        self.w.stride.0 * (rows - 1) + self.w.r
+    }
+
+    /// Input columns a tile of `cols` output columns reads (border columns included).
+    pub fn in_cols(&self, cols: i64) -> i64 {
+        self.w.stride.1 * (cols - 1) + self.w.s
+    }
+
+    /// Vector instructions per window position and output row: the lanes' chunks of the
+    /// channels.
+    pub fn chunks(&self) -> i64 {
+        (self.w.c + self.lanes - 1) / self.lanes
+    }
+
+    fn aligned(&self, bytes: i64) -> i64 {
+        (bytes + self.align - 1) / self.align * self.align
+    }
+
+    /// Whether the input (the weights) are converted to the output's type on chip first:
+    /// the vector unit's arithmetic takes operands of one type.
+    pub fn converts(&self) -> (bool, bool) {
+        let (i, o, w) = self.types;
+        (i != o, w != o)
+    }
+
+    /// Elements of each UB buffer for tiles of `rows x cols` output pixels (0: none).
+    pub fn elems(&self, rows: i64, cols: i64) -> Elems {
+        let w = self.w;
+        let input = self.in_rows(rows) * self.in_cols(cols) * w.c;
+        let weights = match w.term {
+            Term::Product { .. } => w.r * w.s * w.c,
+            _ => 0,
+        };
+        let (conv_in, conv_w) = self.converts();
+        Elems {
+            input,
+            output: rows * cols * w.c,
+            temp: match w.term {
+                Term::Input => 0,
+                _ => cols * w.c,
+            },
+            weights,
+            converted: if conv_in { input } else { 0 },
+            converted_weights: if conv_w { weights } else { 0 },
+        }
+    }
+
+    /// UB bytes of tiles of `rows x cols` output pixels: both rings, the temporary, the
+    /// weights, the converted copies, each buffer aligned.
+    pub fn ub_bytes(&self, rows: i64, cols: i64) -> u64 {
+        let e = self.elems(rows, cols);
+        let (i, o, wd) = self.types;
+        let bytes = 2 * self.aligned(e.input * size(i))
+            + 2 * self.aligned(e.output * size(o))
+            + self.aligned(e.temp * size(o))
+            + self.aligned(e.weights * size(wd))
+            + self.aligned(e.converted * size(o))
+            + self.aligned(e.converted_weights * size(o));
+        bytes as u64
+    }
+
+    /// The range of image rows (columns) `lo..hi` a tile's window rows starting at `first`
+    /// (in padded coordinates) reach, `extent` of them, in an image of `size`.
+    fn clip(first: i64, extent: i64, size: i64) -> (i64, i64) {
+        (first.max(0), (first + extent).min(size))
+    }
+
+    /// GM cycles of one tile's load and of its store: their bursts, each charged every
+    /// segment it touches, at the core's bandwidth, plus each burst's set-up.
+    fn gm_cycles(&self, n: i64, p0: i64, q0: i64, rows: i64, cols: i64) -> (f64, f64) {
+        let (w, m) = (self.w, self.machine);
+        let (i, o, _) = self.types;
+        let (hlo, hhi) = Self::clip(w.stride.0 * p0 - w.pad.top, self.in_rows(rows), w.h);
+        let (wlo, whi) = Self::clip(w.stride.1 * q0 - w.pad.left, self.in_cols(cols), w.w);
+        let cycles = |bursts: &mut dyn Iterator<Item = (i64, i64)>| {
+            let (mut charged, mut count) = (0u64, 0.0);
+            for (start, len) in bursts {
+                charged += m.gm.charged(start as u64, len as u64);
+                count += 1.0;
+            }
+            charged as f64 / m.gm.bytes_per_cycle_per_core + count * m.gm.burst_cycles
+        };
+        let load = cycles(&mut (hlo..hhi).map(|h| {
+            let start = ((n * w.h + h) * w.w + wlo) * w.c * size(i);
+            (start, (whi - wlo) * w.c * size(i))
+        }));
+        let store = cycles(&mut (p0..p0 + rows).map(|p| {
+            let start = ((n * w.oh + p) * w.ow + q0) * w.c * size(o);
+            (start, cols * w.c * size(o))
+        }));
+        (load, store)
+    }
+
+    /// The output columns `lo..hi` of a tile (from `q0`, `cols` of them) whose window
+    /// column `s` falls inside the image.
+    pub fn cols_inside(&self, q0: i64, cols: i64, s: i64) -> (i64, i64) {
+        let w = self.w;
+        let sw = w.stride.1;
+        let lo = ((w.pad.left - s).max(0) + sw - 1) / sw;
+        let hi = (w.w - 1 + w.pad.left - s).div_euclid(sw) + 1;
+        (lo.max(q0), hi.min(q0 + cols))
+    }
+
+    /// The window rows `lo..hi` of output row `p` that fall inside the image.
+    pub fn rows_inside(&self, p: i64) -> (i64, i64) {
+        let w = self.w;
+        let first = w.stride.0 * p - w.pad.top;
+        ((-first).max(0), (w.h - first).min(w.r))
+    }
+
+    /// Vector cycles of one tile: the conversion of its input rows (when converted), then
+    /// per output row and chunk of lanes, the initial value and one instruction per window
+    /// position inside the image (two with a weight or a constant: the product, then its
+    /// sum).
+    fn vector_cycles(&self, p0: i64, q0: i64, rows: i64, cols: i64) -> f64 {
+        let (w, m) = (self.w, self.machine);
+        let start = m.vector.startup;
+        let mut convert = 0.0;
+        if self.converts().0 {
+            let (hlo, hhi) = Self::clip(w.stride.0 * p0 - w.pad.top, self.in_rows(rows), w.h);
+            let (wlo, whi) = Self::clip(w.stride.1 * q0 - w.pad.left, self.in_cols(cols), w.w);
+            convert = (hhi - hlo) as f64 * (start + (whi - wlo) as f64);
+        }
+        let per_term = match w.term {
+            Term::Input => 1.0,
+            _ => 2.0,
+        };
+        let mut cycles = 0.0;
+        for p in p0..p0 + rows {
+            let (rlo, rhi) = self.rows_inside(p);
+            let mut this = start + cols as f64;
+            for s in 0..w.s {
+                let (lo, hi) = self.cols_inside(q0, cols, s);
+                if hi > lo {
+                    this += (rhi - rlo) as f64 * per_term * (start + (hi - lo) as f64);
+                }
+            }
+            cycles += this;
+        }
+        (cycles + convert) * self.chunks() as f64
+    }
+
+    /// The grid of tiles of `rows x cols`: tiles per image row band, per band, in all.
+    pub fn grid(&self, rows: i64, cols: i64) -> (i64, i64, i64) {
+        let w = self.w;
+        let tp = (w.oh + rows - 1) / rows;
+        let tq = (w.ow + cols - 1) / cols;
+        (tp, tq, w.batch * tp * tq)
+    }
+
+    /// The first tile and the number of tiles of core `core` among `tiles` (contiguous,
+    /// balanced ranges).
+    pub fn deal(&self, tiles: i64, core: i64) -> (i64, i64) {
+        let cores = self.machine.cores as i64;
+        let (q, rem) = (tiles / cores, tiles % cores);
+        (core * q + core.min(rem), q + i64::from(core < rem))
+    }
+
+    /// The model's figures for tiles of `rows x cols` output pixels, `None` when they do not
+    /// fit UB or a row of a tile is more than an instruction's repeats.
+    pub fn cost(&self, rows: i64, cols: i64) -> Option<Choice> {
+        let (w, m) = (self.w, self.machine);
+        let fits = (1..=w.oh).contains(&rows)
+            && (1..=w.ow).contains(&cols)
+            && (if self.converts().0 {
+                self.in_cols(cols)
+            } else {
+                cols
+            }) <= m.vector.max_repeat as i64
+            && self.ub_bytes(rows, cols) <= self.ub_capacity;
+        if !fits {
+            return None;
+        }
+        let (tp, tq, tiles) = self.grid(rows, cols);
+        let latency = |from, to| m.path(from, to).map_or(0.0, |p| m.paths[p].latency);
+        let (load_latency, store_latency) = (latency(Mem::Gm, Mem::Ub), latency(Mem::Ub, Mem::Gm));
+        let mut busiest: Option<Choice> = None;
+        for core in 0..(m.cores as i64).min(tiles) {
+            let (first, count) = self.deal(tiles, core);
+            // per tile: its load, its vector work and its store
+            let steps: Vec<(f64, f64, f64)> = (first..first + count)
+                .map(|g| {
+                    let (n, pb, qb) = (g / (tp * tq), (g / tq) % tp, g % tq);
+                    let (p0, q0) = (pb * rows, qb * cols);
+                    let (r, c) = (rows.min(w.oh - p0), cols.min(w.ow - q0));
+                    let (load, store) = self.gm_cycles(n, p0, q0, r, c);
+                    (load, self.vector_cycles(p0, q0, r, c), store)
+                })
+                .collect();
+            let cycles = rings(&steps, (load_latency, store_latency));
+            let gm: f64 = steps.iter().map(|s| s.0 + s.2).sum();
+            let vector: f64 = steps.iter().map(|s| s.1).sum();
+            if busiest.as_ref().is_none_or(|b| cycles > b.cycles) {
+                busiest = Some(Choice {
+                    rows,
+                    cols,
+                    tiles,
+                    per_core: count,
+                    cycles,
+                    gm_cycles: gm,
+                    vector_cycles: vector,
+                    ub_bytes: self.ub_bytes(rows, cols),
+                });
+            }
+        }
+        busiest
+    }
+
+    /// Every tiling that fits, cheapest first by the model (ties: larger tiles first). The
+    /// sizes tried are those that split the output rows (columns) into `k` nearly equal
+    /// tiles for each `k`.
+    pub fn ranked(&self) -> Vec<Choice> {
+        let splits = |extent: i64| {
+            let mut sizes: Vec<i64> = (1..=extent).map(|k| (extent + k - 1) / k).collect();
+            sizes.dedup();
+            sizes
+        };
+        let mut out = Vec::new();
+        for &rows in &splits(self.w.oh) {
+            for &cols in &splits(self.w.ow) {
+                out.extend(self.cost(rows, cols));
+            }
+        }
+        out.sort_by(|a, b| {
+            a.cycles
+                .total_cmp(&b.cycles)
+                .then((b.rows * b.cols).cmp(&(a.rows * a.cols)))
+        });
+        out
+    }
+}

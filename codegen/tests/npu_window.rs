@@ -1,0 +1,527 @@
+//! Window reductions (pooling, depthwise convolutions) on the NPU's vector unit,
+//! differentially: each compiled program runs in the simulator (strict semantics, race
+//! detector, the timing oracle agreeing on two more machines) on the interpreter's inputs
+//! and must give exactly the interpreter's outputs (the program combines each output's terms
+//! in the kernel's order, and skips only border terms that cannot change it); kernels outside
+//! the back end's reach are refused with a reason.
+
+mod common;
+
+use codegen::npu::window::{self, tiles::Model, Combine};
+use codegen::npu::{candidates, compile, conv::Offer, NpuError, Plan};
+use frontend::ir::Kernel;
+use npu_sim::Machine;
+use poly::interp::Memory;
+
+/// What a window kernel's term is.
+#[derive(Clone, Copy, Debug)]
+enum Term {
+    /// The input.
+    Input,
+    /// The input times `Wt[r, s, c]` (`Wt[s, r, c]` when `swapped`).
+    Product { swapped: bool },
+    /// The input times 0.25.
+    Scaled,
+}
+
+/// A window kernel: its sizes, reduction, term, types, strides and border.
+#[derive(Clone, Debug)]
+struct Spec {
+    n: i64,
+    h: i64,
+    w: i64,
+    c: i64,
+    r: i64,
+    s: i64,
+    stride: (i64, i64),
+    /// top, bottom, left, right.
+    pad: [i64; 4],
+    /// `+`, `max` or `min`.
+    op: &'static str,
+    term: Term,
+    /// Input (and weights) type, output type.
+    types: (&'static str, &'static str),
+    init: f64,
+    fill: f64,
+    /// Whether the loop over window columns is outside the one over window rows.
+    s_outer: bool,
+}
+
+impl Spec {
+    fn pool(op: &'static str, init: f64) -> Spec {
+        Spec {
+            n: 1,
+            h: 9,
+            w: 11,
+            c: 64,
+            r: 3,
+            s: 3,
+            stride: (2, 2),
+            pad: [1, 1, 1, 1],
+            op,
+            term: Term::Input,
+            types: ("f16", "f16"),
+            init,
+            fill: init,
+            s_outer: false,
+        }
+    }
+
+    fn depthwise() -> Spec {
+        Spec {
+            stride: (1, 1),
+            op: "+",
+            term: Term::Product { swapped: false },
+            types: ("f16", "f32"),
+            init: 0.0,
+            fill: 0.0,
+            ..Spec::pool("+", 0.0)
+        }
+    }
+
+    fn out(&self) -> (i64, i64) {
+        let [t, b, l, r] = self.pad;
+        (
+            (self.h + t + b - self.r) / self.stride.0 + 1,
+            (self.w + l + r - self.s) / self.stride.1 + 1,
+        )
+    }
+
+    fn text(&self) -> String {
+        let (ti, to) = self.types;
+        let (oh, ow) = self.out();
+        let [pt, pb, pl, pr] = self.pad;
+        let padded = self.pad != [0; 4];
+        let x = if padded { "X" } else { "I" };
+        let mut read = format!(
+            "{x}[n, {} * p + r, {} * q + s, c]",
+            self.stride.0, self.stride.1
+        );
+        if ti != to {
+            read = format!("{to}({read})");
+        }
+        let (weights, term) = match self.term {
+            Term::Input => (String::new(), read),
+            Term::Scaled => (String::new(), format!("{read} * 0.25")),
+            Term::Product { swapped } => {
+                let (dims, idx) = if swapped {
+                    ("S, R, C", "s, r, c")
+                } else {
+                    ("R, S, C", "r, s, c")
+                };
+                let w = if ti != to {
+                    format!("{to}(Wt[{idx}])")
+                } else {
+                    format!("Wt[{idx}]")
+                };
+                (format!(", Wt: {ti}[{dims}]"), format!("{read} * {w}"))
+            }
+        };
+        let pad = if padded {
+            format!(
+                "  let X: {ti}[N, H + {}, W + {}, C];
+  X[n, h, w, c] = {:?};
+  for n in 0..N {{ for h in 0..H {{ for w in 0..W {{ for c in 0..C {{
+    X[n, h + {pt}, w + {pl}, c] = I[n, h, w, c];
+  }} }} }} }}
+",
+                pt + pb,
+                pl + pr,
+                self.fill
+            )
+        } else {
+            String::new()
+        };
+        let (l1, l2) = if self.s_outer {
+            ("s in 0..S", "r in 0..R")
+        } else {
+            ("r in 0..R", "s in 0..S")
+        };
+        format!(
+            "kernel win(I: {ti}[N, H, W, C]{weights}) -> (O: {to}[N, OH, OW, C])
+  params N = {}, H = {}, W = {}, C = {}, R = {}, S = {}, OH = {oh}, OW = {ow}
+{{
+{pad}  O[n, p, q, c] = {:?};
+  for n in 0..N {{ for p in 0..OH {{ for q in 0..OW {{ for c in 0..C {{ for {l1} {{ for {l2} {{
+    O[n, p, q, c] {}= {term};
+  }} }} }} }} }} }}
+}}
+",
+            self.n, self.h, self.w, self.c, self.r, self.s, self.init, self.op
+        )
+    }
+}
+
+fn defaults(
+    k: &Kernel,
+) -> (
+    poly::interp::ParamValues,
+    std::collections::BTreeMap<String, i64>,
+) {
+    common::sizes_of(k, &[])
+}
+
+/// Every output of `k` in `got` equals the interpreter's in `want`, bit for bit.
+fn assert_exact(k: &Kernel, want: &Memory, got: &Memory, at: &str) {
+    for array in k.arrays.iter().filter(|a| a.role.is_output()) {
+        let want = want.array(&array.name).unwrap().values();
+        let got = got.array(&array.name).unwrap().values();
+        let diff = (want.iter().zip(got.iter())).position(|(a, b)| a != b);
+        assert!(
+            diff.is_none(),
+            "{at}: `{}` differs at element {diff:?}: {:?} against {:?}",
+            array.name,
+            diff.map(|i| got[i]),
+            diff.map(|i| want[i])
+        );
+    }
+}
+
+/// Compiles `text` for `machine` (tiles `forced` or the model's), runs it against the
+/// interpreter and returns the plan.
+fn exact_with(text: &str, machine: &str, forced: Option<(i64, i64)>) -> window::Plan {
+    let k = common::kernel(text);
+    let m = Machine::load(machine).unwrap();
+    let (params, sizes) = defaults(&k);
+    let w = window::recognise(&k, &sizes)
+        .unwrap_or_else(|e| panic!("{e}\n{text}"))
+        .unwrap_or_else(|| panic!("not a window reduction:\n{text}"));
+    let (program, plan) = window::compile(&w, &m, forced).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    codegen::npu::lift::check(&k, &sizes, &program, &m).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let compiled = codegen::npu::Compiled {
+        program,
+        plan: Plan::Window(plan.clone()),
+    };
+    let (want, got) = common::interpreted_and_simulated(&k, &params, &compiled, &m, 2, text);
+    assert_exact(&k, &want, &got, &format!("{machine}\n{text}"));
+    plan
+}
+
+fn exact(spec: &Spec, machine: &str) -> window::Plan {
+    exact_with(&spec.text(), machine, None)
+}
+
+#[test]
+fn max_and_min_pooling_match_the_interpreter_exactly() {
+    // `mini`'s UB (4 KiB) holds tiles of a few pixels of 16 channels
+    for (machine, c) in [("ascend-like", 64), ("mini", 16)] {
+        exact(
+            &Spec {
+                c,
+                ..Spec::pool("max", -65504.0)
+            },
+            machine,
+        );
+        exact(
+            &Spec {
+                c,
+                ..Spec::pool("min", 65504.0)
+            },
+            machine,
+        );
+        // a border no larger than the initial value is skipped
+        exact(
+            &Spec {
+                fill: -70000.0,
+                types: ("f32", "f32"),
+                c: c / 2,
+                ..Spec::pool("max", -1.0)
+            },
+            machine,
+        );
+    }
+}
+
+#[test]
+fn sums_over_windows_match_exactly_in_the_kernels_order() {
+    for s_outer in [false, true] {
+        exact(
+            &Spec {
+                s_outer,
+                ..Spec::depthwise()
+            },
+            "ascend-like",
+        );
+    }
+    exact(
+        &Spec {
+            term: Term::Product { swapped: true },
+            s_outer: true,
+            ..Spec::depthwise()
+        },
+        "ascend-like",
+    );
+    // sum pooling, scaled, f16 into f32 and f32 into f32
+    for types in [("f16", "f32"), ("f32", "f32")] {
+        exact(
+            &Spec {
+                term: Term::Scaled,
+                types,
+                ..Spec::depthwise()
+            },
+            "ascend-like-halfgm",
+        );
+    }
+}
+
+#[test]
+fn strides_borders_batches_and_channels_off_the_lanes_match() {
+    let cases = [
+        // no border, unequal strides, a 2 x 3 window
+        Spec {
+            pad: [0; 4],
+            stride: (1, 2),
+            r: 2,
+            s: 3,
+            ..Spec::pool("max", -65504.0)
+        },
+        // uneven border, two images
+        Spec {
+            n: 2,
+            pad: [0, 2, 1, 0],
+            ..Spec::pool("max", -65504.0)
+        },
+        // 96 f32 channels: a full chunk of 64 lanes and one of 32
+        Spec {
+            c: 96,
+            ..Spec::depthwise()
+        },
+        // 16 f32 channels: 64 bytes a pixel
+        Spec {
+            c: 16,
+            types: ("f32", "f32"),
+            ..Spec::depthwise()
+        },
+        // a 5 x 5 window, stride 2, border 2
+        Spec {
+            r: 5,
+            s: 5,
+            stride: (2, 2),
+            pad: [2, 2, 2, 2],
+            h: 13,
+            w: 12,
+            ..Spec::depthwise()
+        },
+    ];
+    for spec in &cases {
+        exact(spec, "ascend-like");
+    }
+}
+
+#[test]
+fn edge_tiles_of_every_shape_match() {
+    let spec = Spec {
+        h: 14,
+        w: 15,
+        ..Spec::depthwise()
+    };
+    let text = spec.text();
+    let (oh, ow) = spec.out();
+    for tiles in [(1, 1), (3, 4), (oh, ow), (5, ow), (oh - 1, 2)] {
+        let plan = exact_with(&text, "ascend-like", Some(tiles));
+        assert_eq!((plan.choice.rows, plan.choice.cols), tiles);
+    }
+}
+
+#[test]
+fn the_examples_compile_and_match() {
+    for (file, sizes) in [
+        ("maxpool.pk", &[("OH", 10), ("OW", 9)][..]),
+        (
+            "depthwise-conv-nhwc.pk",
+            &[("H", 12), ("W", 10), ("C", 64)][..],
+        ),
+    ] {
+        let k = common::kernel(&common::example(file));
+        let (params, all) = common::sizes_of(&k, sizes);
+        for machine in ["ascend-like", "ascend-like-halfgm"] {
+            let m = Machine::load(machine).unwrap();
+            let compiled = compile(&k, &all, &m, false).unwrap_or_else(|e| panic!("{file}: {e}"));
+            assert!(matches!(compiled.plan, Plan::Window(_)), "{file}");
+            let (want, got) =
+                common::interpreted_and_simulated(&k, &params, &compiled, &m, 2, file);
+            assert_exact(&k, &want, &got, file);
+        }
+    }
+}
+
+#[test]
+fn candidates_are_the_models_tilings_each_matching() {
+    let spec = Spec {
+        h: 12,
+        w: 12,
+        ..Spec::pool("max", -65504.0)
+    };
+    let k = common::kernel(&spec.text());
+    let (params, sizes) = defaults(&k);
+    let m = Machine::load("ascend-like").unwrap();
+    let all = candidates(&k, &sizes, &m, false, 4, Offer::Tilings).unwrap();
+    assert_eq!(all.len(), 4);
+    let w = window::recognise(&k, &sizes).unwrap().unwrap();
+    let ranked = Model::new(&w, &m).unwrap().ranked();
+    for (c, choice) in all.iter().zip(&ranked) {
+        assert_eq!(
+            c.label,
+            format!("tiles of {} x {} output pixels", choice.rows, choice.cols)
+        );
+        let (want, got) =
+            common::interpreted_and_simulated(&k, &params, &c.compiled, &m, 1, &c.label);
+        assert_exact(&k, &want, &got, &c.label);
+    }
+}
+
+fn refusal(text: &str) -> String {
+    let k = common::kernel(text);
+    let (_, sizes) = defaults(&k);
+    let m = Machine::load("ascend-like").unwrap();
+    match compile(&k, &sizes, &m, true) {
+        Err(NpuError::Unsupported(why)) => why,
+        other => panic!("expected a refusal, got {other:?}\n{text}"),
+    }
+}
+
+#[test]
+fn window_reductions_outside_its_reach_are_refused_with_a_reason() {
+    // NCHW: the window slides along the innermost dimension
+    let nchw = common::example("depthwise-conv.pk");
+    assert!(
+        refusal(&nchw).contains("innermost dimension"),
+        "{}",
+        refusal(&nchw)
+    );
+    // 8 f16 channels: 16 bytes a pixel
+    let narrow = Spec {
+        c: 8,
+        ..Spec::pool("max", -65504.0)
+    };
+    assert!(refusal(&narrow.text()).contains("32-byte blocks"));
+    // a border of zeros around a maximum from -65504 could be the answer
+    let zeros = Spec {
+        fill: 0.0,
+        ..Spec::pool("max", -65504.0)
+    };
+    assert!(refusal(&zeros.text()).contains("border of 0"));
+    let ones = Spec {
+        fill: 1.0,
+        ..Spec::depthwise()
+    };
+    assert!(refusal(&ones.text()).contains("border of 1"));
+    // a border as wide as the window
+    let wide = Spec {
+        pad: [3, 3, 1, 1],
+        ..Spec::pool("max", -65504.0)
+    };
+    assert!(refusal(&wide.text()).contains("no larger than its padding"));
+    // a product of the input with itself is not one instruction's term
+    let square = Spec::pool("+", 0.0).text().replace(
+        "O[n, p, q, c] += X[n, 2 * p + r, 2 * q + s, c];",
+        "O[n, p, q, c] += X[n, 2 * p + r, 2 * q + s, c] * X[n, 2 * p + r, 2 * q + s, c];",
+    );
+    assert!(
+        refusal(&square).contains("not one the vector unit computes"),
+        "{}",
+        refusal(&square)
+    );
+    // `*=` does not reduce
+    let product = Spec::pool("*", 1.0);
+    assert!(refusal(&product.text()).contains("`*=`"));
+}
+
+#[test]
+fn the_model_reports_the_busiest_cores_work() {
+    let spec = Spec::pool("max", -65504.0);
+    let k = common::kernel(&spec.text());
+    let (_, sizes) = defaults(&k);
+    let w = window::recognise(&k, &sizes).unwrap().unwrap();
+    assert_eq!(w.combine, Combine::Max);
+    let m = Machine::load("ascend-like").unwrap();
+    let model = Model::new(&w, &m).unwrap();
+    let best = model.ranked().remove(0);
+    // every tiling the model ranks fits UB, and the chosen one is among them
+    assert!(best.ub_bytes <= model.ub_capacity);
+    assert!(best.cycles >= best.gm_cycles.max(best.vector_cycles));
+    assert_eq!(best.tiles, {
+        let (tp, tq, n) = model.grid(best.rows, best.cols);
+        assert_eq!(n, tp * tq * w.batch);
+        n
+    });
+}
+
+mod random {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn spec() -> impl Strategy<Value = Spec> {
+        (
+            (
+                1i64..=2,
+                3i64..=12,
+                3i64..=12,
+                prop::sample::select(vec![16i64, 32, 64, 80, 128]),
+            ),
+            (1i64..=3, 1i64..=3, 1i64..=3, 1i64..=3),
+            (0i64..=2, 0i64..=2, 0i64..=2, 0i64..=2),
+            (0usize..5, any::<bool>(), any::<bool>()),
+        )
+            .prop_filter_map(
+                "a window inside the padded image",
+                |(sz, win, pad, kind)| {
+                    let (n, h, w, c) = sz;
+                    let (r, s, sh, sw) = win;
+                    let pad = [
+                        pad.0.min(r - 1),
+                        pad.1.min(r - 1),
+                        pad.2.min(s - 1),
+                        pad.3.min(s - 1),
+                    ];
+                    if h + pad[0] + pad[1] < r || w + pad[2] + pad[3] < s {
+                        return None;
+                    }
+                    let (kind, s_outer, f32_in) = kind;
+                    let base = match kind {
+                        0 => Spec::pool("max", -65504.0),
+                        1 => Spec::pool("min", 65504.0),
+                        2 => Spec {
+                            term: Term::Scaled,
+                            ..Spec::depthwise()
+                        },
+                        3 => Spec::pool("+", 0.0),
+                        _ => Spec {
+                            term: Term::Product { swapped: s_outer },
+                            ..Spec::depthwise()
+                        },
+                    };
+                    let types = match (base.types, f32_in) {
+                        ((_, o), true) => ("f32", if o == "f16" { "f32" } else { o }),
+                        (t, false) => t,
+                    };
+                    Some(Spec {
+                        n,
+                        h,
+                        w,
+                        c,
+                        r,
+                        s,
+                        stride: (sh, sw),
+                        pad,
+                        s_outer,
+                        types,
+                        ..base
+                    })
+                },
+            )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        /// Any small window reduction compiles for both presets and matches the
+        /// interpreter exactly.
+        #[test]
+        fn any_small_window_reduction_matches(spec in spec()) {
+            for machine in ["ascend-like", "ascend-like-halfgm"] {
+                exact(&spec, machine);
+            }
+        }
+    }
+}
