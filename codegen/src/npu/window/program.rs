@@ -1,6 +1,7 @@
 //! The window reduction's program: tiles of `rows x cols` output pixels of one image, dealt
 //! to the cores in contiguous ranges of their row-major order; per tile `t` (slot `t % 2` of
-//! the input and output rings):
+//! the input and output rings; the input has one slot when V converts it to the output's
+//! type, since the copy frees it at once):
 //! - MTE2 waits until V has freed the input slot, loads the tile's input rows and columns
 //!   inside the image (one burst per row), tells V;
 //! - V waits for them and for MTE3 to have freed the output slot; per output row and chunk
@@ -102,7 +103,12 @@ pub fn program(
         converted: buffer("in_converted", t_out, e.converted),
         converted_weights: buffer("weights_converted", t_out, e.converted_weights),
         input: (
-            b.buffer("in_tile", Tier::Ub, t_in, &[2 * e.input as u64]),
+            b.buffer(
+                "in_tile",
+                Tier::Ub,
+                t_in,
+                &[(model.in_slots() * e.input) as u64],
+            ),
             e.input,
         ),
         output: (
@@ -129,8 +135,10 @@ pub fn program(
         }
         b.origin(None);
     }
-    b.set_flag(Pipe::V, Pipe::Mte2, 0);
-    b.set_flag(Pipe::V, Pipe::Mte2, 1);
+    let in_slots = model.in_slots();
+    for id in 0..in_slots {
+        b.set_flag(Pipe::V, Pipe::Mte2, id);
+    }
     b.set_flag(Pipe::Mte3, Pipe::V, 0);
     b.set_flag(Pipe::Mte3, Pipe::V, 1);
 
@@ -162,7 +170,13 @@ pub fn program(
         } else {
             (Expr::Const(w.ow) - q0.clone()).min(cols)
         };
-        let slot = t % 2;
+        let slot = t.clone() % 2;
+        // the input's slot and flag id: one slot when the tile is converted (the copy frees
+        // it at once, so the load of the next tile overlaps this one's work), else two
+        let in_slot = match bufs.converted {
+            Some(_) => Expr::Const(0),
+            None => slot.clone(),
+        };
         // the tile's input in image coordinates: rows h0.., columns w0.. (border included)
         let h0 = times(p0.clone(), sh) - w.pad.top;
         let w0 = times(q0.clone(), sw) - w.pad.left;
@@ -174,8 +188,8 @@ pub fn program(
         let hlo_rel = hlo.clone() - h0.clone();
         let hhi_count = hhi - hlo.clone();
         let wcount = whi - wlo.clone();
-        b.wait_flag(Pipe::V, Pipe::Mte2, slot.clone());
-        let at = times(slot.clone(), bufs.input.1)
+        b.wait_flag(Pipe::V, Pipe::Mte2, in_slot.clone());
+        let at = times(in_slot.clone(), bufs.input.1)
             + times(
                 times(hlo_rel.clone(), in_cols) + (wlo.clone() - w0.clone()),
                 c,
@@ -188,9 +202,9 @@ pub fn program(
                 .strides(w.w * c, in_cols * c),
         );
         b.origin(None);
-        b.set_flag(Pipe::Mte2, Pipe::V, slot.clone());
-        b.wait_flag(Pipe::Mte2, Pipe::V, slot.clone());
-        let x_slot = times(slot.clone(), bufs.input.1);
+        b.set_flag(Pipe::Mte2, Pipe::V, in_slot.clone());
+        b.wait_flag(Pipe::Mte2, Pipe::V, in_slot.clone());
+        let x_slot = times(in_slot.clone(), bufs.input.1);
         // the taps read the tile as loaded, or its copy in the output's type (the input
         // slot is then free at once)
         let source = match bufs.converted {
@@ -214,7 +228,7 @@ pub fn program(
                         wcount.clone(),
                     );
                 });
-                b.set_flag(Pipe::V, Pipe::Mte2, slot.clone());
+                b.set_flag(Pipe::V, Pipe::Mte2, in_slot.clone());
                 (conv, Expr::Const(0))
             }
             None => (bufs.input.0, x_slot.clone()),
@@ -240,7 +254,7 @@ pub fn program(
         });
         b.origin(None);
         if bufs.converted.is_none() {
-            b.set_flag(Pipe::V, Pipe::Mte2, slot.clone());
+            b.set_flag(Pipe::V, Pipe::Mte2, in_slot);
         }
         b.set_flag(Pipe::V, Pipe::Mte3, slot.clone());
         b.wait_flag(Pipe::V, Pipe::Mte3, slot.clone());
@@ -251,8 +265,9 @@ pub fn program(
         b.origin(None);
         b.set_flag(Pipe::Mte3, Pipe::V, slot);
     });
-    b.wait_flag(Pipe::V, Pipe::Mte2, 0);
-    b.wait_flag(Pipe::V, Pipe::Mte2, 1);
+    for id in 0..in_slots {
+        b.wait_flag(Pipe::V, Pipe::Mte2, id);
+    }
     b.wait_flag(Pipe::Mte3, Pipe::V, 0);
     b.wait_flag(Pipe::Mte3, Pipe::V, 1);
     b.finish().map_err(|diag| {

@@ -57,15 +57,18 @@ pub struct Choice {
 }
 
 /// The end of a core's tiles, each `(load, vector, store)` cycles, through rings of two
-/// slots each way, with the paths' `latencies` (in, out). A load is ready when the vector
-/// unit has freed its slot (two tiles back) and its latency has passed; a store when its
+/// slots each way (one for the input when `one_in`), with the paths' `latencies` (in,
+/// out). A load is ready when the vector unit has freed its slot (computed the tile two
+/// back; with one slot, started the tile before, whose conversion, short, frees it) and its
+/// latency has passed; a store when its
 /// tile is computed and its latency has passed; the core's GM bandwidth serves them one
 /// after the other in the order they become ready (a load, then the store of the tile
 /// before). The vector unit starts a tile when it is loaded, the tile before is computed
 /// and the store two tiles back has freed the output slot.
-fn rings(steps: &[(f64, f64, f64)], (lat_in, lat_out): (f64, f64)) -> f64 {
+fn rings(steps: &[(f64, f64, f64)], (lat_in, lat_out): (f64, f64), one_in: bool) -> f64 {
     let n = steps.len();
     let (mut loaded, mut computed, mut stored) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let mut started = vec![0.0; n];
     let mut gm_free: f64 = 0.0;
     let mut serve = |ready: f64, cycles: f64| {
         gm_free = gm_free.max(ready) + cycles;
@@ -73,12 +76,17 @@ fn rings(steps: &[(f64, f64, f64)], (lat_in, lat_out): (f64, f64)) -> f64 {
     };
     for t in 0..n {
         let back = |v: &[f64], k: usize| if t >= k { v[t - k] } else { 0.0 };
-        loaded[t] = serve(back(&computed, 2) + lat_in, steps[t].0);
+        let free = if one_in {
+            back(&started, 1)
+        } else {
+            back(&computed, 2)
+        };
+        loaded[t] = serve(free + lat_in, steps[t].0);
         if t > 0 {
             stored[t - 1] = serve(computed[t - 1] + lat_out, steps[t - 1].2);
         }
-        let go = loaded[t].max(back(&computed, 1)).max(back(&stored, 2));
-        computed[t] = go + steps[t].1;
+        started[t] = loaded[t].max(back(&computed, 1)).max(back(&stored, 2));
+        computed[t] = started[t] + steps[t].1;
     }
     match n {
         0 => 0.0,
@@ -177,6 +185,16 @@ impl<'a> Model<'a> {
         (i != o, w != o)
     }
 
+    /// Slots of the input ring: one when the input is converted on chip (the copy frees
+    /// the slot as soon as the tile is loaded), else two.
+    pub fn in_slots(&self) -> i64 {
+        if self.converts().0 {
+            1
+        } else {
+            2
+        }
+    }
+
     /// Elements of each UB buffer for tiles of `rows x cols` output pixels (0: none).
     pub fn elems(&self, rows: i64, cols: i64) -> Elems {
         let w = self.w;
@@ -204,7 +222,7 @@ impl<'a> Model<'a> {
     pub fn ub_bytes(&self, rows: i64, cols: i64) -> u64 {
         let e = self.elems(rows, cols);
         let (i, o, wd) = self.types;
-        let bytes = 2 * self.aligned(e.input * size(i))
+        let bytes = self.in_slots() * self.aligned(e.input * size(i))
             + 2 * self.aligned(e.output * size(o))
             + self.aligned(e.temp * size(o))
             + self.aligned(e.weights * size(wd))
@@ -341,7 +359,7 @@ impl<'a> Model<'a> {
                     (load, self.vector_cycles(p0, q0, r, c), store)
                 })
                 .collect();
-            let cycles = rings(&steps, (load_latency, store_latency));
+            let cycles = rings(&steps, (load_latency, store_latency), self.in_slots() == 1);
             let gm: f64 = steps.iter().map(|s| s.0 + s.2).sum();
             let vector: f64 = steps.iter().map(|s| s.1).sum();
             if busiest.as_ref().is_none_or(|b| cycles > b.cycles) {
