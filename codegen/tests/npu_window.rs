@@ -309,6 +309,22 @@ fn strides_borders_batches_and_channels_off_the_lanes_match() {
 }
 
 #[test]
+fn a_window_along_one_dimension_matches() {
+    // no window row loop: `I[n, p, 2 * q + s, c]`
+    let text = "kernel w1(I: f32[N, H, W, C]) -> (O: f32[N, H, OW, C])
+  params N = 1, H = 4, W = 9, C = 16, OW = 4
+{
+  O[n, p, q, c] = -1.0;
+  for n in 0..N { for p in 0..H { for q in 0..OW { for c in 0..C { for s in 0..3 {
+    O[n, p, q, c] max= I[n, p, 2 * q + s, c];
+  } } } } }
+}
+";
+    let plan = exact_with(text, "ascend-like", None);
+    assert!(plan.summary.contains("window 1 x 3"), "{}", plan.summary);
+}
+
+#[test]
 fn edge_tiles_of_every_shape_match() {
     let spec = Spec {
         h: 14,

@@ -149,6 +149,8 @@ pub struct Plan {
     pub choice: tiles::Choice,
     /// UB capacity.
     pub ub_capacity: u64,
+    /// Slots of the input ring (one when V converts each tile first).
+    pub in_slots: i64,
 }
 
 impl Plan {
@@ -158,8 +160,17 @@ impl Plan {
         vec![
             self.summary.clone(),
             format!(
-                "Tiles of {} output rows by {} columns of one image ({} tiles, at most {} a core, in contiguous ranges); each tile's input rows and columns are loaded GM -> UB by MTE2, combined by V into the tile's outputs, stored UB -> GM by MTE3; two slots each way. UB: {} of {} bytes.",
-                c.rows, c.cols, c.tiles, c.per_core, c.ub_bytes, self.ub_capacity
+                "Tiles of {} output row(s) by {} column(s) of one image ({} tiles, at most {} a core, in contiguous ranges); each tile's input rows and columns are loaded GM -> UB by MTE2, combined by V into the tile's outputs, stored UB -> GM by MTE3; {}. UB: {} of {} bytes.",
+                c.rows,
+                c.cols,
+                c.tiles,
+                c.per_core,
+                match self.in_slots {
+                    1 => "one input slot (V converts each tile into a copy first, which frees it) and two output slots",
+                    _ => "two slots each way",
+                },
+                c.ub_bytes,
+                self.ub_capacity
             ),
             format!(
                 "Model of the busiest core: {:.0} cycles ({:.0} GM, {:.0} vector).",
@@ -207,6 +218,7 @@ pub fn compile(
             summary: w.describe(),
             choice,
             ub_capacity: model.ub_capacity,
+            in_slots: model.in_slots(),
         },
     ))
 }
