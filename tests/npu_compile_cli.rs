@@ -63,6 +63,48 @@ fn refusals_exit_1_with_the_reason() {
     );
 }
 
+/// Pooling and a depthwise convolution: window reductions on the vector unit, with no
+/// `--reorder-reductions` (each output's terms keep the kernel's order), the NCHW depthwise
+/// convolution refused with the reason.
+#[test]
+fn window_reductions_compile_run_and_match_without_reordering() {
+    let text = compiled_and_simulated("examples/maxpool.pk", &["-D", "OH=9", "-D", "OW=7"]);
+    assert!(
+        text.contains(
+            "# Window reduction (statement S3): max pooling of `I` (1 x 18 x 14 x 64, NHWC)"
+        ),
+        "{text}"
+    );
+    let run = polyc(&[
+        "run",
+        "examples/depthwise-conv-nhwc.pk",
+        "--target",
+        "npu",
+        "-D",
+        "H=10",
+        "-D",
+        "W=9",
+    ]);
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        err.contains("checked against the interpreter: every output bit for bit"),
+        "{err}"
+    );
+    let o = polyc(&["compile", "examples/depthwise-conv.pk", "--target", "npu"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("slides along `I`'s innermost dimension"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_softmax_compiles_to_the_vector_unit_and_simulates_race_free() {
     let text = compiled_and_simulated("examples/softmax.pk", &["-D", "B=37", "-D", "L=1000"]);

@@ -206,7 +206,10 @@ fn run_npu(
     }
     match args.no_check {
         true => eprintln!("not checked against the interpreter (--no-check)"),
-        false => eprintln!("{}", checked(kernel, params, memory, &run.memory)?),
+        false => eprintln!(
+            "{}",
+            checked(kernel, params, memory, &run.memory, compiled.plan.exact())?
+        ),
     }
     if let Some(dir) = &args.outputs {
         run.memory.save_outputs(dir).map_err(user)?;
@@ -215,18 +218,29 @@ fn run_npu(
 }
 
 /// Runs the interpreter on `inputs` (the simulator's inputs) and compares every output with
-/// the simulated ones (`got`) within its element type's tolerance ([`runner::tolerance`]:
-/// the NPU reorders sums), or no further than the interpreter from the exact result
+/// the simulated ones (`got`): bit for bit when the program keeps the kernel's order
+/// (`exact`), else within its element type's tolerance ([`runner::tolerance`]: the NPU
+/// reorders sums), or no further than the interpreter from the exact result
 /// ([`runner::judged`]): the line to print, or the disagreements as polyc's own error.
 fn checked(
     kernel: &frontend::ir::Kernel,
     params: &ParamValues,
     inputs: &Memory,
     got: &Memory,
+    exact: bool,
 ) -> Result<String, CliError> {
     let expected = runner::interpreted(kernel, params, inputs).map_err(user)?;
-    let wrong = runner::judged(kernel, params, inputs, &expected, got)
-        .map_err(|e| CliError::Internal(e.to_string()))?;
+    let wrong = match exact {
+        true => runner::disagreements(kernel, &expected, got, runner::Comparison::Exact),
+        false => runner::judged(kernel, params, inputs, &expected, got),
+    }
+    .map_err(|e| CliError::Internal(e.to_string()))?;
+    if wrong.is_empty() && exact {
+        return Ok(
+            "checked against the interpreter: every output bit for bit (the program keeps the kernel's order)"
+                .into(),
+        );
+    }
     if wrong.is_empty() {
         let outputs: Vec<String> = (kernel.arrays.iter())
             .filter(|a| a.role.is_output())

@@ -74,6 +74,13 @@ pub enum Plan {
 }
 
 impl Plan {
+    /// Whether the program computes every output with the kernel's operations in the
+    /// kernel's order, so that it must equal the interpreter's bit for bit (the window
+    /// reductions); the others reorder sums.
+    pub fn exact(&self) -> bool {
+        matches!(self, Plan::Window(_))
+    }
+
     /// The program's header: what was compiled and how, one comment line each.
     pub fn describe(&self) -> Vec<String> {
         match self {
