@@ -291,8 +291,9 @@ mod tests {
     use frontend::SourceFile;
     use std::collections::BTreeMap;
 
-    /// The check passes the interpreter's own outputs, a difference within the tolerance,
-    /// and refuses one beyond it, naming the array.
+    /// The check passes the interpreter's own outputs, a difference within the tolerance
+    /// (unless the program keeps the kernel's order), and refuses one beyond it, naming the
+    /// array.
     #[test]
     fn the_npu_check_refuses_outputs_beyond_the_tolerance() {
         let text = "kernel k(A: f32[N]) -> (B: f32[N])\n  params N = 8\n{\n  for i in 0..N { B[i] = A[i] * 2.0; }\n}\n";
@@ -304,7 +305,8 @@ mod tests {
         let mut got = inputs.clone();
         let interpreter = Interpreter::new(&kernel, &params).unwrap();
         interpreter.run_original(&mut got).unwrap();
-        assert!(checked(&kernel, &params, &inputs, &got).is_ok());
+        assert!(checked(&kernel, &params, &inputs, &got, false).is_ok());
+        assert!(checked(&kernel, &params, &inputs, &got, true).is_ok());
         let mut values = got.array("B").unwrap().values().to_vec();
         let scale = values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
         let mut nudged = |by: f64| {
@@ -312,9 +314,15 @@ mod tests {
             got.array_mut("B").unwrap().set_values(&values).unwrap();
             got.clone()
         };
-        assert!(checked(&kernel, &params, &inputs, &nudged(1e-4)).is_ok());
+        let close = nudged(1e-4);
+        assert!(checked(&kernel, &params, &inputs, &close, false).is_ok());
+        // a program that keeps the kernel's order is held to every bit
+        match checked(&kernel, &params, &inputs, &close, true) {
+            Err(CliError::Internal(why)) => assert!(why.contains("`B` differs"), "{why}"),
+            other => panic!("{other:?}"),
+        }
         let got = nudged(1e-2);
-        match checked(&kernel, &params, &inputs, &got) {
+        match checked(&kernel, &params, &inputs, &got, false) {
             Err(CliError::Internal(why)) => assert!(why.contains("`B` differs"), "{why}"),
             other => panic!("{other:?}"),
         }
