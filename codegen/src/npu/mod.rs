@@ -218,6 +218,16 @@ fn compile_unchecked(
     })
 }
 
+/// The program `b` built, or an internal error: every path emits only what assembles.
+pub fn finish(b: npu_sim::builder::Builder) -> Result<npu_sim::Program, NpuError> {
+    b.finish().map_err(|d| {
+        NpuError::Internal(format!(
+            "the generated program does not assemble: {}",
+            d.message
+        ))
+    })
+}
+
 /// One way of compiling a kernel, with the model's cycles for it.
 #[derive(Debug)]
 pub struct Candidate {

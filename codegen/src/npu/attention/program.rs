@@ -529,10 +529,5 @@ pub fn program(
             b.wait_flag(src, dst, id);
         }
     }
-    b.finish().map_err(|diag| {
-        NpuError::Internal(format!(
-            "the generated program does not assemble: {}",
-            diag.message
-        ))
-    })
+    crate::npu::finish(b)
 }

@@ -272,12 +272,7 @@ pub fn program(cv: &Conv, t: &Tiles, machine: &Machine) -> Result<npu_sim::Progr
     if let Some(st) = &streams {
         st.close(&mut b);
     }
-    b.finish().map_err(|d| {
-        NpuError::Internal(format!(
-            "the generated program does not assemble: {}",
-            d.message
-        ))
-    })
+    crate::npu::finish(b)
 }
 
 /// Elements of the zeroed UB block bands are zeroed from: 4096, or less on a small UB.

@@ -109,12 +109,7 @@ pub fn program(
         Schedule::Ring(r) => ring::program(mm, machine, r, tail.as_ref())?,
         Schedule::Strips(s) => strips::program(mm, cores, flag_ids, s, tail.as_ref())?,
     };
-    program.finish().map_err(|d| {
-        NpuError::Internal(format!(
-            "the generated program does not assemble: {}",
-            d.message
-        ))
-    })
+    crate::npu::finish(program)
 }
 
 /// Whether tiles `tn` wide store C in 32-byte blocks of their own (the hardware writes GM in

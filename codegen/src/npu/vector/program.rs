@@ -538,12 +538,7 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
     }
     b.wait_flag(Pipe::Mte3, Pipe::V, 0);
     b.wait_flag(Pipe::Mte3, Pipe::V, 1);
-    b.finish().map_err(|diag| {
-        NpuError::Internal(format!(
-            "the generated program does not assemble: {}",
-            diag.message
-        ))
-    })
+    crate::npu::finish(b)
 }
 
 /// Where every value of a group lives: its buffer, elements per slot and whether the buffer

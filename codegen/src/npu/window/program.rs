@@ -270,12 +270,7 @@ pub fn program(
     }
     b.wait_flag(Pipe::Mte3, Pipe::V, 0);
     b.wait_flag(Pipe::Mte3, Pipe::V, 1);
-    b.finish().map_err(|diag| {
-        NpuError::Internal(format!(
-            "the generated program does not assemble: {}",
-            diag.message
-        ))
-    })
+    crate::npu::finish(b)
 }
 
 /// One output row of a tile, as V computes it.
