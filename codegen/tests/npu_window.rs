@@ -443,6 +443,55 @@ fn window_reductions_outside_its_reach_are_refused_with_a_reason() {
     assert!(refusal(&product.text()).contains("`*=`"));
 }
 
+/// isl's count of the rows and columns each output row and column reads (through the
+/// padded copy) is the window's arithmetic clipped to the image; a tile loading one row
+/// or column short of it is an internal error.
+#[test]
+fn isl_counts_each_output_rows_reads_and_short_tiles_are_caught() {
+    let spec = Spec {
+        pad: [1, 2, 2, 1],
+        stride: (2, 3),
+        r: 3,
+        s: 4,
+        h: 10,
+        w: 13,
+        ..Spec::pool("max", -65504.0)
+    };
+    let k = common::kernel(&spec.text());
+    let (_, sizes) = defaults(&k);
+    let w = window::recognise(&k, &sizes).unwrap().unwrap();
+    let clipped = |first: i64, extent: i64, size: i64| {
+        let (a, b) = (first.max(0), (first + extent).min(size));
+        (a < b).then_some((a, b))
+    };
+    let rows: Vec<_> = (0..w.oh).map(|p| clipped(2 * p - 1, 3, w.h)).collect();
+    let cols: Vec<_> = (0..w.ow).map(|q| clipped(3 * q - 2, 4, w.w)).collect();
+    assert_eq!(w.reads.rows, rows);
+    assert_eq!(w.reads.cols, cols);
+    let exact = |p0: i64, q0: i64, r: i64, c: i64| {
+        let at = [p0, q0, r, c].map(npu_sim::program::Expr::Const);
+        window::program::input_box(&w, [&at[0], &at[1], &at[2], &at[3]]).map(|e| e.eval(&[], 0, 1))
+    };
+    for tiles in [(1, 1), (2, 3), (w.oh, w.ow)] {
+        window::footprint::check(&w, &w.reads, tiles, exact).unwrap();
+        for shrink in 0..4 {
+            let short = |p0, q0, r, c| {
+                let mut b = exact(p0, q0, r, c);
+                match shrink {
+                    0 | 2 => b[shrink] += 1,
+                    _ => b[shrink] -= 1,
+                }
+                b
+            };
+            let err = window::footprint::check(&w, &w.reads, tiles, short).unwrap_err();
+            assert!(
+                matches!(&err, NpuError::Internal(why) if why.contains("where isl finds")),
+                "{err:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_model_reports_the_busiest_cores_work() {
     let spec = Spec::pool("max", -65504.0);

@@ -10,6 +10,8 @@
 //!
 //! - `recognise`: which kernels are window reductions, and the refusals (a window along
 //!   the innermost dimension, a border that would change the result);
+//! - `footprint`: the input rows and columns each output row and column reads, counted by
+//!   isl, and the check that every tile of a program loads them;
 //! - `tiles`: the analytic model that chooses the tile of output rows and columns (GM bytes
 //!   charged by segments, the vector unit's instructions, UB with both rings);
 //! - `program`: the tiled, double-buffered, multi-core program.
@@ -20,6 +22,7 @@
 //! kernel's order of the window's loops, so sums need no `--reorder-reductions`. See
 //! `docs/npu-backend.md`, "Window reductions".
 
+pub mod footprint;
 pub mod program;
 pub mod recognise;
 pub mod tiles;
@@ -102,6 +105,8 @@ pub struct Window {
     pub term: Term,
     /// Whether the kernel nests the window's row loop outside its column loop.
     pub r_outer: bool,
+    /// What each output row and column reads, by isl.
+    pub reads: std::sync::Arc<footprint::Reads>,
 }
 
 impl Window {
@@ -189,7 +194,7 @@ pub fn recognise(
 }
 
 /// Compiles `w` for `machine` with the model's tiling, or the tiling `forced` (rows,
-/// columns) when given.
+/// columns) when given, after checking that every tile loads what isl says it reads.
 pub fn compile(
     w: &Window,
     machine: &Machine,
@@ -211,6 +216,10 @@ pub fn compile(
             ))
         })?,
     };
+    footprint::check(w, &w.reads, (choice.rows, choice.cols), |p0, q0, r, c| {
+        let at = [p0, q0, r, c].map(npu_sim::program::Expr::Const);
+        program::input_box(w, [&at[0], &at[1], &at[2], &at[3]]).map(|e| e.eval(&[], 0, 1))
+    })?;
     let program = program::program(w, machine, &model, &choice)?;
     Ok((
         program,

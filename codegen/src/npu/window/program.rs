@@ -180,10 +180,7 @@ pub fn program(
         // the tile's input in image coordinates: rows h0.., columns w0.. (border included)
         let h0 = times(p0.clone(), sh) - w.pad.top;
         let w0 = times(q0.clone(), sw) - w.pad.left;
-        let hlo = h0.clone().max(0);
-        let hhi = (h0.clone() + times(tile_rows.clone(), sh) + (w.r - sh)).min(w.h);
-        let wlo = w0.clone().max(0);
-        let whi = (w0.clone() + times(tile_cols.clone(), sw) + (w.s - sw)).min(w.w);
+        let [hlo, hhi, wlo, whi] = input_box(w, [&p0, &q0, &tile_rows, &tile_cols]);
         let in_cols = model.in_cols(cols);
         let hlo_rel = hlo.clone() - h0.clone();
         let hhi_count = hhi - hlo.clone();
@@ -271,6 +268,22 @@ pub fn program(
     b.wait_flag(Pipe::Mte3, Pipe::V, 0);
     b.wait_flag(Pipe::Mte3, Pipe::V, 1);
     crate::npu::finish(b)
+}
+
+/// The input rows `hlo..hhi` and columns `wlo..whi` a tile loads: those its windows reach
+/// inside the image, for the tile whose first output row and column are `p0`, `q0` and
+/// which has `rows x cols` output pixels. `footprint::check` evaluates these very
+/// expressions against isl's reads.
+pub fn input_box(w: &Window, [p0, q0, rows, cols]: [&Expr; 4]) -> [Expr; 4] {
+    let (sh, sw) = w.stride;
+    let h0 = times(p0.clone(), sh) - w.pad.top;
+    let w0 = times(q0.clone(), sw) - w.pad.left;
+    [
+        h0.clone().max(0),
+        (h0 + times(rows.clone(), sh) + (w.r - sh)).min(w.h),
+        w0.clone().max(0),
+        (w0 + times(cols.clone(), sw) + (w.s - sw)).min(w.w),
+    ]
 }
 
 /// One output row of a tile, as V computes it.

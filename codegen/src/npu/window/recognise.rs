@@ -10,7 +10,7 @@
 //! (a convolution's channels, a product's depth, a row's columns) makes it something else,
 //! and [`window`] answers `Ok(None)` for another recogniser to take it.
 
-use super::{Combine, Term, Window};
+use super::{footprint, Combine, Term, Window};
 use crate::npu::conv::Pad;
 use crate::npu::padded;
 use crate::npu::read::{refuse, Linear, Reader};
@@ -213,7 +213,15 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
         (Some(r), Some(s)) => names.iter().position(|l| l == r) < names.iter().position(|l| l == s),
         _ => true,
     };
+    let reads = footprint::Reads::of(&footprint::Source {
+        kernel,
+        sizes,
+        update: stmt,
+        x: xa.array,
+        input: input.id,
+    })?;
     Ok(Some(Window {
+        reads: std::sync::Arc::new(reads),
         stmt: stmt.clone(),
         types: (in_type, o_type),
         input,
