@@ -308,6 +308,7 @@ fn every_example_kernel_compiles_or_is_refused_as_listed() {
         "conv-relu.pk",
         "conv2d.pk",
         "depthwise-conv-nhwc.pk",
+        "global-avgpool.pk",
         "layernorm-f16.pk",
         "layernorm.pk",
         "bias-relu.pk",

@@ -7,7 +7,11 @@
 
 mod common;
 
-use codegen::npu::window::{self, tiles::Model, Combine};
+use codegen::npu::window::{
+    self,
+    tiles::{Model, Size},
+    Combine,
+};
 use codegen::npu::{candidates, compile, conv::Offer, NpuError, Plan};
 use frontend::ir::Kernel;
 use npu_sim::Machine;
@@ -179,7 +183,7 @@ fn assert_exact(k: &Kernel, want: &Memory, got: &Memory, at: &str) {
 
 /// Compiles `text` for `machine` (tiles `forced` or the model's), runs it against the
 /// interpreter and returns the plan.
-fn exact_with(text: &str, machine: &str, forced: Option<(i64, i64)>) -> window::Plan {
+fn exact_with(text: &str, machine: &str, forced: Option<Size>) -> window::Plan {
     let k = common::kernel(text);
     let m = Machine::load(machine).unwrap();
     let (params, sizes) = defaults(&k);
@@ -333,9 +337,53 @@ fn edge_tiles_of_every_shape_match() {
     };
     let text = spec.text();
     let (oh, ow) = spec.out();
-    for tiles in [(1, 1), (3, 4), (oh, ow), (5, ow), (oh - 1, 2)] {
-        let plan = exact_with(&text, "ascend-like", Some(tiles));
-        assert_eq!((plan.choice.rows, plan.choice.cols), tiles);
+    // 64 channels: all of them, or groups of 32 f32 (128-byte bursts, a pixel each)
+    for (rows, cols, chans) in [
+        (1, 1, 64),
+        (3, 4, 32),
+        (oh, ow, 64),
+        (5, ow, 32),
+        (oh - 1, 2, 64),
+    ] {
+        let size = Size { rows, cols, chans };
+        let plan = exact_with(&text, "ascend-like", Some(size));
+        assert_eq!(plan.choice.size, size);
+    }
+}
+
+/// Global pooling (`O[n, c]` from `X[n, r, s, c]`, the window the whole image): the tiles
+/// are groups of channels, each instruction's repeats walk the chunks of lanes.
+#[test]
+fn global_pooling_matches_in_groups_of_channels() {
+    let text = |op: &str, init: &str, term: &str| {
+        format!(
+            "kernel g(I: f16[N, H, W, C]) -> (O: f32[N, C])
+  params N = 2, H = 5, W = 6, C = 512
+{{
+  O[n, c] = {init};
+  for n in 0..N {{ for c in 0..C {{ for h in 0..H {{ for w in 0..W {{
+    O[n, c] {op}= {term};
+  }} }} }} }}
+}}
+"
+        )
+    };
+    let avg = text("+", "0.0", "f32(I[n, h, w, c]) * 0.0333");
+    let max = text("max", "-1.0e9", "f32(I[n, h, w, c])");
+    for t in [&avg, &max] {
+        let plan = exact_with(t, "ascend-like", None);
+        assert!(plan.summary.contains("window 5 x 6"), "{}", plan.summary);
+        for chans in [512, 128, 64, 16] {
+            let size = Size {
+                rows: 1,
+                cols: 1,
+                chans,
+            };
+            assert_eq!(
+                exact_with(t, "ascend-like-halfgm", Some(size)).choice.size,
+                size
+            );
+        }
     }
 }
 
@@ -378,7 +426,10 @@ fn candidates_are_the_models_tilings_each_matching() {
     for (c, choice) in all.iter().zip(&ranked) {
         assert_eq!(
             c.label,
-            format!("tiles of {} x {} output pixels", choice.rows, choice.cols)
+            format!(
+                "tiles of {} x {} output pixels",
+                choice.size.rows, choice.size.cols
+            )
         );
         let (want, got) =
             common::interpreted_and_simulated(&k, &params, &c.compiled, &m, 1, &c.label);
@@ -506,8 +557,8 @@ fn the_model_reports_the_busiest_cores_work() {
     assert!(best.ub_bytes <= model.ub_capacity);
     assert!(best.cycles >= best.gm_cycles.max(best.vector_cycles));
     assert_eq!(best.tiles, {
-        let (tp, tq, n) = model.grid(best.rows, best.cols);
-        assert_eq!(n, tp * tq * w.batch);
+        let [tp, tq, tc, n] = model.grid(best.size);
+        assert_eq!(n, tp * tq * tc * w.batch);
         n
     });
 }
@@ -581,12 +632,27 @@ mod random {
         #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
         /// Any small window reduction compiles for both presets and matches the
-        /// interpreter exactly.
+        /// interpreter exactly, with the model's tiles and with tiles of a drawn size
+        /// (half the channels when those are whole 32-byte blocks).
         #[test]
-        fn any_small_window_reduction_matches(spec in spec()) {
+        fn any_small_window_reduction_matches(
+            spec in spec(),
+            rows in 1i64..=4,
+            cols in 1i64..=5,
+            half in any::<bool>(),
+        ) {
             for machine in ["ascend-like", "ascend-like-halfgm"] {
                 exact(&spec, machine);
             }
+            let (oh, ow) = spec.out();
+            // whole 32-byte blocks in the narrowest type
+            let narrowest: i64 = if spec.types.0 == "f16" { 2 } else { 4 };
+            let chans = match half && (spec.c / 2 * narrowest) % 32 == 0 {
+                true => spec.c / 2,
+                false => spec.c,
+            };
+            let size = Size { rows: rows.min(oh), cols: cols.min(ow), chans };
+            exact_with(&spec.text(), "ascend-like", Some(size));
         }
     }
 }

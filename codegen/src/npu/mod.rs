@@ -320,7 +320,13 @@ pub fn candidates(
             for (program, plan) in window::ranked(&w, machine, limit)? {
                 let c = &plan.choice;
                 out.push(Candidate {
-                    label: format!("tiles of {} x {} output pixels", c.rows, c.cols),
+                    label: match c.size.chans == plan.channels {
+                        true => format!("tiles of {} x {} output pixels", c.size.rows, c.size.cols),
+                        false => format!(
+                            "tiles of {} x {} output pixels, {} channels",
+                            c.size.rows, c.size.cols, c.size.chans
+                        ),
+                    },
                     predicted: c.cycles,
                     compiled: Compiled {
                         program,

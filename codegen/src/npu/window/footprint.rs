@@ -79,10 +79,13 @@ impl Reads {
             .tuple_name()
             .unwrap_or_default();
         let inp = rel.range().map_err(isl)?.tuple_name().unwrap_or_default();
+        let shape = &program.kernel.array(update.write.array).dims;
+        // output row x (column x) of the first image; global pooling's `O[n, c]` has one
         let span = |dim: usize, extent: i64| -> IslResult<Vec<Span>> {
-            let from = ctx.map(&format!(
-                "{{ [x] -> {out}[i0, i1, i2, i3] : i0 = 0 and i{dim} = x }}"
-            ))?;
+            let from = ctx.map(&match shape.len() {
+                4 => format!("{{ [x] -> {out}[i0, i1, i2, i3] : i0 = 0 and i{dim} = x }}"),
+                _ => format!("{{ [x] -> {out}[i0, i1] : i0 = 0 and x = 0 }}"),
+            })?;
             let to = ctx.map(&format!("{{ {inp}[i0, i1, i2, i3] -> [i{dim}] }}"))?;
             let by = from.apply_range(&rel)?.apply_range(&to)?;
             let mut spans = vec![None; extent as usize];
@@ -93,8 +96,10 @@ impl Reads {
             }
             Ok(spans)
         };
-        let shape = &program.kernel.array(update.write.array).dims;
         let extent = |d: usize| -> Result<i64, String> {
+            if shape.len() != 4 {
+                return Ok(1);
+            }
             let e = shape.get(d).ok_or("the output is not 4-D")?;
             scheduler::mapping::qexpr::QExpr::from_aff(e, &|v| {
                 scheduler::mapping::qexpr::QExpr::Const(

@@ -105,6 +105,9 @@ pub struct Window {
     pub term: Term,
     /// Whether the kernel nests the window's row loop outside its column loop.
     pub r_outer: bool,
+    /// Whether the output has rows and columns (`O[n, p, q, c]`); global pooling's
+    /// `O[n, c]` has one output pixel per image, its window the whole image.
+    pub spatial: bool,
     /// What each output row and column reads, by isl.
     pub reads: std::sync::Arc<footprint::Reads>,
 }
@@ -156,6 +159,8 @@ pub struct Plan {
     pub ub_capacity: u64,
     /// Slots of the input ring (one when V converts each tile first).
     pub in_slots: i64,
+    /// Channels of the output.
+    pub channels: i64,
 }
 
 impl Plan {
@@ -165,9 +170,13 @@ impl Plan {
         vec![
             self.summary.clone(),
             format!(
-                "Tiles of {} output row(s) by {} column(s) of one image ({} tiles, at most {} a core, in contiguous ranges); each tile's input rows and columns are loaded GM -> UB by MTE2, combined by V into the tile's outputs, stored UB -> GM by MTE3; {}. UB: {} of {} bytes.",
-                c.rows,
-                c.cols,
+                "Tiles of {} output row(s) by {} column(s) of one image{} ({} tiles, at most {} a core, in contiguous ranges); each tile's input rows and columns are loaded GM -> UB by MTE2, combined by V into the tile's outputs, stored UB -> GM by MTE3; {}. UB: {} of {} bytes.",
+                c.size.rows,
+                c.size.cols,
+                match c.size.chans == self.channels {
+                    true => String::new(),
+                    false => format!(", {} of its {} channels", c.size.chans, self.channels),
+                },
                 c.tiles,
                 c.per_core,
                 match self.in_slots {
@@ -193,33 +202,42 @@ pub fn recognise(
     recognise::window(kernel, params)
 }
 
-/// Compiles `w` for `machine` with the model's tiling, or the tiling `forced` (rows,
-/// columns) when given, after checking that every tile loads what isl says it reads.
+/// Compiles `w` for `machine` with the model's tiling, or tiles of the size `forced` when
+/// given, after checking that every tile loads what isl says it reads.
 pub fn compile(
     w: &Window,
     machine: &Machine,
-    forced: Option<(i64, i64)>,
+    forced: Option<tiles::Size>,
 ) -> Result<(npu_sim::Program, Plan), NpuError> {
     let model = tiles::Model::new(w, machine)?;
     let choice = match forced {
-        Some((rows, cols)) => model.cost(rows, cols).ok_or_else(|| {
+        Some(z) => model.cost(z).ok_or_else(|| {
             NpuError::Unsupported(format!(
-                "tiles of {rows} x {cols} output pixels do not fit `{}`'s UB or its vector repeats",
-                machine.name
+                "tiles of {} x {} output pixels and {} channels do not fit `{}`'s UB or its vector repeats, or do not split the channels into whole 32-byte blocks",
+                z.rows, z.cols, z.chans, machine.name
             ))
         })?,
         None => model.ranked().into_iter().next().ok_or_else(|| {
             NpuError::Unsupported(format!(
                 "no tile of one output pixel fits `{}`'s UB ({} bytes needed)",
                 machine.name,
-                model.ub_bytes(1, 1)
+                model.ub_bytes(tiles::Size {
+                    rows: 1,
+                    cols: 1,
+                    chans: w.c
+                })
             ))
         })?,
     };
-    footprint::check(w, &w.reads, (choice.rows, choice.cols), |p0, q0, r, c| {
-        let at = [p0, q0, r, c].map(npu_sim::program::Expr::Const);
-        program::input_box(w, [&at[0], &at[1], &at[2], &at[3]]).map(|e| e.eval(&[], 0, 1))
-    })?;
+    footprint::check(
+        w,
+        &w.reads,
+        (choice.size.rows, choice.size.cols),
+        |p0, q0, r, c| {
+            let at = [p0, q0, r, c].map(npu_sim::program::Expr::Const);
+            program::input_box(w, [&at[0], &at[1], &at[2], &at[3]]).map(|e| e.eval(&[], 0, 1))
+        },
+    )?;
     let program = program::program(w, machine, &model, &choice)?;
     Ok((
         program,
@@ -228,6 +246,7 @@ pub fn compile(
             choice,
             ub_capacity: model.ub_capacity,
             in_slots: model.in_slots(),
+            channels: w.c,
         },
     ))
 }
@@ -240,6 +259,6 @@ pub fn ranked(
 ) -> Result<Vec<(npu_sim::Program, Plan)>, NpuError> {
     let model = tiles::Model::new(w, machine)?;
     (model.ranked().into_iter().take(limit))
-        .map(|c| compile(w, machine, Some((c.rows, c.cols))))
+        .map(|c| compile(w, machine, Some(c.size)))
         .collect()
 }

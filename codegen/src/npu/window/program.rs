@@ -1,21 +1,24 @@
-//! The window reduction's program: tiles of `rows x cols` output pixels of one image, dealt
-//! to the cores in contiguous ranges of their row-major order; per tile `t` (slot `t % 2` of
-//! the input and output rings; the input has one slot when V converts it to the output's
-//! type, since the copy frees it at once):
+//! The window reduction's program: tiles of `rows x cols` output pixels of one image and of
+//! a group of its channels (all of them, or an equal share), dealt to the cores in
+//! contiguous ranges of their row-major order; per tile `t` (slot `t % 2` of the input and
+//! output rings; the input has one slot when V converts it to the output's type, since the
+//! copy frees it at once):
 //! - MTE2 waits until V has freed the input slot, loads the tile's input rows and columns
-//!   inside the image (one burst per row), tells V;
+//!   inside the image (one burst per row, or per pixel for a group of channels), tells V;
 //! - V waits for them and for MTE3 to have freed the output slot; per output row and chunk
 //!   of lanes it sets the accumulators to the initial value, then for each window position
 //!   (the kernel's order) combines the output columns whose input falls inside the image:
 //!   one instruction (`vmax`, `vmin`, `vadd`), or two with a weight or a constant (`vmul` or
-//!   `vmuls` into a temporary row, then `vadd`), a repeat per pixel;
-//! - MTE3 stores the tile's rows (one burst each) and frees the output slot.
+//!   `vmuls` into a temporary row, then `vadd`), a repeat per pixel (or, for a tile one
+//!   column wide, a repeat per chunk of lanes: global pooling);
+//! - MTE3 stores the tile's rows (one burst each, or one per pixel) and frees the output
+//!   slot.
 //!
 //! A depthwise convolution's weights are loaded once per core (flag id 2). The rings'
 //! "free" flags are set twice before the loop and waited for twice after it, as the vector
 //! path's are (strict semantics: one event per flag).
 
-use super::tiles::{Choice, Model};
+use super::tiles::{Choice, Model, Size};
 use super::{Combine, Term, Window};
 use crate::npu::NpuError;
 use npu_sim::builder::Builder;
@@ -34,6 +37,22 @@ fn times(e: Expr, k: i64) -> Expr {
     }
 }
 
+/// `e / k`, folded when `k` is 1.
+fn over(e: Expr, k: i64) -> Expr {
+    match k {
+        1 => e,
+        _ => e / k,
+    }
+}
+
+/// `e % k`, folded when `k` is 1.
+fn modulo(e: Expr, k: i64) -> Expr {
+    match k {
+        1 => Expr::Const(0),
+        _ => e % k,
+    }
+}
+
 /// The UB buffers: the rings (with elements per slot), the temporary, the weights, and the
 /// copies of the input tile and of the weights converted to the output's type.
 struct Buffers {
@@ -45,16 +64,16 @@ struct Buffers {
     converted_weights: Option<BufferId>,
 }
 
-/// `vconv` of `pixels` pixels (repeats), one chunk of lanes after another, from `src` to
-/// `dst` (both with pixels `c` elements apart).
+/// `vconv` of `pixels` pixels (repeats) of `c` channels, one chunk of lanes after another,
+/// from `src` to `dst` (both with pixels `c` elements apart).
 fn convert(
     b: &mut Builder,
     model: &Model,
     dst: (BufferId, Expr),
     src: (BufferId, Expr),
-    pixels: Expr,
+    (pixels, c): (Expr, i64),
 ) {
-    let (c, lanes, chunks) = (model.w.c, model.lanes, model.chunks());
+    let (lanes, chunks) = (model.lanes, model.chunks(c));
     for k in 0..chunks {
         let lane0 = k * lanes;
         let a = b.at(src.0, [src.1.clone() + lane0]);
@@ -76,7 +95,8 @@ pub fn program(
     choice: &Choice,
 ) -> Result<npu_sim::Program, NpuError> {
     let (t_in, t_out, t_w) = model.types;
-    let (rows, cols) = (choice.rows, choice.cols);
+    let z = choice.size;
+    let (rows, cols, chans) = (z.rows, z.cols, z.chans);
     let mut b = Builder::new();
     let shape = |s: &[i64]| s.iter().map(|&d| d as u64).collect::<Vec<_>>();
     let input = b.tensor(&w.input.name, t_in, &shape(&w.input.shape), Direction::In);
@@ -93,7 +113,7 @@ pub fn program(
         )),
         _ => None,
     };
-    let e = model.elems(rows, cols);
+    let e = model.elems(z);
     let mut buffer = |name: &str, d, elems: i64| {
         (elems > 0).then(|| b.buffer(name, Tier::Ub, d, &[elems as u64]))
     };
@@ -130,7 +150,7 @@ pub fn program(
                 model,
                 (conv, Expr::Const(0)),
                 (buf, Expr::Const(0)),
-                Expr::Const(w.r * w.s),
+                (Expr::Const(w.r * w.s), w.c),
             );
         }
         b.origin(None);
@@ -142,7 +162,7 @@ pub fn program(
     b.set_flag(Pipe::Mte3, Pipe::V, 0);
     b.set_flag(Pipe::Mte3, Pipe::V, 1);
 
-    let (tp, tq, tiles) = model.grid(rows, cols);
+    let [tp, tq, tc, tiles] = model.grid(z);
     let cores = machine.cores as i64;
     let (q, rem) = (tiles / cores, tiles % cores);
     let (first, count) = if rem == 0 {
@@ -155,11 +175,18 @@ pub fn program(
     };
     let (sh, sw) = w.stride;
     let c = w.c;
+    let whole = chans == c;
+    // the output's index of pixel (n, p, q), channel c0 (global pooling: no p, q)
+    let out_at = |n: Expr, p: Expr, q: Expr, c0: Expr| match w.spatial {
+        true => vec![n, p, q, c0],
+        false => vec![n, c0],
+    };
     b.repeat("t", count, |b, t| {
         let g = first.clone() + t.clone();
-        let n = g.clone() / (tp * tq);
-        let p0 = times((g.clone() / tq) % tp, rows);
-        let q0 = times(g % tq, cols);
+        let n = over(g.clone(), tp * tq * tc);
+        let p0 = times(modulo(over(g.clone(), tq * tc), tp), rows);
+        let q0 = times(modulo(over(g.clone(), tc), tq), cols);
+        let c0 = times(modulo(g, tc), chans);
         let tile_rows = if w.oh % rows == 0 {
             Expr::Const(rows)
         } else {
@@ -186,18 +213,26 @@ pub fn program(
         let hhi_count = hhi - hlo.clone();
         let wcount = whi - wlo.clone();
         b.wait_flag(Pipe::V, Pipe::Mte2, in_slot.clone());
-        let at = times(in_slot.clone(), bufs.input.1)
-            + times(
-                times(hlo_rel.clone(), in_cols) + (wlo.clone() - w0.clone()),
-                c,
-            );
-        let dst = b.at(bufs.input.0, [at]);
-        let src = b.at(input, [n.clone(), hlo, wlo.clone(), Expr::Const(0)]);
+        // the first loaded pixel of loaded row j in the slot
+        let pixel = |j: Expr| times(hlo_rel.clone() + j, in_cols) + (wlo.clone() - w0.clone());
         b.origin(Some(&format!("load the tile's rows of {}", w.input.name)));
-        b.push(
-            Dma::new(dst, src, hhi_count.clone(), times(wcount.clone(), c))
-                .strides(w.w * c, in_cols * c),
-        );
+        if whole {
+            let at = times(in_slot.clone(), bufs.input.1) + times(pixel(Expr::Const(0)), c);
+            let dst = b.at(bufs.input.0, [at]);
+            let src = b.at(input, [n.clone(), hlo, wlo.clone(), Expr::Const(0)]);
+            b.push(
+                Dma::new(dst, src, hhi_count.clone(), times(wcount.clone(), c))
+                    .strides(w.w * c, in_cols * c),
+            );
+        } else {
+            // a burst per pixel: its group of channels
+            b.repeat("j", hhi_count.clone(), |b, j| {
+                let at = times(in_slot.clone(), bufs.input.1) + times(pixel(j.clone()), chans);
+                let dst = b.at(bufs.input.0, [at]);
+                let src = b.at(input, [n.clone(), hlo.clone() + j, wlo.clone(), c0.clone()]);
+                b.push(Dma::new(dst, src, wcount.clone(), chans).strides(c, chans));
+            });
+        }
         b.origin(None);
         b.set_flag(Pipe::Mte2, Pipe::V, in_slot.clone());
         b.wait_flag(Pipe::Mte2, Pipe::V, in_slot.clone());
@@ -213,16 +248,13 @@ pub fn program(
                 // the previous tile's taps read the copy
                 b.barrier(BarrierScope::Pipe(Pipe::V));
                 b.repeat("j", hhi_count.clone(), |b, j| {
-                    let at = times(
-                        times(hlo_rel.clone() + j, in_cols) + (wlo.clone() - w0.clone()),
-                        c,
-                    );
+                    let at = times(pixel(j), chans);
                     convert(
                         b,
                         model,
                         (conv, at.clone()),
                         (bufs.input.0, x_slot.clone() + at),
-                        wcount.clone(),
+                        (wcount.clone(), chans),
                     );
                 });
                 b.set_flag(Pipe::V, Pipe::Mte2, in_slot.clone());
@@ -244,8 +276,9 @@ pub fn program(
                 i: i.clone(),
                 p,
                 q0: q0.clone(),
+                c0: c0.clone(),
                 cols: tile_cols.clone(),
-                max_cols: cols,
+                size: z,
             };
             tile.row(b);
         });
@@ -255,10 +288,25 @@ pub fn program(
         }
         b.set_flag(Pipe::V, Pipe::Mte3, slot.clone());
         b.wait_flag(Pipe::V, Pipe::Mte3, slot.clone());
-        let src = b.at(bufs.output.0, [o_slot]);
-        let dst = b.at(output, [n, p0, q0, Expr::Const(0)]);
         b.origin(Some(&format!("store the tile's rows of {}", w.output.name)));
-        b.push(Dma::new(dst, src, tile_rows, times(tile_cols, c)).strides(cols * c, w.ow * c));
+        if whole {
+            let src = b.at(bufs.output.0, [o_slot]);
+            let dst = b.at(output, out_at(n, p0, q0, Expr::Const(0)));
+            b.push(Dma::new(dst, src, tile_rows, times(tile_cols, c)).strides(cols * c, w.ow * c));
+        } else {
+            // a burst per pixel: its group of channels
+            b.repeat("i", tile_rows, |b, i| {
+                let src = b.at(
+                    bufs.output.0,
+                    [o_slot.clone() + times(i.clone(), cols * chans)],
+                );
+                let dst = b.at(
+                    output,
+                    out_at(n.clone(), p0.clone() + i, q0.clone(), c0.clone()),
+                );
+                b.push(Dma::new(dst, src, tile_cols.clone(), chans).strides(chans, c));
+            });
+        }
         b.origin(None);
         b.set_flag(Pipe::Mte3, Pipe::V, slot);
     });
@@ -301,10 +349,21 @@ struct Tile<'a> {
     p: Expr,
     /// The tile's first output column.
     q0: Expr,
+    /// The tile's first channel.
+    c0: Expr,
     /// The tile's columns.
     cols: Expr,
-    /// Columns of a whole tile (the output slot's row pitch).
-    max_cols: i64,
+    /// A whole tile's size (its columns: the output slot's row pitch; its channels: a
+    /// pixel's, in UB).
+    size: Size,
+}
+
+/// Which lanes an instruction of a row works on.
+struct Lanes {
+    /// The first channel of the chunk (0 when the repeats walk the chunks).
+    lane0: Expr,
+    /// Active lanes of each repeat.
+    mask: Expr,
 }
 
 impl Tile<'_> {
@@ -312,41 +371,57 @@ impl Tile<'_> {
     /// the image combined into them, chunk of lanes by chunk.
     fn row(&self, b: &mut Builder) {
         let (w, m) = (self.w, self.model);
-        let (lanes, chunks) = (m.lanes, m.chunks());
+        let (lanes, chans) = (m.lanes, self.size.chans);
+        let chunks = m.chunks(chans);
         let chunk = |b: &mut Builder, k: Expr| {
-            let mask = if w.c % lanes == 0 || chunks == 1 {
-                Expr::Const(w.c.min(lanes))
+            let mask = if m.by_chunks(self.size) || chans % lanes == 0 || chunks == 1 {
+                Expr::Const(chans.min(lanes))
             } else {
-                (Expr::Const(w.c) - times(k.clone(), lanes)).min(lanes)
+                (Expr::Const(chans) - times(k.clone(), lanes)).min(lanes)
             };
-            let lane0 = times(k, lanes);
-            let acc0 = self.o_slot.clone() + times(self.i.clone(), self.max_cols * w.c);
-            let init = b.at(self.bufs.output.0, [acc0 + lane0.clone()]);
+            let l = Lanes {
+                lane0: times(k, lanes),
+                mask,
+            };
+            let acc0 = self.o_slot.clone() + times(self.i.clone(), self.size.cols * chans);
+            let init = b.at(self.bufs.output.0, [acc0 + l.lane0.clone()]);
+            let (repeat, rs) = self.repeats(self.cols.clone(), 1);
             b.push(
-                Vector::new(VecOp::Dup { value: w.init }, init, self.cols.clone())
-                    .mask(mask.clone())
-                    .dst_stride(w.c),
+                Vector::new(VecOp::Dup { value: w.init }, init, repeat)
+                    .mask(l.mask.clone())
+                    .dst_stride(rs),
             );
             let (r_lo, r_hi) = self.rows_inside();
             let by_rows = |b: &mut Builder, s: Expr| {
                 b.for_loop("r", r_lo.clone(), r_hi.clone(), 1, |b, r| {
-                    self.position(b, r, s, &lane0, &mask);
+                    self.position(b, r, s, &l);
                 });
             };
             if w.r_outer {
                 b.for_loop("r", r_lo.clone(), r_hi.clone(), 1, |b, r| {
                     b.repeat("s", w.s, |b, s| {
-                        self.position(b, r.clone(), s, &lane0, &mask);
+                        self.position(b, r.clone(), s, &l);
                     });
                 });
             } else {
                 b.repeat("s", w.s, by_rows);
             }
         };
-        if chunks == 1 {
+        if chunks == 1 || m.by_chunks(self.size) {
             chunk(b, Expr::Const(0));
         } else {
             b.repeat("k", chunks, chunk);
+        }
+    }
+
+    /// The repeats of an instruction over `pixels` output pixels whose operand's pixels are
+    /// `stride` pixels apart, and its repeat stride in elements: a repeat per pixel, or
+    /// (one pixel) a repeat per chunk of lanes.
+    fn repeats(&self, pixels: Expr, stride: i64) -> (Expr, i64) {
+        let (m, chans) = (self.model, self.size.chans);
+        match m.by_chunks(self.size) {
+            true => (Expr::Const(m.chunks(chans)), m.lanes),
+            false => (pixels, stride * chans),
         }
     }
 
@@ -378,19 +453,21 @@ impl Tile<'_> {
 
     /// Window position `(r, s)` combined into the row's output columns whose input falls
     /// inside the image (none: no instruction).
-    fn position(&self, b: &mut Builder, r: Expr, s: Expr, lane0: &Expr, mask: &Expr) {
+    fn position(&self, b: &mut Builder, r: Expr, s: Expr, l: &Lanes) {
         let w = self.w;
         let (sh, sw) = w.stride;
-        let c = w.c;
+        let c = self.size.chans;
+        let (lane0, mask) = (&l.lane0, &l.mask);
         let q1 = self.q0.clone() + self.cols.clone();
         // output columns whose column s is inside: ceil((left - s) / sw) ..
         let lo = ((Expr::Const(w.pad.left) - s.clone()).max(0) + (sw - 1)) / sw;
         let hi = (Expr::Const(w.w - 1 + w.pad.left) - s.clone()) / sw + 1;
         let (lo, hi) = (lo.max(self.q0.clone()), hi.min(q1));
-        let in_cols = self.model.in_cols(self.max_cols);
+        let in_cols = self.model.in_cols(self.size.cols);
         let body = |b: &mut Builder| {
             let rel = lo.clone() - self.q0.clone();
-            let repeat = hi.clone() - lo.clone();
+            let (repeat, acc_rs) = self.repeats(hi.clone() - lo.clone(), 1);
+            let (_, x_rs) = self.repeats(hi.clone() - lo.clone(), sw);
             let x_at = self.source.1.clone()
                 + times(
                     times(times(self.i.clone(), sh) + r.clone(), in_cols)
@@ -400,7 +477,7 @@ impl Tile<'_> {
                 )
                 + lane0.clone();
             let acc_at = self.o_slot.clone()
-                + times(times(self.i.clone(), self.max_cols) + rel.clone(), c)
+                + times(times(self.i.clone(), self.size.cols) + rel.clone(), c)
                 + lane0.clone();
             let x = b.at(self.source.0, [x_at]);
             let acc = b.at(self.bufs.output.0, [acc_at]);
@@ -422,8 +499,8 @@ impl Tile<'_> {
                         repeat.clone(),
                     )
                     .mask(mask.clone())
-                    .dst_stride(c)
-                    .src_stride(0, c)
+                    .dst_stride(acc_rs)
+                    .src_stride(0, acc_rs)
                     .src_stride(1, rs),
                 );
             };
@@ -443,7 +520,16 @@ impl Tile<'_> {
                     None,
                 )),
                 (Term::Product { steps, .. }, Some(t)) => self.weights().map(|wb| {
-                    let at = times(r.clone(), steps.0) + times(s.clone(), steps.1) + lane0.clone();
+                    // the weights of the position: the tile's channels, the same for every
+                    // pixel (a repeat stride of 0) or walked by chunk
+                    let at = times(r.clone(), steps.0)
+                        + times(s.clone(), steps.1)
+                        + self.c0.clone()
+                        + lane0.clone();
+                    let rs = match self.model.by_chunks(self.size) {
+                        true => self.model.lanes,
+                        false => 0,
+                    };
                     (
                         VecOp::Binary {
                             op: BinaryOp::Mul,
@@ -451,23 +537,23 @@ impl Tile<'_> {
                             b: b.at(wb, [at]),
                         },
                         t,
-                        Some(0),
+                        Some(rs),
                     )
                 }),
             };
             match product {
-                None => with(b, x, sw * c),
+                None => with(b, x, x_rs),
                 Some((op, t, weight_rs)) => {
                     let mut v = Vector::new(op, t.clone(), repeat.clone())
                         .mask(mask.clone())
-                        .dst_stride(c)
-                        .src_stride(0, sw * c);
+                        .dst_stride(acc_rs)
+                        .src_stride(0, x_rs);
                     if let Some(rs) = weight_rs {
                         v = v.src_stride(1, rs);
                     }
                     b.barrier(BarrierScope::Pipe(Pipe::V));
                     b.push(v);
-                    with(b, t, c);
+                    with(b, t, acc_rs);
                 }
             }
         };

@@ -52,10 +52,20 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
                 })
             })
     };
+    // global pooling: `O[n, c]` from `X[n, r, s, c]`, the window the whole image
+    let global = |ix: &[Linear]| {
+        let bare: Vec<Option<&str>> = ix.iter().map(|e| e.bare()).collect();
+        target.len() == 2
+            && outer.len() == 2
+            && reduction.len() == 2
+            && matches!(bare.as_slice(), [Some(n), Some(r), Some(s), Some(c)]
+                if *n == outer[0] && *c == outer[1] && reduction.contains(&&r.to_string())
+                    && reduction.contains(&&s.to_string()) && r != s)
+    };
     let Some(xa) = reads
         .iter()
         .copied()
-        .find(|a| rd.indices(a).is_some_and(|ix| windowed(&ix)))
+        .find(|a| rd.indices(a).is_some_and(|ix| windowed(&ix) || global(&ix)))
     else {
         return Ok(None);
     };
@@ -73,44 +83,54 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
     };
     let shape_error = || {
         refuse(format!(
-            "statement {stmt} is not a window reduction the NPU back end reads: the output must be `O[n, p, q, c]` and the input `X[n, sh*p + r, sw*q + s, c]` (channels innermost), each output loop and window loop once"
+            "statement {stmt} is not a window reduction the NPU back end reads: the output must be `O[n, p, q, c]` and the input `X[n, sh*p + r, sw*q + s, c]` (channels innermost), or for global pooling `O[n, c]` and `X[n, r, s, c]`, each output loop and window loop once"
         ))
     };
     let Some(xi) = rd.indices(xa) else {
         return shape_error();
     };
-    if target.len() != 4 || outer.len() != 4 || xi.len() != 4 {
-        return shape_error();
-    }
-    let [n, p, q, c] = [outer[0], outer[1], outer[2], outer[3]];
-    // X[j] = stride * (output loop j) + (a window loop or nothing)
-    let mut strides = [0i64; 4];
-    let mut taps: [Option<String>; 4] = Default::default();
-    for (j, e) in xi.iter().enumerate() {
-        let Some(&stride) = e.coefs.get(outer[j]) else {
-            return shape_error();
-        };
-        let others: Vec<(&String, &i64)> = e.coefs.iter().filter(|(l, _)| *l != outer[j]).collect();
-        taps[j] = match others.as_slice() {
-            [] => None,
-            [(l, 1)] if reduction.contains(l) => Some((*l).clone()),
-            _ => return shape_error(),
-        };
-        if stride < 1 || e.constant != 0 {
+    let spatial = !global(&xi);
+    // the loops of the batch and channels, of the window's rows and columns, the strides,
+    // and the output's rows and columns (none in global pooling)
+    let (n, c, r, s, (sh, sw), pixels) = if spatial {
+        if target.len() != 4 || outer.len() != 4 || xi.len() != 4 {
             return shape_error();
         }
-        strides[j] = stride;
-    }
-    if taps[3].is_some() || strides[3] != 1 {
-        return refuse(format!(
-            "statement {stmt} is a window reduction (pooling, a depthwise convolution) whose window slides along `{}`'s innermost dimension: the vector unit's operands start on 32-byte blocks, so the window must slide along outer dimensions, with the channels innermost (NHWC)",
-            rd.name(xa.array)
-        ));
-    }
-    if taps[0].is_some() || strides[0] != 1 {
-        return shape_error();
-    }
-    let (r, s) = (taps[1].clone(), taps[2].clone());
+        let [n, p, q, c] = [outer[0], outer[1], outer[2], outer[3]];
+        // X[j] = stride * (output loop j) + (a window loop or nothing)
+        let mut strides = [0i64; 4];
+        let mut taps: [Option<String>; 4] = Default::default();
+        for (j, e) in xi.iter().enumerate() {
+            let Some(&stride) = e.coefs.get(outer[j]) else {
+                return shape_error();
+            };
+            let others: Vec<(&String, &i64)> =
+                e.coefs.iter().filter(|(l, _)| *l != outer[j]).collect();
+            taps[j] = match others.as_slice() {
+                [] => None,
+                [(l, 1)] if reduction.contains(l) => Some((*l).clone()),
+                _ => return shape_error(),
+            };
+            if stride < 1 || e.constant != 0 {
+                return shape_error();
+            }
+            strides[j] = stride;
+        }
+        if taps[3].is_some() || strides[3] != 1 {
+            return refuse(format!(
+                "statement {stmt} is a window reduction (pooling, a depthwise convolution) whose window slides along `{}`'s innermost dimension: the vector unit's operands start on 32-byte blocks, so the window must slide along outer dimensions, with the channels innermost (NHWC)",
+                rd.name(xa.array)
+            ));
+        }
+        if taps[0].is_some() || strides[0] != 1 {
+            return shape_error();
+        }
+        let (r, s) = (taps[1].clone(), taps[2].clone());
+        (n, c, r, s, (strides[1], strides[2]), Some((p, q)))
+    } else {
+        let bare = |j: usize| xi[j].bare().map(str::to_string);
+        (outer[0], outer[1], bare(1), bare(2), (1, 1), None)
+    };
     let used = reduction
         .iter()
         .all(|l| r.as_ref() == Some(*l) || s.as_ref() == Some(*l));
@@ -121,14 +141,18 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
     let ext = |l: &Option<String>| l.as_ref().map_or(1, |l| extents[l]);
     let (rr, ss) = (ext(&r), ext(&s));
     let output = rd.tensor(update.stmt.target.array)?;
-    let (batch, oh, ow, ch) = (extents[n], extents[p], extents[q], extents[c]);
-    if output.shape != [batch, oh, ow, ch] {
+    let (batch, ch) = (extents[n], extents[c]);
+    let (oh, ow) = pixels.map_or((1, 1), |(p, q)| (extents[p], extents[q]));
+    let want = match spatial {
+        true => vec![batch, oh, ow, ch],
+        false => vec![batch, ch],
+    };
+    if output.shape != want {
         return refuse(format!(
             "statement {stmt}'s loops do not run over the whole of `{}`",
             output.name
         ));
     }
-    let (sh, sw) = (strides[1], strides[2]);
     let x_shape = rd.shape(xa.array)?;
     if x_shape[0] != batch
         || x_shape[3] != ch
@@ -240,6 +264,7 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
         combine,
         term,
         r_outer,
+        spatial,
     }))
 }
 

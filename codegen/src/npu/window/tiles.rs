@@ -35,13 +35,38 @@ pub struct Elems {
     pub converted_weights: i64,
 }
 
+/// A tile's size: output rows, output columns, channels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Size {
+    /// Output rows.
+    pub rows: i64,
+    /// Output columns.
+    pub cols: i64,
+    /// Channels (all of them, or an equal group).
+    pub chans: i64,
+}
+
+/// One tile: its image, first output row, column and channel, and its size (edges
+/// clipped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct At {
+    /// Image.
+    pub n: i64,
+    /// First output row.
+    pub p0: i64,
+    /// First output column.
+    pub q0: i64,
+    /// First channel.
+    pub c0: i64,
+    /// Its size.
+    pub size: Size,
+}
+
 /// A tiling and the model's figures for it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Choice {
-    /// Output rows per tile.
-    pub rows: i64,
-    /// Output columns per tile.
-    pub cols: i64,
+    /// The tiles' size.
+    pub size: Size,
     /// Tiles in all.
     pub tiles: i64,
     /// Tiles of the busiest core.
@@ -168,10 +193,16 @@ impl<'a> Model<'a> {
         self.w.stride.1 * (cols - 1) + self.w.s
     }
 
-    /// Vector instructions per window position and output row: the lanes' chunks of the
-    /// channels.
-    pub fn chunks(&self) -> i64 {
-        (self.w.c + self.lanes - 1) / self.lanes
+    /// Chunks of lanes that cover `chans` channels.
+    pub fn chunks(&self, chans: i64) -> i64 {
+        (chans + self.lanes - 1) / self.lanes
+    }
+
+    /// Whether the instructions of tiles of `z` walk the chunks of lanes with their repeats
+    /// (a tile one output column wide, whole chunks: global pooling), rather than the
+    /// output columns with one instruction per chunk.
+    pub fn by_chunks(&self, z: Size) -> bool {
+        z.cols == 1 && z.chans % self.lanes == 0 && z.chans > self.lanes
     }
 
     fn aligned(&self, bytes: i64) -> i64 {
@@ -195,10 +226,11 @@ impl<'a> Model<'a> {
         }
     }
 
-    /// Elements of each UB buffer for tiles of `rows x cols` output pixels (0: none).
-    pub fn elems(&self, rows: i64, cols: i64) -> Elems {
+    /// Elements of each UB buffer for tiles of `z` (0: none); a pixel holds the tile's
+    /// channels.
+    pub fn elems(&self, z: Size) -> Elems {
         let w = self.w;
-        let input = self.in_rows(rows) * self.in_cols(cols) * w.c;
+        let input = self.in_rows(z.rows) * self.in_cols(z.cols) * z.chans;
         let weights = match w.term {
             Term::Product { .. } => w.r * w.s * w.c,
             _ => 0,
@@ -206,10 +238,10 @@ impl<'a> Model<'a> {
         let (conv_in, conv_w) = self.converts();
         Elems {
             input,
-            output: rows * cols * w.c,
+            output: z.rows * z.cols * z.chans,
             temp: match w.term {
                 Term::Input => 0,
-                _ => cols * w.c,
+                _ => z.cols * z.chans,
             },
             weights,
             converted: if conv_in { input } else { 0 },
@@ -217,10 +249,10 @@ impl<'a> Model<'a> {
         }
     }
 
-    /// UB bytes of tiles of `rows x cols` output pixels: both rings, the temporary, the
-    /// weights, the converted copies, each buffer aligned.
-    pub fn ub_bytes(&self, rows: i64, cols: i64) -> u64 {
-        let e = self.elems(rows, cols);
+    /// UB bytes of tiles of `z`: both rings, the temporary, the weights, the converted
+    /// copies, each buffer aligned.
+    pub fn ub_bytes(&self, z: Size) -> u64 {
+        let e = self.elems(z);
         let (i, o, wd) = self.types;
         let bytes = self.in_slots() * self.aligned(e.input * size(i))
             + 2 * self.aligned(e.output * size(o))
@@ -237,13 +269,15 @@ impl<'a> Model<'a> {
         (first.max(0), (first + extent).min(size))
     }
 
-    /// GM cycles of one tile's load and of its store: their bursts, each charged every
-    /// segment it touches, at the core's bandwidth, plus each burst's set-up.
-    fn gm_cycles(&self, n: i64, p0: i64, q0: i64, rows: i64, cols: i64) -> (f64, f64) {
+    /// GM cycles of one tile's load and of its store: their bursts (a row of pixels when the
+    /// tile holds every channel, else a pixel's channels), each charged every segment it
+    /// touches, at the core's bandwidth, plus each burst's set-up.
+    fn gm_cycles(&self, t: &At) -> (f64, f64) {
         let (w, m) = (self.w, self.machine);
         let (i, o, _) = self.types;
-        let (hlo, hhi) = Self::clip(w.stride.0 * p0 - w.pad.top, self.in_rows(rows), w.h);
-        let (wlo, whi) = Self::clip(w.stride.1 * q0 - w.pad.left, self.in_cols(cols), w.w);
+        let z = t.size;
+        let (hlo, hhi) = Self::clip(w.stride.0 * t.p0 - w.pad.top, self.in_rows(z.rows), w.h);
+        let (wlo, whi) = Self::clip(w.stride.1 * t.q0 - w.pad.left, self.in_cols(z.cols), w.w);
         let cycles = |bursts: &mut dyn Iterator<Item = (i64, i64)>| {
             let (mut charged, mut count) = (0u64, 0.0);
             for (start, len) in bursts {
@@ -252,14 +286,40 @@ impl<'a> Model<'a> {
             }
             charged as f64 / m.gm.bytes_per_cycle_per_core + count * m.gm.burst_cycles
         };
-        let load = cycles(&mut (hlo..hhi).map(|h| {
-            let start = ((n * w.h + h) * w.w + wlo) * w.c * size(i);
-            (start, (whi - wlo) * w.c * size(i))
-        }));
-        let store = cycles(&mut (p0..p0 + rows).map(|p| {
-            let start = ((n * w.oh + p) * w.ow + q0) * w.c * size(o);
-            (start, cols * w.c * size(o))
-        }));
+        // the bursts of `rows` rows of `pixels` pixels from pixel `first(row)` of a tensor of
+        // element size `e`
+        let bursts = |rows: std::ops::Range<i64>, pixels: i64, first: &dyn Fn(i64) -> i64, e| {
+            let whole = z.chans == w.c;
+            rows.flat_map(move |r| {
+                let per: Vec<(i64, i64)> = if whole {
+                    vec![(first(r) * w.c * e, pixels * w.c * e)]
+                } else {
+                    (0..pixels)
+                        .map(|k| (((first(r) + k) * w.c + t.c0) * e, z.chans * e))
+                        .collect()
+                };
+                per
+            })
+            .collect::<Vec<_>>()
+        };
+        let load = cycles(
+            &mut bursts(
+                hlo..hhi,
+                whi - wlo,
+                &|h| (t.n * w.h + h) * w.w + wlo,
+                size(i),
+            )
+            .into_iter(),
+        );
+        let store = cycles(
+            &mut bursts(
+                t.p0..t.p0 + z.rows,
+                z.cols,
+                &|p| (t.n * w.oh + p) * w.ow + t.q0,
+                size(o),
+            )
+            .into_iter(),
+        );
         (load, store)
     }
 
@@ -281,43 +341,71 @@ impl<'a> Model<'a> {
     }
 
     /// Vector cycles of one tile: the conversion of its input rows (when converted), then
-    /// per output row and chunk of lanes, the initial value and one instruction per window
-    /// position inside the image (two with a weight or a constant: the product, then its
-    /// sum).
-    fn vector_cycles(&self, p0: i64, q0: i64, rows: i64, cols: i64) -> f64 {
+    /// per output row, the initial value and one instruction per window position inside the
+    /// image (two with a weight or a constant: the product, then its sum), each per chunk
+    /// of lanes with a repeat per output column, or (`by_chunks`) once with a repeat per
+    /// chunk.
+    fn vector_cycles(&self, t: &At) -> f64 {
         let (w, m) = (self.w, self.machine);
+        let z = t.size;
         let start = m.vector.startup;
-        let mut convert = 0.0;
+        // one pass over `n` pixels: its instructions' cycles
+        let pass = |n: i64| match self.by_chunks(z) {
+            true => (start + self.chunks(z.chans) as f64) * n as f64,
+            false => (start + n as f64) * self.chunks(z.chans) as f64,
+        };
+        let mut cycles = 0.0;
         if self.converts().0 {
-            let (hlo, hhi) = Self::clip(w.stride.0 * p0 - w.pad.top, self.in_rows(rows), w.h);
-            let (wlo, whi) = Self::clip(w.stride.1 * q0 - w.pad.left, self.in_cols(cols), w.w);
-            convert = (hhi - hlo) as f64 * (start + (whi - wlo) as f64);
+            let (hlo, hhi) = Self::clip(w.stride.0 * t.p0 - w.pad.top, self.in_rows(z.rows), w.h);
+            let (wlo, whi) = Self::clip(w.stride.1 * t.q0 - w.pad.left, self.in_cols(z.cols), w.w);
+            // per loaded row and chunk, a repeat per pixel
+            cycles +=
+                (hhi - hlo) as f64 * (start + (whi - wlo) as f64) * self.chunks(z.chans) as f64;
         }
         let per_term = match w.term {
             Term::Input => 1.0,
             _ => 2.0,
         };
-        let mut cycles = 0.0;
-        for p in p0..p0 + rows {
+        for p in t.p0..t.p0 + z.rows {
             let (rlo, rhi) = self.rows_inside(p);
-            let mut this = start + cols as f64;
+            cycles += pass(z.cols);
             for s in 0..w.s {
-                let (lo, hi) = self.cols_inside(q0, cols, s);
+                let (lo, hi) = self.cols_inside(t.q0, z.cols, s);
                 if hi > lo {
-                    this += (rhi - rlo) as f64 * per_term * (start + (hi - lo) as f64);
+                    cycles += (rhi - rlo) as f64 * per_term * pass(hi - lo);
                 }
             }
-            cycles += this;
         }
-        (cycles + convert) * self.chunks() as f64
+        cycles
     }
 
-    /// The grid of tiles of `rows x cols`: tiles per image row band, per band, in all.
-    pub fn grid(&self, rows: i64, cols: i64) -> (i64, i64, i64) {
+    /// The grid of tiles of `z`: tiles per image in a column of tiles, in a row of tiles,
+    /// per pixel (channel groups), and in all.
+    pub fn grid(&self, z: Size) -> [i64; 4] {
         let w = self.w;
-        let tp = (w.oh + rows - 1) / rows;
-        let tq = (w.ow + cols - 1) / cols;
-        (tp, tq, w.batch * tp * tq)
+        let tp = (w.oh + z.rows - 1) / z.rows;
+        let tq = (w.ow + z.cols - 1) / z.cols;
+        let tc = w.c / z.chans;
+        [tp, tq, tc, w.batch * tp * tq * tc]
+    }
+
+    /// Tile `g` of the grid of `z` (row-major: image, output rows, output columns, channel
+    /// groups), edges clipped.
+    pub fn tile(&self, z: Size, g: i64) -> At {
+        let w = self.w;
+        let [tp, tq, tc, _] = self.grid(z);
+        let (p0, q0) = ((g / (tq * tc)) % tp * z.rows, (g / tc) % tq * z.cols);
+        At {
+            n: g / (tp * tq * tc),
+            p0,
+            q0,
+            c0: g % tc * z.chans,
+            size: Size {
+                rows: z.rows.min(w.oh - p0),
+                cols: z.cols.min(w.ow - q0),
+                chans: z.chans,
+            },
+        }
     }
 
     /// The first tile and the number of tiles of core `core` among `tiles` (contiguous,
@@ -328,22 +416,29 @@ impl<'a> Model<'a> {
         (core * q + core.min(rem), q + i64::from(core < rem))
     }
 
-    /// The model's figures for tiles of `rows x cols` output pixels, `None` when they do not
-    /// fit UB or a row of a tile is more than an instruction's repeats.
-    pub fn cost(&self, rows: i64, cols: i64) -> Option<Choice> {
+    /// The model's figures for tiles of `z`, `None` when they do not fit UB, a pass is more
+    /// than an instruction's repeats, or the channels do not split into whole 32-byte blocks.
+    pub fn cost(&self, z: Size) -> Option<Choice> {
         let (w, m) = (self.w, self.machine);
-        let fits = (1..=w.oh).contains(&rows)
-            && (1..=w.ow).contains(&cols)
-            && (if self.converts().0 {
-                self.in_cols(cols)
-            } else {
-                cols
-            }) <= m.vector.max_repeat as i64
-            && self.ub_bytes(rows, cols) <= self.ub_capacity;
+        let block = |t: DType| (z.chans * size(t)) % npu_sim::hazards::BLOCK as i64 == 0;
+        let (i, o, _) = self.types;
+        let repeats = match self.by_chunks(z) {
+            true => self.chunks(z.chans),
+            false if self.converts().0 => self.in_cols(z.cols),
+            false => z.cols,
+        };
+        let fits = (1..=w.oh).contains(&z.rows)
+            && (1..=w.ow).contains(&z.cols)
+            && (1..=w.c).contains(&z.chans)
+            && w.c % z.chans == 0
+            && block(i)
+            && block(o)
+            && repeats <= m.vector.max_repeat as i64
+            && self.ub_bytes(z) <= self.ub_capacity;
         if !fits {
             return None;
         }
-        let (tp, tq, tiles) = self.grid(rows, cols);
+        let tiles = self.grid(z)[3];
         let latency = |from, to| m.path(from, to).map_or(0.0, |p| m.paths[p].latency);
         let (load_latency, store_latency) = (latency(Mem::Gm, Mem::Ub), latency(Mem::Ub, Mem::Gm));
         let mut busiest: Option<Choice> = None;
@@ -352,11 +447,9 @@ impl<'a> Model<'a> {
             // per tile: its load, its vector work and its store
             let steps: Vec<(f64, f64, f64)> = (first..first + count)
                 .map(|g| {
-                    let (n, pb, qb) = (g / (tp * tq), (g / tq) % tp, g % tq);
-                    let (p0, q0) = (pb * rows, qb * cols);
-                    let (r, c) = (rows.min(w.oh - p0), cols.min(w.ow - q0));
-                    let (load, store) = self.gm_cycles(n, p0, q0, r, c);
-                    (load, self.vector_cycles(p0, q0, r, c), store)
+                    let t = self.tile(z, g);
+                    let (load, store) = self.gm_cycles(&t);
+                    (load, self.vector_cycles(&t), store)
                 })
                 .collect();
             let cycles = rings(&steps, (load_latency, store_latency), self.in_slots() == 1);
@@ -364,14 +457,13 @@ impl<'a> Model<'a> {
             let vector: f64 = steps.iter().map(|s| s.1).sum();
             if busiest.as_ref().is_none_or(|b| cycles > b.cycles) {
                 busiest = Some(Choice {
-                    rows,
-                    cols,
+                    size: z,
                     tiles,
                     per_core: count,
                     cycles,
                     gm_cycles: gm,
                     vector_cycles: vector,
-                    ub_bytes: self.ub_bytes(rows, cols),
+                    ub_bytes: self.ub_bytes(z),
                 });
             }
         }
@@ -380,23 +472,28 @@ impl<'a> Model<'a> {
 
     /// Every tiling that fits, cheapest first by the model (ties: larger tiles first). The
     /// sizes tried are those that split the output rows (columns) into `k` nearly equal
-    /// tiles for each `k`.
+    /// tiles for each `k`, and the channels into any number of equal groups.
     pub fn ranked(&self) -> Vec<Choice> {
         let splits = |extent: i64| {
             let mut sizes: Vec<i64> = (1..=extent).map(|k| (extent + k - 1) / k).collect();
             sizes.dedup();
             sizes
         };
+        let c = self.w.c;
+        let groups: Vec<i64> = (1..=c).filter(|k| c % k == 0).map(|k| c / k).collect();
         let mut out = Vec::new();
         for &rows in &splits(self.w.oh) {
             for &cols in &splits(self.w.ow) {
-                out.extend(self.cost(rows, cols));
+                for &chans in &groups {
+                    out.extend(self.cost(Size { rows, cols, chans }));
+                }
             }
         }
         out.sort_by(|a, b| {
+            let volume = |c: &Choice| c.size.rows * c.size.cols * c.size.chans;
             a.cycles
                 .total_cmp(&b.cycles)
-                .then((b.rows * b.cols).cmp(&(a.rows * a.cols)))
+                .then(volume(b).cmp(&volume(a)))
         });
         out
     }
