@@ -14,6 +14,7 @@ pub mod attention;
 pub mod conv;
 pub mod epilogue;
 pub mod lift;
+pub mod lifted;
 pub mod matmul;
 pub mod padded;
 pub mod read;

@@ -9,7 +9,7 @@
 use super::geometry::{c, BandMode, Orientation, Shape, Slab, Tile};
 use super::tiles::Tiles;
 use super::{Activations, Conv};
-use crate::npu::NpuError;
+use crate::npu::{lifted, NpuError};
 use frontend::ir::{ArrayId, Kernel};
 use poly::isl::{Ctx, IslResult, Map};
 use poly::model::isl_text::isl_name;
@@ -123,8 +123,7 @@ impl RowReads {
     /// The tables of the convolution `src` describes.
     pub fn of(src: &Source) -> Result<RowReads, NpuError> {
         let ctx = Ctx::default();
-        let program = Program::build(&ctx, src.kernel, src.sizes)
-            .map_err(|e| NpuError::Internal(format!("lifting the convolution: {e}")))?;
+        let program = lifted::lift(&ctx, src.kernel, src.sizes, "convolution")?;
         Self::from_program(&ctx, &program, src).map_err(|e| {
             NpuError::Internal(format!(
                 "counting the convolution's input rows with isl: {e}"
@@ -138,7 +137,7 @@ impl RowReads {
         let update = (program.statements.iter())
             .find(|s| s.name == src.update)
             .ok_or("the update is not in the kernel")?;
-        let read_x = reads(update, src.x).ok_or("the update does not read the image")?;
+        let read_x = lifted::reads(update, src.x).ok_or("the update does not read the image")?;
         let to_x = Self::pixels(ctx, update, src)
             .and_then(|p| p.apply_range(&read_x))
             .map_err(isl)?;
@@ -154,13 +153,9 @@ impl RowReads {
             });
         }
         // through the copy: `{ X[..] -> I[..] }` where the copy writes X[..] from I[..]
-        let (copy, read_i) = (program.statements.iter())
-            .filter(|s| s.write.array == src.x)
-            .find_map(|s| Some((s, reads(s, src.input)?)))
-            .ok_or("no statement copies the input into the padded image")?;
+        let unpad = lifted::unpadded(program, src.x, src.input)?;
         let i_row = row_of(ctx, src, src.input).map_err(isl)?;
-        let input = (copy.write.relation.reverse())
-            .and_then(|unpad| to_x.apply_range(&unpad.apply_range(&read_i)?))
+        let input = (to_x.apply_range(&unpad))
             .and_then(|rel| rel.apply_range(&i_row))
             .and_then(|rel| Self::table(&rel, (src.out_rows, src.out_cols)))
             .map_err(isl)?;
@@ -201,13 +196,13 @@ impl RowReads {
         if !product.is_equal(rel)? {
             let mut spans = vec![None; (rows * cols) as usize];
             let at = |pt: &[i64]| (pt[0] * cols + pt[1]) as usize;
-            for (pt, span) in Self::scan(rel)? {
+            for (pt, span) in lifted::scan(rel)? {
                 spans[at(&pt)] = Some(span);
             }
             return Ok(spans);
         }
         let mut per_row = vec![None; rows as usize];
-        for (pt, span) in Self::scan(&by_row)? {
+        for (pt, span) in lifted::scan(&by_row)? {
             per_row[pt[0] as usize] = Some(span);
         }
         let mut spans: Vec<Span> = (0..rows * cols)
@@ -224,19 +219,6 @@ impl RowReads {
         Ok(spans)
     }
 
-    /// Each point of `rel`'s domain with the span of its image (rows).
-    fn scan(rel: &Map) -> IslResult<Vec<(Vec<i64>, Rows)>> {
-        let n = rel.domain()?.n_dims()?;
-        let ends: std::collections::HashMap<Vec<i64>, i64> = (rel.lexmax()?.wrap()?.points()?)
-            .into_iter()
-            .map(|pt| (pt[..n].to_vec(), pt[n] + 1))
-            .collect();
-        let firsts = rel.lexmin()?.wrap()?.points()?;
-        Ok((firsts.into_iter())
-            .map(|pt| (pt[..n].to_vec(), (pt[n], ends[&pt[..n]])))
-            .collect())
-    }
-
     /// The rows of the input the pixels `[a, b)` read, as `(first, end)` (`(0, 0)`: none).
     pub fn input_rows(&self, a: i64, b: i64) -> (i64, i64) {
         self.input.rows(a, b)
@@ -247,13 +229,6 @@ impl RowReads {
         let (first, end) = self.padded.rows(a, b);
         end - first
     }
-}
-
-/// The read of `array` by `s`, if any.
-fn reads(s: &Statement, array: ArrayId) -> Option<Map> {
-    (s.reads.iter())
-        .find(|a| a.array == array)
-        .map(|a| a.relation.clone())
 }
 
 /// `{ A[i0, i1, i2, i3] -> [row] }` for the activation `array` in the input's layout.

@@ -11,10 +11,10 @@
 //! so a tile reads the hull of its rows' rows by the hull of its columns' columns.
 
 use super::Window;
-use crate::npu::NpuError;
+use crate::npu::{lifted, NpuError};
 use frontend::ir::{ArrayId, Kernel};
-use poly::isl::{Ctx, IslResult, Map};
-use poly::model::{Program, Statement};
+use poly::isl::{Ctx, IslResult};
+use poly::model::Program;
 use std::collections::BTreeMap;
 
 /// `[first, end)` of the input's rows (or columns); `None`: none.
@@ -47,8 +47,7 @@ impl Reads {
     /// The reads of the window reduction `src` describes, counted by isl.
     pub fn of(src: &Source) -> Result<Reads, NpuError> {
         let ctx = Ctx::default();
-        let program = Program::build(&ctx, src.kernel, src.sizes)
-            .map_err(|e| NpuError::Internal(format!("lifting the window reduction: {e}")))?;
+        let program = lifted::lift(&ctx, src.kernel, src.sizes, "window reduction")?;
         Self::from_program(&ctx, &program, src).map_err(|e| {
             NpuError::Internal(format!("counting the window's input rows with isl: {e}"))
         })
@@ -59,20 +58,14 @@ impl Reads {
         let update = (program.statements.iter())
             .find(|s| s.name == src.update)
             .ok_or("the update is not in the kernel")?;
-        let read_x = reads(update, src.x).ok_or("the update does not read its input")?;
+        let read_x = lifted::reads(update, src.x).ok_or("the update does not read its input")?;
         // { O[..] -> X[..] }, then through the copy { O[..] -> I[..] }
         let mut rel = (update.write.relation.reverse())
             .and_then(|o| o.apply_range(&read_x))
             .map_err(isl)?;
         if src.input != src.x {
-            let (copy, read_i) = (program.statements.iter())
-                .filter(|s| s.write.array == src.x)
-                .find_map(|s| Some((s, reads(s, src.input)?)))
-                .ok_or("no statement copies the input into the padded array")?;
-            rel = (copy.write.relation.reverse())
-                .and_then(|unpad| unpad.apply_range(&read_i))
-                .and_then(|x_to_i| rel.apply_range(&x_to_i))
-                .map_err(isl)?;
+            let unpad = lifted::unpadded(program, src.x, src.input)?;
+            rel = rel.apply_range(&unpad).map_err(isl)?;
         }
         let out = (update.write.relation.range())
             .map_err(isl)?
@@ -89,8 +82,8 @@ impl Reads {
             let to = ctx.map(&format!("{{ {inp}[i0, i1, i2, i3] -> [i{dim}] }}"))?;
             let by = from.apply_range(&rel)?.apply_range(&to)?;
             let mut spans = vec![None; extent as usize];
-            for (x, s) in scan(&by)? {
-                if let Some(slot) = usize::try_from(x).ok().and_then(|x| spans.get_mut(x)) {
+            for (x, s) in lifted::scan(&by)? {
+                if let Some(slot) = usize::try_from(x[0]).ok().and_then(|x| spans.get_mut(x)) {
                     *slot = Some(s);
                 }
             }
@@ -114,24 +107,6 @@ impl Reads {
             cols: span(2, extent(2)?).map_err(isl)?,
         })
     }
-}
-
-/// The read of `array` by `s`, if any.
-fn reads(s: &Statement, array: ArrayId) -> Option<Map> {
-    (s.reads.iter())
-        .find(|a| a.array == array)
-        .map(|a| a.relation.clone())
-}
-
-/// Each point of `rel`'s one-dimensional domain with the span of its one-dimensional image.
-fn scan(rel: &Map) -> IslResult<Vec<(i64, (i64, i64))>> {
-    let ends: BTreeMap<i64, i64> = (rel.lexmax()?.wrap()?.points()?)
-        .into_iter()
-        .map(|pt| (pt[0], pt[1] + 1))
-        .collect();
-    Ok((rel.lexmin()?.wrap()?.points()?.into_iter())
-        .map(|pt| (pt[0], (pt[1], ends[&pt[0]])))
-        .collect())
 }
 
 /// The hull of the spans `spans[a..b]` (`None`: none read).
