@@ -18,6 +18,7 @@
 
 pub mod shrink;
 pub mod tensor;
+pub mod window;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

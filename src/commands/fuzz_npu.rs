@@ -1,13 +1,15 @@
-//! The NPU leg of `polyc fuzz-schedules --npu`, per seed two kernels, each compiled by the
+//! The NPU leg of `polyc fuzz-schedules --npu`, per seed three kernels, each compiled by the
 //! NPU back end for two machines, simulated in the strict semantics and compared with the
-//! interpreter within the output types' tolerance (the NPU reorders sums), or judged no
-//! further than it from the exact result ([`runner::judged`]):
+//! interpreter: bit for bit where the program keeps the kernel's order (the window
+//! reductions), else within the output types' tolerance (the NPU reorders sums), or judged
+//! no further than it from the exact result ([`runner::judged`]):
 //!
 //! - the random affine kernel, its `f64` arrays retyped to `f32` (the NPU has no `f64`):
 //!   almost always refused (in-place updates, triangular and stepped loops are neither a
 //!   product nor element-wise), which checks that refusals are clean;
 //! - a random tensor kernel of the vector path's shape ([`progen::tensor`]), which checks
-//!   what it compiles.
+//!   what it compiles;
+//! - a random window reduction ([`progen::window`]: pooling, depthwise convolutions).
 //!
 //! A refusal with its reason is an answer. An internal error, a program the simulator stops
 //! (race, fault, unwritten output) or a wrong answer is a failure of polyc's.
@@ -25,15 +27,19 @@ pub enum Kind {
     Affine,
     /// The seed's tensor kernel ([`progen::tensor::generate`]).
     Tensor,
+    /// The seed's window reduction ([`progen::window::generate`]).
+    Window,
 }
 
 /// Every kind of kernel on every machine (the realistic preset and the tiny one whose
 /// buffers force the smallest tiles), with the label failures name their setting by.
-pub const LEGS: [(Kind, &str, &str); 4] = [
+pub const LEGS: [(Kind, &str, &str); 6] = [
     (Kind::Affine, "ascend-like", "f32, ascend-like"),
     (Kind::Affine, "mini", "f32, mini"),
     (Kind::Tensor, "ascend-like", "tensor kernel, ascend-like"),
     (Kind::Tensor, "mini", "tensor kernel, mini"),
+    (Kind::Window, "ascend-like", "window reduction, ascend-like"),
+    (Kind::Window, "mini", "window reduction, mini"),
 ];
 
 /// What became of one kernel on one machine.
@@ -47,11 +53,12 @@ pub enum Outcome {
     Failed(String),
 }
 
-/// Whether the leg labelled `label` checks the seed's tensor kernel (which the shrinker of
-/// affine kernels cannot reduce: it is reproduced by its seed).
+/// Whether the leg labelled `label` checks a kernel of the seed's own (a tensor kernel or a
+/// window reduction, which the shrinker of affine kernels cannot reduce: it is reproduced
+/// by its seed).
 pub fn is_tensor(label: &str) -> bool {
     LEGS.iter()
-        .any(|&(kind, _, l)| l == label && kind == Kind::Tensor)
+        .any(|&(kind, _, l)| l == label && kind != Kind::Affine)
 }
 
 /// The kernel of `kind` for the affine kernel `text` of `seed`.
@@ -59,6 +66,7 @@ pub fn kernel_text(kind: Kind, seed: u64, text: &str) -> String {
     match kind {
         Kind::Affine => text.replace("f64", "f32"),
         Kind::Tensor => progen::tensor::generate(seed),
+        Kind::Window => progen::window::generate(seed),
     }
 }
 
@@ -85,8 +93,11 @@ pub fn check(seed: u64, text: &str, machine: &str) -> Result<Outcome, String> {
     };
     let expected =
         runner::interpreted(&kernel, &params, &inputs).map_err(|e| format!("interpreter: {e}"))?;
-    let wrong =
-        runner::judged(&kernel, &params, &inputs, &expected, &got).map_err(|e| e.to_string())?;
+    let wrong = match compiled.plan.exact() {
+        true => runner::disagreements(&kernel, &expected, &got, runner::Comparison::Exact),
+        false => runner::judged(&kernel, &params, &inputs, &expected, &got),
+    }
+    .map_err(|e| e.to_string())?;
     Ok(match wrong.first() {
         None => Outcome::Matched,
         Some(d) => Outcome::Failed(format!("wrong answer: {d}")),
