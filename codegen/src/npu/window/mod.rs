@@ -1,6 +1,6 @@
-//! The NPU back end's window reductions: pooling (a maximum, minimum or sum over a window)
-//! and depthwise convolutions (each channel's window times its own weights), NHWC, on the
-//! vector unit.
+//! The NPU back end's window reductions: pooling (a maximum, minimum or sum over a window,
+//! global pooling over the whole image) and depthwise convolutions (each channel's window
+//! times its own weights), NHWC, on the vector unit.
 //!
 //! A window reduction reads each output pixel's `R x S` window of input pixels, channels
 //! innermost: for one window position `(r, s)` the pixels of an output row read input
@@ -12,8 +12,8 @@
 //!   the innermost dimension, a border that would change the result);
 //! - `footprint`: the input rows and columns each output row and column reads, counted by
 //!   isl, and the check that every tile of a program loads them;
-//! - `tiles`: the analytic model that chooses the tile of output rows and columns (GM bytes
-//!   charged by segments, the vector unit's instructions, UB with both rings);
+//! - `tiles`: the analytic model that chooses the tile of output rows, columns and channels
+//!   (GM bytes charged by segments, the vector unit's instructions, UB with both rings);
 //! - `program`: the tiled, double-buffered, multi-core program.
 //!
 //! Invariants: the border of a padded input is never built nor loaded, and the terms that

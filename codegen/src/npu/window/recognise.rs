@@ -3,10 +3,12 @@
 //! the output and the window, where the term `T` reads `X[n, sh*p + r, sw*q + s, c]`:
 //! `X` itself, converted to `O`'s type, times a per-channel weight `W[.., c]` indexed by the
 //! window's loops (a depthwise convolution), or times a constant. `X` is an input or a copy
-//! of one padded by the two statements before (`npu::padded`).
+//! of one padded by the two statements before (`npu::padded`). Global pooling is the case
+//! `O[n, c]` from `X[n, r, s, c]`: one output pixel per image, its window the image.
 //!
 //! A kernel is a window reduction when every loop of the update that does not index the
-//! output indexes `X` only next to an output loop (`sh*p + r`): a loop reading `X` alone
+//! output indexes `X` only next to an output loop (`sh*p + r`), or is global pooling's: a
+//! loop reading `X` alone otherwise
 //! (a convolution's channels, a product's depth, a row's columns) makes it something else,
 //! and [`window`] answers `Ok(None)` for another recogniser to take it.
 
