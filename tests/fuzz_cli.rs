@@ -97,8 +97,9 @@ fn an_overflowing_f16_kernel_is_judged_against_the_exact_result() {
         "16532",
         "--npu-only",
     ]);
+    // the tensor kernel on `ascend-like` and the seed's window reduction on both machines
     assert!(
-        stdout.contains("on the NPU 1 kernels compiled and matched"),
+        stdout.contains("on the NPU 3 kernels compiled and matched, 3 refused"),
         "{stdout}"
     );
 }
