@@ -7,18 +7,40 @@ use crate::npu::NpuError;
 use frontend::ir::{ArrayId, Kernel};
 use poly::isl::{Ctx, IslResult, Map};
 use poly::model::{Program, Statement};
-use std::collections::{BTreeMap, HashMap};
 
-/// `kernel` at `sizes` in isl (`what` names it in the error).
-pub fn lift(
-    ctx: &Ctx,
-    kernel: &Kernel,
-    sizes: &BTreeMap<String, i64>,
-    what: &str,
-) -> Result<Program, NpuError> {
-    Program::build(ctx, kernel, sizes)
-        .map_err(|e| NpuError::Internal(format!("lifting the {what}: {e}")))
+/// What a footprint is counted from: a kernel at its sizes, the update statement whose reads
+/// are counted, the array it reads its image from (a padded copy, or the input) and the
+/// input behind it.
+pub struct Source<'a> {
+    /// The kernel.
+    pub kernel: &'a Kernel,
+    /// Its parameters' values.
+    pub sizes: &'a BTreeMap<String, i64>,
+    /// The update statement's name.
+    pub update: &'a str,
+    /// The array the update reads its image from.
+    pub x: ArrayId,
+    /// The input (the array the copy reads, or `x`).
+    pub input: ArrayId,
 }
+
+impl Source<'_> {
+    /// The kernel in isl (`what` names it in the error).
+    pub fn lift(&self, ctx: &Ctx, what: &str) -> Result<Program, NpuError> {
+        Program::build(ctx, self.kernel, self.sizes)
+            .map_err(|e| NpuError::Internal(format!("lifting the {what}: {e}")))
+    }
+
+    /// The update in `program` and its read of the image.
+    pub fn update<'p>(&self, program: &'p Program) -> Result<(&'p Statement, Map), String> {
+        let update = (program.statements.iter())
+            .find(|s| s.name == self.update)
+            .ok_or("the update is not in the kernel")?;
+        let read = reads(update, self.x).ok_or("the update does not read its image")?;
+        Ok((update, read))
+    }
+}
+use std::collections::{BTreeMap, HashMap};
 
 /// The read of `array` by `s`, if any.
 pub fn reads(s: &Statement, array: ArrayId) -> Option<Map> {

@@ -10,11 +10,10 @@ use super::geometry::{c, BandMode, Orientation, Shape, Slab, Tile};
 use super::tiles::Tiles;
 use super::{Activations, Conv};
 use crate::npu::{lifted, NpuError};
-use frontend::ir::{ArrayId, Kernel};
+use frontend::ir::ArrayId;
 use poly::isl::{Ctx, IslResult, Map};
 use poly::model::isl_text::isl_name;
 use poly::model::{Program, Statement};
-use std::collections::BTreeMap;
 
 /// Rows `[first, end)` of an image.
 type Rows = (i64, i64);
@@ -99,16 +98,9 @@ impl Hulls {
 /// What the tables are computed from: the kernel's statement and arrays, as the recogniser
 /// found them.
 pub struct Source<'a> {
-    /// The kernel.
-    pub kernel: &'a Kernel,
-    /// Its parameters' values.
-    pub sizes: &'a BTreeMap<String, i64>,
-    /// The multiply-accumulate statement.
-    pub update: &'a str,
-    /// The array it reads the image from (the padded copy, or the input).
-    pub x: ArrayId,
-    /// The input (the array the copy reads, or `x`).
-    pub input: ArrayId,
+    /// The kernel, its multiply-accumulate statement, the array it reads the image from
+    /// and the input.
+    pub at: lifted::Source<'a>,
     /// The output's layout.
     pub output_layout: Activations,
     /// The input's layout.
@@ -123,7 +115,7 @@ impl RowReads {
     /// The tables of the convolution `src` describes.
     pub fn of(src: &Source) -> Result<RowReads, NpuError> {
         let ctx = Ctx::default();
-        let program = lifted::lift(&ctx, src.kernel, src.sizes, "convolution")?;
+        let program = src.at.lift(&ctx, "convolution")?;
         Self::from_program(&ctx, &program, src).map_err(|e| {
             NpuError::Internal(format!(
                 "counting the convolution's input rows with isl: {e}"
@@ -134,18 +126,15 @@ impl RowReads {
     /// [`RowReads::of`] on the lifted kernel.
     fn from_program(ctx: &Ctx, program: &Program, src: &Source) -> Result<RowReads, String> {
         let isl = |e: poly::isl::IslError| e.to_string();
-        let update = (program.statements.iter())
-            .find(|s| s.name == src.update)
-            .ok_or("the update is not in the kernel")?;
-        let read_x = lifted::reads(update, src.x).ok_or("the update does not read the image")?;
+        let (update, read_x) = src.at.update(program)?;
         let to_x = Self::pixels(ctx, update, src)
             .and_then(|p| p.apply_range(&read_x))
             .map_err(isl)?;
-        let x_row = row_of(ctx, src, src.x).map_err(isl)?;
+        let x_row = row_of(ctx, src, src.at.x).map_err(isl)?;
         let padded = (to_x.apply_range(&x_row))
             .and_then(|rel| Self::table(&rel, (src.out_rows, src.out_cols)))
             .map_err(isl)?;
-        if src.input == src.x {
+        if src.at.input == src.at.x {
             let hulls = Hulls::new(&padded);
             return Ok(RowReads {
                 input: hulls.clone(),
@@ -153,8 +142,8 @@ impl RowReads {
             });
         }
         // through the copy: `{ X[..] -> I[..] }` where the copy writes X[..] from I[..]
-        let unpad = lifted::unpadded(program, src.x, src.input)?;
-        let i_row = row_of(ctx, src, src.input).map_err(isl)?;
+        let unpad = lifted::unpadded(program, src.at.x, src.at.input)?;
+        let i_row = row_of(ctx, src, src.at.input).map_err(isl)?;
         let input = (to_x.apply_range(&unpad))
             .and_then(|rel| rel.apply_range(&i_row))
             .and_then(|rel| Self::table(&rel, (src.out_rows, src.out_cols)))
@@ -233,7 +222,7 @@ impl RowReads {
 
 /// `{ A[i0, i1, i2, i3] -> [row] }` for the activation `array` in the input's layout.
 fn row_of(ctx: &Ctx, src: &Source, array: ArrayId) -> IslResult<Map> {
-    let name = isl_name(&src.kernel.array(array).name);
+    let name = isl_name(&src.at.kernel.array(array).name);
     let row = match src.input_layout {
         Activations::Nchw => 2,
         Activations::Nhwc => 1,

@@ -192,11 +192,13 @@ pub fn convolution(
         weight_layout,
     )?;
     let src = footprint::Source {
-        kernel,
-        sizes,
-        update: &update.stmt.name,
-        x: xa.array,
-        input: input.id,
+        at: crate::npu::lifted::Source {
+            kernel,
+            sizes,
+            update: &update.stmt.name,
+            x: xa.array,
+            input: input.id,
+        },
         output_layout,
         input_layout,
         out_rows: oh,

@@ -11,11 +11,10 @@
 //! so a tile reads the hull of its rows' rows by the hull of its columns' columns.
 
 use super::Window;
-use crate::npu::{lifted, NpuError};
-use frontend::ir::{ArrayId, Kernel};
+use crate::npu::lifted::{self, Source};
+use crate::npu::NpuError;
 use poly::isl::{Ctx, IslResult};
 use poly::model::Program;
-use std::collections::BTreeMap;
 
 /// `[first, end)` of the input's rows (or columns); `None`: none.
 type Span = Option<(i64, i64)>;
@@ -29,25 +28,11 @@ pub struct Reads {
     pub cols: Vec<Span>,
 }
 
-/// Where the window's terms come from in the kernel.
-pub struct Source<'a> {
-    /// The kernel.
-    pub kernel: &'a Kernel,
-    /// Its sizes.
-    pub sizes: &'a BTreeMap<String, i64>,
-    /// The update statement's name.
-    pub update: &'a str,
-    /// The array the update reads (the padded copy, or the input).
-    pub x: ArrayId,
-    /// The input.
-    pub input: ArrayId,
-}
-
 impl Reads {
     /// The reads of the window reduction `src` describes, counted by isl.
     pub fn of(src: &Source) -> Result<Reads, NpuError> {
         let ctx = Ctx::default();
-        let program = lifted::lift(&ctx, src.kernel, src.sizes, "window reduction")?;
+        let program = src.lift(&ctx, "window reduction")?;
         Self::from_program(&ctx, &program, src).map_err(|e| {
             NpuError::Internal(format!("counting the window's input rows with isl: {e}"))
         })

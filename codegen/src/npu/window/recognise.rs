@@ -239,7 +239,7 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
         (Some(r), Some(s)) => names.iter().position(|l| l == r) < names.iter().position(|l| l == s),
         _ => true,
     };
-    let reads = footprint::Reads::of(&footprint::Source {
+    let reads = footprint::Reads::of(&crate::npu::lifted::Source {
         kernel,
         sizes,
         update: stmt,
