@@ -440,7 +440,11 @@ mod random {
     use proptest::prelude::*;
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+        // 24 cases, or `PROPTEST_CASES` for a longer run
+        #![proptest_config(ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(24),
+            ..ProptestConfig::default()
+        })]
 
         /// Any small window reduction (`progen::window`, by seed) compiles for both presets
         /// and matches the interpreter exactly, with the model's tiles and with tiles of a
