@@ -9,7 +9,6 @@
 use super::{Term, Window};
 use crate::npu::matmul::dtype;
 use crate::npu::NpuError;
-use frontend::ir::ElemType;
 use npu_sim::machine::Mem;
 use npu_sim::program::{DType, Tier};
 use npu_sim::Machine;
@@ -161,18 +160,13 @@ impl<'a> Model<'a> {
                 machine.name, machine.flag_ids
             ));
         }
-        let of = |e: ElemType| dtype(e);
-        let input = of(w.types.0)?;
-        let output = of(w.types.1)?;
+        let input = dtype(w.types.0)?;
+        let output = dtype(w.types.1)?;
         let weights = match &w.term {
-            Term::Product { elem, .. } => of(*elem)?,
+            Term::Product { elem, .. } => dtype(*elem)?,
             _ => output,
         };
         let widest = size(input).max(size(output)).max(size(weights));
-        let max_cols = machine.vector.max_repeat as i64;
-        if max_cols < 1 {
-            return unsupported(format!("`{}` has no vector repeats", machine.name));
-        }
         Ok(Model {
             w,
             machine,
@@ -278,47 +272,39 @@ impl<'a> Model<'a> {
         let z = t.size;
         let (hlo, hhi) = Self::clip(w.stride.0 * t.p0 - w.pad.top, self.in_rows(z.rows), w.h);
         let (wlo, whi) = Self::clip(w.stride.1 * t.q0 - w.pad.left, self.in_cols(z.cols), w.w);
-        let cycles = |bursts: &mut dyn Iterator<Item = (i64, i64)>| {
-            let (mut charged, mut count) = (0u64, 0.0);
-            for (start, len) in bursts {
-                charged += m.gm.charged(start as u64, len as u64);
-                count += 1.0;
-            }
-            charged as f64 / m.gm.bytes_per_cycle_per_core + count * m.gm.burst_cycles
-        };
-        // the bursts of `rows` rows of `pixels` pixels from pixel `first(row)` of a tensor of
-        // element size `e`
-        let bursts = |rows: std::ops::Range<i64>, pixels: i64, first: &dyn Fn(i64) -> i64, e| {
+        // the GM cycles of `rows` rows of `pixels` pixels from pixel `first(row)` of a tensor
+        // of element size `e`: a burst per row when the tile holds every channel, else one per
+        // pixel (its group of channels)
+        let cycles = |rows: std::ops::Range<i64>, pixels: i64, first: &dyn Fn(i64) -> i64, e| {
             let whole = z.chans == w.c;
-            rows.flat_map(move |r| {
-                let per: Vec<(i64, i64)> = if whole {
-                    vec![(first(r) * w.c * e, pixels * w.c * e)]
-                } else {
-                    (0..pixels)
-                        .map(|k| (((first(r) + k) * w.c + t.c0) * e, z.chans * e))
-                        .collect()
-                };
-                per
-            })
-            .collect::<Vec<_>>()
+            let (per_row, len) = match whole {
+                true => (1, pixels * w.c * e),
+                false => (pixels, z.chans * e),
+            };
+            let mut charged = 0u64;
+            for r in rows.clone() {
+                for k in 0..per_row {
+                    let start = match whole {
+                        true => first(r) * w.c * e,
+                        false => ((first(r) + k) * w.c + t.c0) * e,
+                    };
+                    charged += m.gm.charged(start as u64, len as u64);
+                }
+            }
+            let bursts = (rows.end - rows.start).max(0) * per_row;
+            charged as f64 / m.gm.bytes_per_cycle_per_core + bursts as f64 * m.gm.burst_cycles
         };
         let load = cycles(
-            &mut bursts(
-                hlo..hhi,
-                whi - wlo,
-                &|h| (t.n * w.h + h) * w.w + wlo,
-                size(i),
-            )
-            .into_iter(),
+            hlo..hhi,
+            whi - wlo,
+            &|h| (t.n * w.h + h) * w.w + wlo,
+            size(i),
         );
         let store = cycles(
-            &mut bursts(
-                t.p0..t.p0 + z.rows,
-                z.cols,
-                &|p| (t.n * w.oh + p) * w.ow + t.q0,
-                size(o),
-            )
-            .into_iter(),
+            t.p0..t.p0 + z.rows,
+            z.cols,
+            &|p| (t.n * w.oh + p) * w.ow + t.q0,
+            size(o),
         );
         (load, store)
     }
