@@ -2,15 +2,16 @@
 //! differentially: each compiled program runs in the simulator (strict semantics, race
 //! detector, the timing oracle agreeing on two more machines) on the interpreter's inputs
 //! and must give exactly the interpreter's outputs (the program combines each output's terms
-//! in the kernel's order, and skips only border terms that cannot change it); kernels outside
-//! the back end's reach are refused with a reason.
+//! in the kernel's order, and skips only border terms that cannot change it), or, global
+//! pooling combined pairwise, the interpreter's within the tolerance; kernels outside the
+//! back end's reach are refused with a reason.
 
 mod common;
 
 use codegen::npu::window::{
     self,
     tiles::{Model, Size},
-    Combine,
+    Combine, Order,
 };
 use codegen::npu::{candidates, compile, conv::Offer, NpuError, Plan};
 use frontend::ir::Kernel;
@@ -52,7 +53,8 @@ fn exact_with(text: &str, machine: &str, forced: Option<Size>) -> window::Plan {
     let w = window::recognise(&k, &sizes)
         .unwrap_or_else(|e| panic!("{e}\n{text}"))
         .unwrap_or_else(|| panic!("not a window reduction:\n{text}"));
-    let (program, plan) = window::compile(&w, &m, forced).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let (program, plan) =
+        window::compile(&w, &m, Order::Kernel, forced).unwrap_or_else(|e| panic!("{e}\n{text}"));
     codegen::npu::lift::check(&k, &sizes, &program, &m).unwrap_or_else(|e| panic!("{e}\n{text}"));
     let compiled = codegen::npu::Compiled {
         program,
@@ -225,21 +227,32 @@ fn edge_tiles_of_every_shape_match() {
 
 /// Global pooling (`O[n, c]` from `X[n, r, s, c]`, the window the whole image): the tiles
 /// are groups of channels, each instruction's repeats walk the chunks of lanes.
-#[test]
-fn global_pooling_matches_in_groups_of_channels() {
-    let text = |op: &str, init: &str, term: &str| {
-        format!(
-            "kernel g(I: f16[N, H, W, C]) -> (O: f32[N, C])
-  params N = 2, H = 5, W = 6, C = 512
+/// A global pooling kernel `O[n, c] OP= TERM` over `H x W` pixels of `C` channels.
+fn global(
+    types: (&str, &str),
+    (h, w, c): (i64, i64, i64),
+    op: &str,
+    init: &str,
+    term: &str,
+) -> String {
+    format!(
+        "kernel g(I: {}[N, H, W, C]) -> (O: {}[N, C])
+  params N = 2, H = {h}, W = {w}, C = {c}
 {{
   O[n, c] = {init};
   for n in 0..N {{ for c in 0..C {{ for h in 0..H {{ for w in 0..W {{
     O[n, c] {op}= {term};
   }} }} }} }}
 }}
-"
-        )
-    };
+",
+        types.0, types.1
+    )
+}
+
+#[test]
+fn global_pooling_matches_in_groups_of_channels() {
+    let text =
+        |op: &str, init: &str, term: &str| global(("f16", "f32"), (5, 6, 512), op, init, term);
     let avg = text("+", "0.0", "f32(I[n, h, w, c]) * 0.0333");
     let max = text("max", "-1.0e9", "f32(I[n, h, w, c])");
     for t in [&avg, &max] {
@@ -257,6 +270,92 @@ fn global_pooling_matches_in_groups_of_channels() {
             );
         }
     }
+}
+
+/// Compiles `text` with `--reorder-reductions` for `machine` (tiles `forced` or the
+/// model's), runs it against the interpreter and compares within the tolerance; returns the
+/// plan, which must combine the terms pairwise.
+fn pairwise_with(text: &str, machine: &str, forced: Option<Size>) -> window::Plan {
+    let k = common::kernel(text);
+    let m = Machine::load(machine).unwrap();
+    let (params, sizes) = defaults(&k);
+    let compiled = match forced {
+        None => compile(&k, &sizes, &m, true).unwrap_or_else(|e| panic!("{e}\n{text}")),
+        Some(z) => {
+            let w = window::recognise(&k, &sizes).unwrap().unwrap();
+            let (program, plan) = window::compile(&w, &m, Order::Pairwise, Some(z))
+                .unwrap_or_else(|e| panic!("{e}\n{text}"));
+            codegen::npu::lift::check(&k, &sizes, &program, &m).unwrap();
+            codegen::npu::Compiled {
+                program,
+                plan: Plan::Window(plan),
+            }
+        }
+    };
+    let Plan::Window(plan) = &compiled.plan else {
+        panic!("not a window reduction:\n{text}")
+    };
+    assert_eq!(plan.order, Order::Pairwise, "{text}");
+    assert!(!compiled.plan.exact());
+    let (want, got) = common::interpreted_and_simulated(&k, &params, &compiled, &m, 2, text);
+    let bad =
+        codegen::runner::disagreements(&k, &want, &got, codegen::runner::Comparison::Tolerant)
+            .unwrap();
+    assert!(bad.is_empty(), "{machine}: {bad:?}\n{text}");
+    plan.clone()
+}
+
+#[test]
+fn global_pooling_reordered_is_combined_pairwise_within_the_tolerance() {
+    let scaled = "f32(I[n, h, w, c]) * 0.0204";
+    let cases = [
+        // the example's kind: converted, then scaled in place, 49 pixels
+        global(("f16", "f32"), (7, 7, 512), "+", "0.0", scaled),
+        // f32 summed in the input's slot itself; 96 channels: a full chunk of lanes and
+        // one of 32
+        global(("f32", "f32"), (5, 6, 96), "+", "1.5", "I[n, h, w, c]"),
+        // 272 pixels: passes of more than an instruction's 255 repeats
+        global(
+            ("f16", "f32"),
+            (16, 17, 64),
+            "max",
+            "-1.0e9",
+            "f32(I[n, h, w, c])",
+        ),
+        // f16 throughout, fewer channels than lanes
+        global(
+            ("f16", "f16"),
+            (3, 5, 64),
+            "min",
+            "65504.0",
+            "I[n, h, w, c]",
+        ),
+    ];
+    for text in &cases {
+        for machine in ["ascend-like", "ascend-like-halfgm"] {
+            pairwise_with(text, machine, None);
+        }
+    }
+    for chans in [512, 128, 16] {
+        let size = Size {
+            rows: 1,
+            cols: 1,
+            chans,
+        };
+        assert_eq!(
+            pairwise_with(&cases[0], "ascend-like", Some(size))
+                .choice
+                .size,
+            size
+        );
+    }
+    // without --reorder-reductions the kernel's order, exactly
+    let k = common::kernel(&cases[0]);
+    let (_, sizes) = defaults(&k);
+    let m = Machine::load("ascend-like").unwrap();
+    let kept = compile(&k, &sizes, &m, false).unwrap();
+    assert!(matches!(&kept.plan, Plan::Window(p) if p.order == Order::Kernel));
+    assert!(kept.plan.exact());
 }
 
 #[test]
@@ -294,7 +393,7 @@ fn candidates_are_the_models_tilings_each_matching() {
     let all = candidates(&k, &sizes, &m, false, 4, Offer::Tilings).unwrap();
     assert_eq!(all.len(), 4);
     let w = window::recognise(&k, &sizes).unwrap().unwrap();
-    let ranked = Model::new(&w, &m).unwrap().ranked();
+    let ranked = Model::new(&w, &m, Order::Kernel).unwrap().ranked();
     for (c, choice) in all.iter().zip(&ranked) {
         assert_eq!(
             c.label,
@@ -423,7 +522,7 @@ fn the_model_reports_the_busiest_cores_work() {
     let w = window::recognise(&k, &sizes).unwrap().unwrap();
     assert_eq!(w.combine, Combine::Max);
     let m = Machine::load("ascend-like").unwrap();
-    let model = Model::new(&w, &m).unwrap();
+    let model = Model::new(&w, &m, Order::Kernel).unwrap();
     let best = model.ranked().remove(0);
     // every tiling the model ranks fits UB, and the chosen one is among them
     assert!(best.ub_bytes <= model.ub_capacity);

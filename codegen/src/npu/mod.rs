@@ -77,9 +77,9 @@ pub enum Plan {
 impl Plan {
     /// Whether the program computes every output with the kernel's operations in the
     /// kernel's order, so that it must equal the interpreter's bit for bit (the window
-    /// reductions); the others reorder sums.
+    /// reductions, but global pooling combined pairwise); the others reorder sums.
     pub fn exact(&self) -> bool {
-        matches!(self, Plan::Window(_))
+        matches!(self, Plan::Window(p) if p.order == window::Order::Kernel)
     }
 
     /// The program's header: what was compiled and how, one comment line each.
@@ -162,9 +162,17 @@ fn compile_unchecked(
     machine: &Machine,
     reorder: bool,
 ) -> Result<Compiled, NpuError> {
+    // before any path's own reasons: a kernel of f64 arrays is refused for that alone
+    if let Some(a) = (kernel.arrays.iter()).find(|a| a.elem == frontend::ir::ElemType::F64) {
+        return Err(NpuError::Unsupported(format!(
+            "`{}` is f64, and the NPU computes in f16, bf16, f32, i8 and i32 only; declare it f32 (or f16)",
+            a.name
+        )));
+    }
     let target = Target::of_npu(machine);
     if let Some(w) = window::recognise(kernel, params)? {
-        let (program, plan) = window::compile(&w, machine, None)?;
+        let order = window::Order::of(&w, reorder);
+        let (program, plan) = window::compile(&w, machine, order, None)?;
         return Ok(Compiled {
             program,
             plan: Plan::Window(plan),
@@ -315,10 +323,10 @@ pub fn candidates(
                 });
             }
         }
-        Plan::Window(_) => {
+        Plan::Window(chosen) => {
             let w = window::recognise(kernel, params)?
                 .ok_or_else(|| NpuError::Internal("the window reduction is gone".into()))?;
-            for (program, plan) in window::ranked(&w, machine, limit)? {
+            for (program, plan) in window::ranked(&w, machine, chosen.order, limit)? {
                 let c = &plan.choice;
                 out.push(Candidate {
                     label: match c.size.chans == plan.channels {

@@ -19,8 +19,10 @@
 //! Invariants: the border of a padded input is never built nor loaded, and the terms that
 //! read it are skipped (so a sum's border must be zeros, a maximum's no larger than the
 //! initial value: `recognise` refuses the others); each output element is combined in the
-//! kernel's order of the window's loops, so sums need no `--reorder-reductions`. See
-//! `docs/npu-backend.md`, "Window reductions".
+//! kernel's order of the window's loops ([`Order::Kernel`]), so sums need no
+//! `--reorder-reductions`, except global pooling with `--reorder-reductions`, whose terms
+//! are combined pairwise ([`Order::Pairwise`]). See `docs/npu-backend.md`, "Window
+//! reductions".
 
 pub mod footprint;
 pub mod program;
@@ -42,6 +44,29 @@ pub enum Combine {
     Max,
     /// `min=`.
     Min,
+}
+
+/// In which order a window's terms are combined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// The kernel's order of the window's loops, from the initial value, one rounding per
+    /// term: the interpreter's outputs bit for bit.
+    Kernel,
+    /// Global pooling with reordering allowed: every term of the tile computed at once
+    /// (the image's pixels, a repeat per chunk of lanes), then halves combined pairwise
+    /// until one pixel is left, which is combined with the initial value.
+    Pairwise,
+}
+
+impl Order {
+    /// The order for `w`: pairwise for global pooling (a term of the input or the input
+    /// times a constant) when `reorder` allows it, else the kernel's.
+    pub fn of(w: &Window, reorder: bool) -> Order {
+        match reorder && !w.spatial && matches!(w.term, Term::Input | Term::Scaled(_)) {
+            true => Order::Pairwise,
+            false => Order::Kernel,
+        }
+    }
 }
 
 /// What one window position contributes.
@@ -161,6 +186,8 @@ pub struct Plan {
     pub in_slots: i64,
     /// Channels of the output.
     pub channels: i64,
+    /// The order the terms are combined in.
+    pub order: Order,
 }
 
 impl Plan {
@@ -186,6 +213,10 @@ impl Plan {
                 c.ub_bytes,
                 self.ub_capacity
             ),
+            match self.order {
+                Order::Kernel => "Each output's terms combined in the kernel's order of the window's loops, from its initial value (the interpreter's outputs bit for bit).".into(),
+                Order::Pairwise => "Each tile's terms computed at once, then combined pairwise (the first half of the pixels with the last, until one is left) and with the initial value (allowed by --reorder-reductions).".into(),
+            },
             format!(
                 "Model of the busiest core: {:.0} cycles ({:.0} GM, {:.0} vector).",
                 c.cycles, c.gm_cycles, c.vector_cycles
@@ -202,14 +233,16 @@ pub fn recognise(
     recognise::window(kernel, params)
 }
 
-/// Compiles `w` for `machine` with the model's tiling, or tiles of the size `forced` when
-/// given, after checking that every tile loads what isl says it reads.
+/// Compiles `w` for `machine` combining its terms in `order`, with the model's tiling, or
+/// tiles of the size `forced` when given, after checking that every tile loads what isl
+/// says it reads.
 pub fn compile(
     w: &Window,
     machine: &Machine,
+    order: Order,
     forced: Option<tiles::Size>,
 ) -> Result<(npu_sim::Program, Plan), NpuError> {
-    let model = tiles::Model::new(w, machine)?;
+    let model = tiles::Model::new(w, machine, order)?;
     let choice = match forced {
         Some(z) => model.cost(z).ok_or_else(|| {
             NpuError::Unsupported(format!(
@@ -247,18 +280,21 @@ pub fn compile(
             ub_capacity: model.ub_capacity,
             in_slots: model.in_slots(),
             channels: w.c,
+            order,
         },
     ))
 }
 
-/// The model's `limit` cheapest tilings of `w`, compiled, cheapest first.
+/// The model's `limit` cheapest tilings of `w` combining its terms in `order`, compiled,
+/// cheapest first.
 pub fn ranked(
     w: &Window,
     machine: &Machine,
+    order: Order,
     limit: usize,
 ) -> Result<Vec<(npu_sim::Program, Plan)>, NpuError> {
-    let model = tiles::Model::new(w, machine)?;
+    let model = tiles::Model::new(w, machine, order)?;
     (model.ranked().into_iter().take(limit))
-        .map(|c| compile(w, machine, Some(c.size)))
+        .map(|c| compile(w, machine, order, Some(c.size)))
         .collect()
 }

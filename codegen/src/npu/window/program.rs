@@ -14,12 +14,18 @@
 //! - MTE3 stores the tile's rows (one burst each, or one per pixel) and frees the output
 //!   slot.
 //!
+//! Global pooling combined pairwise ([`Order::Pairwise`]) computes a tile's terms in place,
+//! in its converted copy or its input slot (a pass each for the conversion and the scaling,
+//! its pixels consecutive), then halves the pixels until one is left (the first `n / 2`
+//! combined with the last `n / 2`), then sets the output to the initial value and combines
+//! the last pixel into it; a barrier separates dependent passes.
+//!
 //! A depthwise convolution's weights are loaded once per core (flag id 2). The rings'
 //! "free" flags are set twice before the loop and waited for twice after it, as the vector
 //! path's are (strict semantics: one event per flag).
 
 use super::tiles::{Choice, Model, Size};
-use super::{Combine, Term, Window};
+use super::{Combine, Order, Term, Window};
 use crate::npu::NpuError;
 use npu_sim::builder::Builder;
 use npu_sim::program::{
@@ -85,6 +91,83 @@ fn convert(
                 .src_stride(0, c),
         );
     }
+}
+
+/// One pass of `model.runs(pixels, chans)`: per run, `op(b, offset)` (its operation with its
+/// sources `offset` elements on, and how many sources it has) written to `dst` plus
+/// `offset`.
+fn pass(
+    b: &mut Builder,
+    model: &Model,
+    (pixels, chans): (i64, i64),
+    dst: (BufferId, &Expr),
+    mut op: impl FnMut(&mut Builder, i64) -> (VecOp, usize),
+) {
+    for run in model.runs(pixels, chans) {
+        let (vop, sources) = op(b, run.offset);
+        let d = b.at(dst.0, [dst.1.clone() + run.offset]);
+        let mut v = Vector::new(vop, d, run.repeats)
+            .mask(run.mask)
+            .dst_stride(run.stride);
+        for k in 0..sources {
+            v = v.src_stride(k, run.stride);
+        }
+        b.push(v);
+    }
+}
+
+/// The combining operation of `w`.
+fn combining(w: &Window) -> BinaryOp {
+    match w.combine {
+        Combine::Sum => BinaryOp::Add,
+        Combine::Max => BinaryOp::Max,
+        Combine::Min => BinaryOp::Min,
+    }
+}
+
+/// A global pooling tile combined pairwise ([`Order::Pairwise`]): its `pixels` pixels of
+/// `chans` channels in `work` (from its element given, converted already) scaled in place
+/// when the term is, halved until one pixel is left, and combined with the initial value
+/// into the output slot `out`.
+fn pairwise(
+    b: &mut Builder,
+    (w, model): (&Window, &Model),
+    work: (BufferId, Expr),
+    out: (BufferId, Expr),
+    (pixels, chans): (i64, i64),
+) {
+    let at = |b: &Builder, (buf, base): &(BufferId, Expr), offset: i64| {
+        b.at(*buf, [base.clone() + offset])
+    };
+    if let Term::Scaled(value) = w.term {
+        b.barrier(BarrierScope::Pipe(Pipe::V));
+        pass(b, model, (pixels, chans), (work.0, &work.1), |b, o| {
+            let a = at(b, &work, o);
+            let op = ScalarOp::Muls;
+            (VecOp::Scalar { op, a, value }, 1)
+        });
+    }
+    let op = combining(w);
+    let mut n = pixels;
+    while n > 1 {
+        let half = n / 2;
+        // pixels 0..half combined with n - half..n
+        let second = (n - half) * chans;
+        b.barrier(BarrierScope::Pipe(Pipe::V));
+        pass(b, model, (half, chans), (work.0, &work.1), |b, o| {
+            let (a, bb) = (at(b, &work, o), at(b, &work, second + o));
+            (VecOp::Binary { op, a, b: bb }, 2)
+        });
+        n -= half;
+    }
+    pass(b, model, (1, chans), (out.0, &out.1), |_, _| {
+        (VecOp::Dup { value: w.init }, 0)
+    });
+    b.barrier(BarrierScope::Pipe(Pipe::V));
+    pass(b, model, (1, chans), (out.0, &out.1), |b, o| {
+        let (a, bb) = (at(b, &out, o), at(b, &work, o));
+        (VecOp::Binary { op, a, b: bb }, 2)
+    });
 }
 
 /// The program for `w` tiled as `choice` says.
@@ -224,6 +307,12 @@ pub fn program(
                 Dma::new(dst, src, hhi_count.clone(), times(wcount.clone(), c))
                     .strides(w.w * c, in_cols * c),
             );
+        } else if !w.spatial {
+            // global pooling: the whole image, its pixels one after the other in GM too, so
+            // one transfer of a burst per pixel (its group of channels)
+            let dst = b.at(bufs.input.0, [times(in_slot.clone(), bufs.input.1)]);
+            let src = b.at(input, [n.clone(), hlo, wlo.clone(), c0.clone()]);
+            b.push(Dma::new(dst, src, w.h * w.w, chans).strides(c, chans));
         } else {
             // a burst per pixel: its group of channels
             b.repeat("j", hhi_count.clone(), |b, j| {
@@ -247,16 +336,27 @@ pub fn program(
                 )));
                 // the previous tile's taps read the copy
                 b.barrier(BarrierScope::Pipe(Pipe::V));
-                b.repeat("j", hhi_count.clone(), |b, j| {
-                    let at = times(pixel(j), chans);
-                    convert(
-                        b,
-                        model,
-                        (conv, at.clone()),
-                        (bufs.input.0, x_slot.clone() + at),
-                        (wcount.clone(), chans),
-                    );
-                });
+                match model.order {
+                    Order::Kernel => b.repeat("j", hhi_count.clone(), |b, j| {
+                        let at = times(pixel(j), chans);
+                        convert(
+                            b,
+                            model,
+                            (conv, at.clone()),
+                            (bufs.input.0, x_slot.clone() + at),
+                            (wcount.clone(), chans),
+                        );
+                    }),
+                    // the image's pixels are consecutive
+                    Order::Pairwise => {
+                        let from = (bufs.input.0, x_slot.clone());
+                        let pixels = (model.in_rows(1) * model.in_cols(1), chans);
+                        pass(b, model, pixels, (conv, &Expr::Const(0)), |b, o| {
+                            let a = b.at(from.0, [from.1.clone() + o]);
+                            (VecOp::Conv { a }, 1)
+                        });
+                    }
+                }
                 b.set_flag(Pipe::V, Pipe::Mte2, in_slot.clone());
                 (conv, Expr::Const(0))
             }
@@ -265,23 +365,29 @@ pub fn program(
         b.wait_flag(Pipe::Mte3, Pipe::V, slot.clone());
         b.origin(Some(&format!("statement {}", w.stmt)));
         let o_slot = times(slot.clone(), bufs.output.1);
-        b.repeat("i", tile_rows.clone(), |b, i| {
-            let p = p0.clone() + i.clone();
-            let tile = Tile {
-                w,
-                model,
-                bufs: &bufs,
-                source: source.clone(),
-                o_slot: o_slot.clone(),
-                i: i.clone(),
-                p,
-                q0: q0.clone(),
-                c0: c0.clone(),
-                cols: tile_cols.clone(),
-                size: z,
-            };
-            tile.row(b);
-        });
+        if model.order == Order::Pairwise {
+            let pixels = (model.in_rows(1) * model.in_cols(1), chans);
+            let out = (bufs.output.0, o_slot.clone());
+            pairwise(b, (w, model), source.clone(), out, pixels);
+        } else {
+            b.repeat("i", tile_rows.clone(), |b, i| {
+                let p = p0.clone() + i.clone();
+                let tile = Tile {
+                    w,
+                    model,
+                    bufs: &bufs,
+                    source: source.clone(),
+                    o_slot: o_slot.clone(),
+                    i: i.clone(),
+                    p,
+                    q0: q0.clone(),
+                    c0: c0.clone(),
+                    cols: tile_cols.clone(),
+                    size: z,
+                };
+                tile.row(b);
+            });
+        }
         b.origin(None);
         if bufs.converted.is_none() {
             b.set_flag(Pipe::V, Pipe::Mte2, in_slot);
@@ -481,11 +587,7 @@ impl Tile<'_> {
                 + lane0.clone();
             let x = b.at(self.source.0, [x_at]);
             let acc = b.at(self.bufs.output.0, [acc_at]);
-            let combine = match w.combine {
-                Combine::Sum => BinaryOp::Add,
-                Combine::Max => BinaryOp::Max,
-                Combine::Min => BinaryOp::Min,
-            };
+            let combine = combining(w);
             let with = |b: &mut Builder, operand: MemRef, rs: i64| {
                 b.barrier(BarrierScope::Pipe(Pipe::V));
                 b.push(

@@ -6,7 +6,7 @@
 //! of its GM and vector cycles (the rings overlap the three). No tiling is tried in the
 //! simulator.
 
-use super::{Term, Window};
+use super::{Order, Term, Window};
 use crate::npu::matmul::dtype;
 use crate::npu::NpuError;
 use npu_sim::machine::Mem;
@@ -80,6 +80,20 @@ pub struct Choice {
     pub ub_bytes: u64,
 }
 
+/// One element-wise instruction over consecutive pixels of a tile's channels (a pass of
+/// [`Order::Pairwise`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    /// Its operands' first element, from the pass's first.
+    pub offset: i64,
+    /// Repeats.
+    pub repeats: i64,
+    /// Active lanes of each repeat.
+    pub mask: i64,
+    /// Elements between consecutive repeats (of every operand).
+    pub stride: i64,
+}
+
 /// The end of a core's tiles, each `(load, vector, store)` cycles, through rings of two
 /// slots each way (one for the input when `one_in`), with the paths' `latencies` (in,
 /// out). A load is ready when the vector unit has freed its slot (computed the tile two
@@ -132,6 +146,8 @@ pub struct Model<'a> {
     pub lanes: i64,
     /// Element types of the input, the output and the weights (the output's when none).
     pub types: (DType, DType, DType),
+    /// The order the terms are combined in.
+    pub order: Order,
 }
 
 fn size(d: DType) -> i64 {
@@ -139,9 +155,9 @@ fn size(d: DType) -> i64 {
 }
 
 impl<'a> Model<'a> {
-    /// The model of `w` on `machine`, or a refusal if the machine lacks what the program
-    /// needs.
-    pub fn new(w: &'a Window, machine: &'a Machine) -> Result<Model<'a>, NpuError> {
+    /// The model of `w` on `machine` with its terms combined in `order`, or a refusal if the
+    /// machine lacks what the program needs.
+    pub fn new(w: &'a Window, machine: &'a Machine, order: Order) -> Result<Model<'a>, NpuError> {
         let unsupported = |why: String| Err(NpuError::Unsupported(why));
         let Some(ub) = machine.tier(Tier::Ub) else {
             return unsupported(format!("`{}` has no UB", machine.name));
@@ -174,6 +190,7 @@ impl<'a> Model<'a> {
             align: ub.align as i64,
             lanes: machine.vector.bytes_per_repeat as i64 / widest,
             types: (input, output, weights),
+            order,
         })
     }
 
@@ -197,6 +214,33 @@ impl<'a> Model<'a> {
     /// output columns with one instruction per chunk.
     pub fn by_chunks(&self, z: Size) -> bool {
         z.cols == 1 && z.chans % self.lanes == 0 && z.chans > self.lanes
+    }
+
+    /// The instructions of one element-wise pass over `pixels` consecutive pixels of
+    /// `chans` channels: whole repeats of the lanes over the pixels as one run of elements
+    /// when the channels are whole chunks of lanes, else a repeat per pixel for each chunk;
+    /// at most the machine's repeats an instruction.
+    pub fn runs(&self, pixels: i64, chans: i64) -> Vec<Run> {
+        let (lanes, max) = (self.lanes, self.machine.vector.max_repeat as i64);
+        let mut out = Vec::new();
+        let mut split = |offset: i64, repeats: i64, mask: i64, stride: i64| {
+            for done in (0..repeats).step_by(max.max(1) as usize) {
+                out.push(Run {
+                    offset: offset + done * stride,
+                    repeats: (repeats - done).min(max),
+                    mask,
+                    stride,
+                });
+            }
+        };
+        if chans % lanes == 0 {
+            split(0, pixels * chans / lanes, lanes, lanes);
+        } else {
+            for k in 0..self.chunks(chans) {
+                split(k * lanes, pixels, (chans - k * lanes).min(lanes), chans);
+            }
+        }
+        out
     }
 
     fn aligned(&self, bytes: i64) -> i64 {
@@ -233,8 +277,8 @@ impl<'a> Model<'a> {
         Elems {
             input,
             output: z.rows * z.cols * z.chans,
-            temp: match w.term {
-                Term::Input => 0,
+            temp: match (&w.term, self.order) {
+                (Term::Input, _) | (_, Order::Pairwise) => 0,
                 _ => z.cols * z.chans,
             },
             weights,
@@ -335,6 +379,9 @@ impl<'a> Model<'a> {
         let (w, m) = (self.w, self.machine);
         let z = t.size;
         let start = m.vector.startup;
+        if self.order == Order::Pairwise {
+            return self.pairwise_cycles(z.chans);
+        }
         // one pass over `n` pixels: its instructions' cycles
         let pass = |n: i64| match self.by_chunks(z) {
             true => (start + self.chunks(z.chans) as f64) * n as f64,
@@ -361,6 +408,27 @@ impl<'a> Model<'a> {
                     cycles += (rhi - rlo) as f64 * per_term * pass(hi - lo);
                 }
             }
+        }
+        cycles
+    }
+
+    /// Vector cycles of a tile of `chans` channels combined pairwise: the conversion of its
+    /// pixels (when converted) and their scaling (a term times a constant), a pass each,
+    /// then a pass per halving, then the initial value and the last pixel.
+    fn pairwise_cycles(&self, chans: i64) -> f64 {
+        let pass = |pixels: i64| -> f64 {
+            (self.runs(pixels, chans).iter())
+                .map(|r| self.machine.vector.startup + r.repeats as f64)
+                .sum()
+        };
+        let pixels = self.in_rows(1) * self.in_cols(1);
+        let terms =
+            usize::from(self.converts().0) + usize::from(matches!(self.w.term, Term::Scaled(_)));
+        let mut cycles = terms as f64 * pass(pixels) + 2.0 * pass(1);
+        let mut n = pixels;
+        while n > 1 {
+            cycles += pass(n / 2);
+            n -= n / 2;
         }
         cycles
     }
@@ -408,10 +476,12 @@ impl<'a> Model<'a> {
         let (w, m) = (self.w, self.machine);
         let block = |t: DType| (z.chans * size(t)) % npu_sim::hazards::BLOCK as i64 == 0;
         let (i, o, _) = self.types;
-        let repeats = match self.by_chunks(z) {
-            true => self.chunks(z.chans),
-            false if self.converts().0 => self.in_cols(z.cols),
-            false => z.cols,
+        // a pairwise pass is split into instructions of at most the machine's repeats
+        let repeats = match (self.order, self.by_chunks(z)) {
+            (Order::Pairwise, _) => 1,
+            (_, true) => self.chunks(z.chans),
+            (_, false) if self.converts().0 => self.in_cols(z.cols),
+            (_, false) => z.cols,
         };
         let fits = (1..=w.oh).contains(&z.rows)
             && (1..=w.ow).contains(&z.cols)
