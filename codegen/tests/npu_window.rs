@@ -349,6 +349,38 @@ fn global_pooling_reordered_is_combined_pairwise_within_the_tolerance() {
             size
         );
     }
+    // a padded copy's border is skipped, in the kernel's order with or without the flag
+    // (its pixels are not one after the other in UB)
+    let padded = "kernel g(I: f16[N, H, W, C]) -> (O: f32[N, C])
+  params N = 2, H = 5, W = 6, C = 64
+{
+  let X: f16[N, H + 2, W + 3, C];
+  X[n, h, w, c] = 0.0;
+  for n in 0..N { for h in 0..H { for w in 0..W { for c in 0..C {
+    X[n, h + 1, w + 2, c] = I[n, h, w, c];
+  } } } }
+  O[n, c] = 0.5;
+  for n in 0..N { for c in 0..C { for h in 0..H + 2 { for w in 0..W + 3 {
+    O[n, c] += f32(X[n, h, w, c]);
+  } } } }
+}
+";
+    let plan = exact_with(padded, "ascend-like", None);
+    assert!(plan.summary.contains("border 1 1 2 1"), "{}", plan.summary);
+    // in groups of channels: a burst per pixel
+    let half = Size {
+        rows: 1,
+        cols: 1,
+        chans: 32,
+    };
+    exact_with(padded, "ascend-like", Some(half));
+    let k = common::kernel(padded);
+    let (params, sizes) = defaults(&k);
+    let m = Machine::load("ascend-like").unwrap();
+    let compiled = compile(&k, &sizes, &m, true).unwrap();
+    assert!(compiled.plan.exact(), "{:?}", compiled.plan);
+    let (want, got) = common::interpreted_and_simulated(&k, &params, &compiled, &m, 1, padded);
+    assert_exact(&k, &want, &got, padded);
     // without --reorder-reductions the kernel's order, exactly
     let k = common::kernel(&cases[0]);
     let (_, sizes) = defaults(&k);

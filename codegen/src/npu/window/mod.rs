@@ -59,10 +59,10 @@ pub enum Order {
 }
 
 impl Order {
-    /// The order for `w`: pairwise for global pooling (a term of the input or the input
-    /// times a constant) when `reorder` allows it, else the kernel's.
+    /// The order for `w`: pairwise for global pooling without a border (a term of the input
+    /// or the input times a constant) when `reorder` allows it, else the kernel's.
     pub fn of(w: &Window, reorder: bool) -> Order {
-        match reorder && !w.spatial && matches!(w.term, Term::Input | Term::Scaled(_)) {
+        match reorder && w.consecutive() && matches!(w.term, Term::Input | Term::Scaled(_)) {
             true => Order::Pairwise,
             false => Order::Kernel,
         }
@@ -138,6 +138,12 @@ pub struct Window {
 }
 
 impl Window {
+    /// Whether a tile's window is the whole image and holds nothing else (global pooling
+    /// without a border): its pixels follow one another in GM and in UB.
+    pub fn consecutive(&self) -> bool {
+        !self.spatial && self.pad == Pad::default()
+    }
+
     /// One line saying what was recognised.
     pub fn describe(&self) -> String {
         let what = match (&self.term, self.combine) {

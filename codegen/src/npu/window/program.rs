@@ -307,9 +307,9 @@ pub fn program(
                 Dma::new(dst, src, hhi_count.clone(), times(wcount.clone(), c))
                     .strides(w.w * c, in_cols * c),
             );
-        } else if !w.spatial {
-            // global pooling: the whole image, its pixels one after the other in GM too, so
-            // one transfer of a burst per pixel (its group of channels)
+        } else if w.consecutive() {
+            // global pooling without a border: the whole image, its pixels one after the
+            // other in GM too, so one transfer of a burst per pixel (its group of channels)
             let dst = b.at(bufs.input.0, [times(in_slot.clone(), bufs.input.1)]);
             let src = b.at(input, [n.clone(), hlo, wlo.clone(), c0.clone()]);
             b.push(Dma::new(dst, src, w.h * w.w, chans).strides(c, chans));
