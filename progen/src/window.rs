@@ -4,7 +4,8 @@
 //! random sizes, windows, strides and borders, in `f32` or `f16` (the depthwise ones and
 //! scaled sums `f16` into `f32`). Borders hold what the back end can skip: the initial
 //! value of a maximum or minimum, zeros around a sum. [`generate`] is a pure function of
-//! its seed.
+//! its seed. [`global_spec`] draws global pooling (the window the whole image, `O[n, c]`)
+//! apart, so that the window reductions of a seed stay what they were.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -54,6 +55,9 @@ pub struct Spec {
     pub fill: f64,
     /// Whether the loop over window columns is outside the one over window rows.
     pub s_outer: bool,
+    /// Whether the window is the whole image with its border (global pooling: the output
+    /// is `O[n, c]`, the window `R x S` the padded image, the strides unused).
+    pub global: bool,
 }
 
 impl Spec {
@@ -75,6 +79,7 @@ impl Spec {
             init,
             fill: init,
             s_outer: false,
+            global: false,
         }
     }
 
@@ -91,8 +96,11 @@ impl Spec {
         }
     }
 
-    /// Output rows and columns.
+    /// Output rows and columns (one of each for global pooling).
     pub fn out(&self) -> (i64, i64) {
+        if self.global {
+            return (1, 1);
+        }
         let [t, b, l, r] = self.pad;
         (
             (self.h + t + b - self.r) / self.stride.0 + 1,
@@ -107,10 +115,13 @@ impl Spec {
         let [pt, pb, pl, pr] = self.pad;
         let padded = self.pad != [0; 4];
         let x = if padded { "X" } else { "I" };
-        let mut read = format!(
-            "{x}[n, {} * p + r, {} * q + s, c]",
-            self.stride.0, self.stride.1
-        );
+        let mut read = match self.global {
+            true => format!("{x}[n, r, s, c]"),
+            false => format!(
+                "{x}[n, {} * p + r, {} * q + s, c]",
+                self.stride.0, self.stride.1
+            ),
+        };
         if ti != to {
             read = format!("{to}({read})");
         }
@@ -151,6 +162,20 @@ impl Spec {
         } else {
             ("r in 0..R", "s in 0..S")
         };
+        if self.global {
+            return format!(
+                "kernel win(I: {ti}[N, H, W, C]{weights}) -> (O: {to}[N, C])
+  params N = {}, H = {}, W = {}, C = {}, R = {}, S = {}
+{{
+{pad}  O[n, c] = {:?};
+  for n in 0..N {{ for c in 0..C {{ for {l1} {{ for {l2} {{
+    O[n, c] {}= {term};
+  }} }} }} }}
+}}
+",
+                self.n, self.h, self.w, self.c, self.r, self.s, self.init, self.op
+            );
+        }
         format!(
             "kernel win(I: {ti}[N, H, W, C]{weights}) -> (O: {to}[N, OH, OW, C])
   params N = {}, H = {}, W = {}, C = {}, R = {}, S = {}, OH = {oh}, OW = {ow}
@@ -218,6 +243,45 @@ pub fn random(rng: &mut impl Rng) -> Spec {
     }
 }
 
+/// A random global pooling from `rng`: any reduction and term of [`random`]'s, 1 or 2
+/// images of 1 to 18 by 1 to 18 pixels (up to 324, more than a vector instruction's 255
+/// repeats; 1 to 8 by 1 to 8 with weights, which UB holds whole), 16 to 256 channels, half
+/// of them over a padded copy (a border of 0 to 2 on each side).
+pub fn random_global(rng: &mut impl Rng) -> Spec {
+    let base = random(rng);
+    let side = match base.term {
+        Term::Product { .. } => 8,
+        _ => 18,
+    };
+    let (n, h, w) = (
+        rng.random_range(1..=2),
+        rng.random_range(1..=side),
+        rng.random_range(1..=side),
+    );
+    let c = [16, 32, 64, 80, 96, 128, 256][rng.random_range(0..7)];
+    let pad = match rng.random_bool(0.5) {
+        true => [0; 4].map(|_| rng.random_range(0..=2i64)),
+        false => [0; 4],
+    };
+    Spec {
+        n,
+        h,
+        w,
+        c,
+        r: h + pad[0] + pad[1],
+        s: w + pad[2] + pad[3],
+        stride: (1, 1),
+        pad,
+        global: true,
+        ..base
+    }
+}
+
+/// A random global pooling from `seed`.
+pub fn global_spec(seed: u64) -> Spec {
+    random_global(&mut ChaCha8Rng::seed_from_u64(seed))
+}
+
 /// A random window reduction from `seed`.
 pub fn spec(seed: u64) -> Spec {
     random(&mut ChaCha8Rng::seed_from_u64(seed))
@@ -239,6 +303,9 @@ mod tests {
             let file = frontend::SourceFile::new("w.pk", text.clone());
             assert!(frontend::compile(&file).is_ok(), "seed {seed}:\n{text}");
             assert_eq!(generate(seed), text);
+            let global = global_spec(seed).text();
+            let file = frontend::SourceFile::new("g.pk", global.clone());
+            assert!(frontend::compile(&file).is_ok(), "seed {seed}:\n{global}");
         }
     }
 }

@@ -228,13 +228,13 @@ pub fn program(
         b.wait_flag(Pipe::Mte2, Pipe::V, 2);
         if let Some(conv) = bufs.converted_weights {
             b.origin(Some("convert the weights"));
-            convert(
-                &mut b,
-                model,
-                (conv, Expr::Const(0)),
-                (buf, Expr::Const(0)),
-                (Expr::Const(w.r * w.s), w.c),
-            );
+            // a window of more positions than an instruction's repeats (global pooling's)
+            // takes several
+            let all = (w.r * w.s, w.c);
+            pass(&mut b, model, all, (conv, &Expr::Const(0)), |b, o| {
+                let a = b.at(buf, [Expr::Const(o)]);
+                (VecOp::Conv { a }, 1)
+            });
         }
         b.origin(None);
     }
