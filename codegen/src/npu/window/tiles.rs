@@ -2,9 +2,9 @@
 //! pixels of one image is costed exactly as the program moves and computes it (its input
 //! bursts and output bursts charged by GM segments at the core's bandwidth, its vector
 //! instructions at start-up plus repeats), the tiles dealt to the cores as the program deals
-//! them, and a core's time taken as its first load and last store plus, per tile, the larger
-//! of its GM and vector cycles (the rings overlap the three). No tiling is tried in the
-//! simulator.
+//! them, and a core's tiles followed through the rings ([`rings`]: each load waits for its
+//! slot, V for its tile's load and output slot, a load and a store share the core's GM
+//! bandwidth while both move data). No tiling is tried in the simulator.
 
 use super::{Order, Term, Window};
 use crate::npu::matmul::dtype;
@@ -94,24 +94,47 @@ pub struct Run {
     pub stride: i64,
 }
 
+/// When two transfers that become ready at `a` and `b` (after their latencies) and move
+/// `x` and `y` cycles' worth of data at the core's whole GM bandwidth end, the core's GM
+/// being free from `free`: each alone at the whole bandwidth, both together at half of it
+/// each (the simulator shares a core's bandwidth fairly between its transfers moving data).
+fn shared(free: f64, (a, x): (f64, f64), (b, y): (f64, f64)) -> (f64, f64) {
+    let (a, b) = (a.max(free), b.max(free));
+    // the first to start runs alone until the second starts, then they share
+    let alone = |s0: f64, w0: f64, s1: f64, w1: f64| -> (f64, f64) {
+        if s0 + w0 <= s1 {
+            return (s0 + w0, s1 + w1);
+        }
+        let left = w0 - (s1 - s0);
+        let both = s1 + 2.0 * left.min(w1);
+        let end = s1 + left + w1;
+        match left <= w1 {
+            true => (both, end),
+            false => (end, both),
+        }
+    };
+    match a <= b {
+        true => alone(a, x, b, y),
+        false => {
+            let (eb, ea) = alone(b, y, a, x);
+            (ea, eb)
+        }
+    }
+}
+
 /// The end of a core's tiles, each `(load, vector, store)` cycles, through rings of two
 /// slots each way (one for the input when `one_in`), with the paths' `latencies` (in,
 /// out). A load is ready when the vector unit has freed its slot (computed the tile two
 /// back; with one slot, started the tile before, whose conversion, short, frees it) and its
-/// latency has passed; a store when its
-/// tile is computed and its latency has passed; the core's GM bandwidth serves them one
-/// after the other in the order they become ready (a load, then the store of the tile
-/// before). The vector unit starts a tile when it is loaded, the tile before is computed
-/// and the store two tiles back has freed the output slot.
+/// latency has passed; a store when its tile is computed and its latency has passed; a
+/// load and the store of the tile before share the core's GM bandwidth where they overlap
+/// ([`shared`]). The vector unit starts a tile when it is loaded, the tile before is
+/// computed and the store two tiles back has freed the output slot.
 fn rings(steps: &[(f64, f64, f64)], (lat_in, lat_out): (f64, f64), one_in: bool) -> f64 {
     let n = steps.len();
     let (mut loaded, mut computed, mut stored) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     let mut started = vec![0.0; n];
     let mut gm_free: f64 = 0.0;
-    let mut serve = |ready: f64, cycles: f64| {
-        gm_free = gm_free.max(ready) + cycles;
-        gm_free
-    };
     for t in 0..n {
         let back = |v: &[f64], k: usize| if t >= k { v[t - k] } else { 0.0 };
         let free = if one_in {
@@ -119,16 +142,21 @@ fn rings(steps: &[(f64, f64, f64)], (lat_in, lat_out): (f64, f64), one_in: bool)
         } else {
             back(&computed, 2)
         };
-        loaded[t] = serve(free + lat_in, steps[t].0);
+        let load = (free + lat_in, steps[t].0);
         if t > 0 {
-            stored[t - 1] = serve(computed[t - 1] + lat_out, steps[t - 1].2);
+            let store = (computed[t - 1] + lat_out, steps[t - 1].2);
+            (loaded[t], stored[t - 1]) = shared(gm_free, load, store);
+            gm_free = loaded[t].max(stored[t - 1]);
+        } else {
+            loaded[t] = load.0.max(gm_free) + load.1;
+            gm_free = loaded[t];
         }
         started[t] = loaded[t].max(back(&computed, 1)).max(back(&stored, 2));
         computed[t] = started[t] + steps[t].1;
     }
     match n {
         0 => 0.0,
-        _ => serve(computed[n - 1] + lat_out, steps[n - 1].2),
+        _ => (computed[n - 1] + lat_out).max(gm_free) + steps[n - 1].2,
     }
 }
 
@@ -552,5 +580,23 @@ impl<'a> Model<'a> {
                 .then(volume(b).cmp(&volume(a)))
         });
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shared;
+
+    #[test]
+    fn transfers_share_the_cores_bandwidth_only_while_both_move_data() {
+        // one after the other: each alone
+        assert_eq!(shared(0.0, (0.0, 10.0), (20.0, 5.0)), (10.0, 25.0));
+        // the store starts halfway through the load: 5 cycles alone, then half speed each
+        assert_eq!(shared(0.0, (0.0, 10.0), (5.0, 10.0)), (15.0, 20.0));
+        assert_eq!(shared(0.0, (5.0, 10.0), (0.0, 10.0)), (20.0, 15.0));
+        // a short store inside a long load
+        assert_eq!(shared(0.0, (0.0, 20.0), (5.0, 2.0)), (22.0, 9.0));
+        // both waiting for the GM to be free
+        assert_eq!(shared(30.0, (0.0, 10.0), (0.0, 10.0)), (50.0, 50.0));
     }
 }
