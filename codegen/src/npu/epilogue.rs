@@ -12,7 +12,7 @@
 //!
 //! Any other element-wise statement the vector path compiles over the accumulator,
 //! per-column vectors and scalars (a bias, a scale, ReLU after a bias) is computed by the
-//! vector unit on each tile in UB, after a plain f32 copy out of L0C ([`vector`]). Either
+//! vector unit on each tile in UB, after a plain f32 copy out of L0C (`vector`). Either
 //! way the accumulator never exists in GM.
 
 mod vector;

@@ -29,7 +29,7 @@ pub struct Operand {
     pub name: String,
     /// Its shape.
     pub shape: Vec<i64>,
-    /// For each tensor dimension: a batch loop (index into [`Matmul::batch`]), the operand's
+    /// For each tensor dimension: a batch loop (index into [`Product::batch`]), the operand's
     /// row, or its column.
     pub dims: Vec<Dim>,
     /// Its element type.

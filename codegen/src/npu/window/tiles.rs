@@ -2,7 +2,7 @@
 //! pixels of one image is costed exactly as the program moves and computes it (its input
 //! bursts and output bursts charged by GM segments at the core's bandwidth, its vector
 //! instructions at start-up plus repeats), the tiles dealt to the cores as the program deals
-//! them, and a core's tiles followed through the rings ([`rings`]: each load waits for its
+//! them, and a core's tiles followed through the rings (`rings`: each load waits for its
 //! slot, V for its tile's load and output slot, a load and a store share the core's GM
 //! bandwidth while both move data). No tiling is tried in the simulator.
 
