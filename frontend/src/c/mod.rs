@@ -5,7 +5,7 @@
 //!
 //! The pipeline: the system preprocessor ([`cpp`], the only code of the front end that
 //! starts a process) -> [`linemap`] (its tokens, each mapped back to the original file) ->
-//! [`unit`] (file-scope declarations and functions, skimmed) -> [`parser`] (the region's
+//! [`unit`](mod@unit) (file-scope declarations and functions, skimmed) -> [`parser`] (the region's
 //! statements, [`syntax`]) -> `lower` (the kernel) -> `alias` (arrays that may overlap).
 //! Every diagnostic points into the original file.
 

@@ -209,7 +209,7 @@ impl Set {
     /// The Farkas dual: the set of coefficient vectors `(c0, c)` of affine forms
     /// `c0 + c.x` non-negative on every point of the set (`isl_set_coefficients`).
     ///
-    /// Answers are kept by the context ([`DualMemo`]): asked again about the same set, it
+    /// Answers are kept by the context (`DualMemo`): asked again about the same set, it
     /// gives the same answer without computing it.
     pub fn coefficients(&self) -> IslResult<BasicSet> {
         let ctx = self.ctx();

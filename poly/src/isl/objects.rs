@@ -97,7 +97,7 @@ pub type BasicSet = Obj<isl_rs::BasicSet>;
 pub type Schedule = Obj<isl_rs::Schedule>;
 /// A rational value (`isl_val`).
 pub type Val = Obj<isl_rs::Val>;
-/// A position in a schedule tree (`isl_schedule_node`), see [`super::node`].
+/// A position in a schedule tree (`isl_schedule_node`), see `isl::node`.
 pub type ScheduleNode = Obj<isl_rs::ScheduleNode>;
 
 /// An integer point, as its coordinates (parameters first are not included: set dimensions

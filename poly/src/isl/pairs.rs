@@ -30,7 +30,7 @@ impl UnionMap {
     /// instances to values, single-valued, with the same value space for every statement).
     /// Pairs with an end outside `function`'s domain are dropped.
     ///
-    /// Answers are kept by the context ([`Memo`]): asked again about the same relations,
+    /// Answers are kept by the context (`Memo`): asked again about the same relations,
     /// it gives the same answer without computing it.
     pub fn pairs_where(&self, function: &UnionMap, order: PairOrder) -> IslResult<UnionMap> {
         let ctx = self.ctx();

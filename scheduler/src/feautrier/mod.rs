@@ -4,7 +4,7 @@
 //! ordered by the rows so far) must be weakly satisfied by the row (`phi_T - phi_S >= 0`,
 //! Farkas-linearised), and the row strongly satisfies (`>= 1`) as many pieces as possible,
 //! then minimises the sum of absolute coefficients (iterators, then parameters, then
-//! constants). [`row`] finds the maximum exactly with integer programs solved by isl's
+//! constants). `row` finds the maximum exactly with integer programs solved by isl's
 //! lexicographic minimum, without 0/1 unknowns. The pairs a row orders strictly are
 //! removed; when none is left, rows are added so that every statement's schedule is
 //! one-to-one (those loops carry nothing). When no row strongly satisfies any piece (the

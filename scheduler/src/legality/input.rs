@@ -33,7 +33,7 @@ pub enum InputError {
     },
 }
 
-/// What [`screen`] refuses.
+/// What `screen` refuses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
     /// A digit where a schedule starts: isl would read a PolyLib matrix, whose first two

@@ -7,7 +7,7 @@
 //! simulator's own machine files ([`Target::npu`], `npu_sim::machine::Machine`), so that the
 //! compiler and the simulator that judges its programs never disagree on a figure. Tests
 //! build targets from fixed values ([`Target::cpu`] of a fixed
-//! [`Machine`](crate::transform::tile_size::Machine)), never the host's.
+//! [`Machine`]), never the host's.
 //!
 //! The tile-size and register-block models read their figures through
 //! [`Target::cache_model`] and [`Target::register_blocks`].

@@ -8,7 +8,7 @@
 //! keeps in local accumulators (`codegen::c::accumulate`) that the compiler holds in vector registers.
 //! `i` is the innermost other parallel member (none: only `j` is blocked). Which bands
 //! qualify, and the tile sizes that suit them, are the scheduler's register-block model
-//! ([`super::tile_size::blocked`]), so that tiles hold whole blocks.
+//! (`tile_size::blocked`), so that tiles hold whole blocks.
 //!
 //! Permuting and strip-mining the members of a permutable band is always legal; the caller
 //! still checks the result against the dependences and keeps the band unchanged otherwise.

@@ -3,7 +3,7 @@
 //! For a permutable band of `d` members and sizes `T = (T1..Td)`, the *footprint* `F(T)` is
 //! the number of distinct array elements the instances of one tile touch, per array, times
 //! the element size, summed over arrays (scalars, kept in registers, are left out). It is
-//! counted with isl ([`footprint`]) with the parameters fixed (`-D` values, else the
+//! counted with isl (`footprint`) with the parameters fixed (`-D` values, else the
 //! declared defaults, else [`UNKNOWN_PARAM_VALUE`]), the enclosing loops fixed to their
 //! middle iteration, and the tile centred on an instance in the middle of the band's
 //! iteration space. The rule:
@@ -71,7 +71,7 @@ pub struct Choice {
     pub inner_bytes: u64,
     /// Whether the footprints fit the budgets (false: nothing fits, smallest sizes kept).
     pub fits: bool,
-    /// The register block the sizes were chosen for ([`blocked`]'s rule; `None`: the
+    /// The register block the sizes were chosen for (`blocked`'s rule; `None`: the
     /// footprint rule).
     pub blocked: Option<RegisterBlock>,
 }
@@ -90,7 +90,7 @@ pub struct TileSizeNote {
 /// The model behind a [`TileSizeNote`].
 #[derive(Clone, Debug)]
 pub enum SizeModel {
-    /// The register-block model ([`blocked`]).
+    /// The register-block model (`blocked`).
     Blocked {
         /// The register block the tile holds whole.
         block: RegisterBlock,
@@ -173,7 +173,7 @@ pub struct TileSizer<'a> {
 impl<'a> TileSizer<'a> {
     /// A sizer for `program` on `machine`; `given[k]` fixes member `k` of every band;
     /// bands the back end will register-tile with `register` and hold in registers get
-    /// [`blocked`]'s sizes.
+    /// `blocked`'s sizes.
     pub fn new(
         program: &'a Program,
         machine: Machine,
