@@ -334,10 +334,13 @@ fn what_the_vector_unit_cannot_do_is_refused_naming_the_statement() {
         "S1",
         "product reduction",
     );
-    unsupported(
-        "kernel f(X: f64[M, N]) -> (Y: f64[M, N]) params M = 8, N = 16 { Y[i, j] = X[i, j]; }",
-        "S0",
-        "f64",
+    // f64 is refused before any path looks at the kernel
+    let f64 =
+        "kernel f(X: f64[M, N]) -> (Y: f64[M, N]) params M = 8, N = 16 { Y[i, j] = X[i, j]; }";
+    assert!(
+        matches!(refusal(f64, true), NpuError::Unsupported(ref w) if w.starts_with("`X` is f64")),
+        "{:?}",
+        refusal(f64, true)
     );
     // attention goes to the fused attention program, which refuses f32 probabilities
     // (`npu_attention.rs`)

@@ -13,7 +13,7 @@
 use super::fold::Folder;
 use crate::npu::NpuError;
 use frontend::ir::{
-    AffExpr, ArrayId, AssignOp, ElemType, Enclosing, Expr, ExprKind, Kernel, StmtContext, Var,
+    AffExpr, ArrayId, AssignOp, Enclosing, Expr, ExprKind, Kernel, StmtContext, Var,
 };
 use npu_sim::program::ReduceOp;
 use std::collections::BTreeMap;
@@ -313,9 +313,6 @@ impl Shape<'_> {
                 ))
             }
         };
-        if array.elem == ElemType::F64 {
-            return Err(format!("`{}` is f64; the NPU has no f64", array.name));
-        }
         let want: Vec<i64> = match kind {
             Kind::Tile => self.rows.iter().copied().chain(self.cols).collect(),
             Kind::Row => self.rows.to_vec(),
