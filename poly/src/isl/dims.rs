@@ -195,5 +195,10 @@ mod tests {
         }
         let empty = time.subtract(&time).unwrap();
         assert!(empty.range_dims().unwrap().is_empty());
+        // a function to zero dimensions (the prefix of an outermost band) has none
+        let none = ctx
+            .union_map("{ S[i] -> [] : 0 <= i < 4; T[i, j] -> [] }")
+            .unwrap();
+        assert!(none.range_dims().unwrap().is_empty());
     }
 }

@@ -74,18 +74,13 @@ impl Band {
     fn read(node: &ScheduleNode, number: usize) -> IslResult<Band> {
         let domain = node.instances()?;
         let simple = |f: &UnionMap| f.intersect_domain(&domain)?.gist_function(&domain);
-        let prefix = node.prefix_schedule()?.intersect_domain(&domain)?;
-        let prefix = match prefix
-            .range()?
-            .sets()?
-            .iter()
-            .all(|s| s.n_dims().is_ok_and(|n| n == 0))
-        {
-            true => Vec::new(),
-            false => (prefix.range_dims()?.iter())
-                .map(simple)
-                .collect::<IslResult<_>>()?,
-        };
+        let prefix = (node
+            .prefix_schedule()?
+            .intersect_domain(&domain)?
+            .range_dims()?
+            .iter())
+        .map(simple)
+        .collect::<IslResult<_>>()?;
         let members = (node.band_members()?.iter())
             .map(simple)
             .collect::<IslResult<Vec<_>>>()?;

@@ -350,7 +350,7 @@ pub fn program(
                     // the image's pixels are consecutive
                     Order::Pairwise => {
                         let from = (bufs.input.0, x_slot.clone());
-                        let pixels = (model.in_rows(1) * model.in_cols(1), chans);
+                        let pixels = (w.h * w.w, chans);
                         pass(b, model, pixels, (conv, &Expr::Const(0)), |b, o| {
                             let a = b.at(from.0, [from.1.clone() + o]);
                             (VecOp::Conv { a }, 1)
@@ -366,7 +366,7 @@ pub fn program(
         b.origin(Some(&format!("statement {}", w.stmt)));
         let o_slot = times(slot.clone(), bufs.output.1);
         if model.order == Order::Pairwise {
-            let pixels = (model.in_rows(1) * model.in_cols(1), chans);
+            let pixels = (w.h * w.w, chans);
             let out = (bufs.output.0, o_slot.clone());
             pairwise(b, (w, model), source.clone(), out, pixels);
         } else {

@@ -449,7 +449,7 @@ impl<'a> Model<'a> {
                 .map(|r| self.machine.vector.startup + r.repeats as f64)
                 .sum()
         };
-        let pixels = self.in_rows(1) * self.in_cols(1);
+        let pixels = self.w.h * self.w.w;
         let terms =
             usize::from(self.converts().0) + usize::from(matches!(self.w.term, Term::Scaled(_)));
         let mut cycles = terms as f64 * pass(pixels) + 2.0 * pass(1);
