@@ -95,6 +95,19 @@ int isl_ctx_next_operation(isl_ctx *ctx)
 	return 0;
 }
 
+/* polyc's patch: prepare for an operation that costs "n" operations' worth of work
+ * (n >= 1), as isl_ctx_next_operation does for one.
+ * The check is made before charging, so one costly operation can overshoot the limit
+ * once; the next check stops the computation.
+ */
+int isl_ctx_next_operations(isl_ctx *ctx, unsigned long n)
+{
+	if (isl_ctx_next_operation(ctx) < 0)
+		return -1;
+	ctx->operations += n - 1;
+	return 0;
+}
+
 /* Call malloc and complain if it fails.
  * If ctx is NULL, then return NULL.
  */
@@ -409,6 +422,14 @@ void isl_ctx_set_max_operations(isl_ctx *ctx, unsigned long max_operations)
 unsigned long isl_ctx_get_max_operations(isl_ctx *ctx)
 {
 	return ctx ? ctx->max_operations : 0;
+}
+
+/* polyc's patch: the number of operations performed by "ctx" since the last reset
+ * (0 if "ctx" is NULL).
+ */
+unsigned long isl_ctx_get_operations(isl_ctx *ctx)
+{
+	return ctx ? ctx->operations : 0;
 }
 
 /* Reset the number of operations performed by "ctx".

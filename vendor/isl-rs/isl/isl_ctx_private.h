@@ -42,6 +42,7 @@ struct isl_ctx {
 };
 
 int isl_ctx_next_operation(isl_ctx *ctx);
+int isl_ctx_next_operations(isl_ctx *ctx, unsigned long n);
 
 void isl_ctx_set_full_error(isl_ctx *ctx, enum isl_error error, const char *msg,
 	const char *file, int line);

@@ -1082,6 +1082,9 @@ static void update_row_sign(struct isl_tab *tab, int row, int col, int row_sgn)
 	}
 }
 
+/* polyc's patch: see isl_tab_pivot. */
+#define POLYC_PIVOT_ENTRIES_PER_OPERATION 1024
+
 /* Given a row number "row" and a column number "col", pivot the tableau
  * such that the associated variables are interchanged.
  * The given row in the tableau expresses
@@ -1143,7 +1146,13 @@ int isl_tab_pivot(struct isl_tab *tab, int row, int col)
 	unsigned off = 2 + tab->M;
 
 	ctx = isl_tab_get_ctx(tab);
-	if (isl_ctx_next_operation(ctx) < 0)
+	/* polyc's patch: a pivot updates every entry of the tableau, so it is charged
+	 * one operation per POLYC_PIVOT_ENTRIES_PER_OPERATION entries (at least one),
+	 * and the operation limit bounds the work, also when cuts grow the tableau
+	 * to thousands of rows.
+	 */
+	if (isl_ctx_next_operations(ctx, 1 + (unsigned long) tab->n_row *
+			(off + tab->n_col) / POLYC_PIVOT_ENTRIES_PER_OPERATION) < 0)
 		return -1;
 
 	isl_int_swap(mat->row[row][0], mat->row[row][off + col]);

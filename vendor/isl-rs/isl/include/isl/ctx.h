@@ -175,6 +175,7 @@ int isl_ctx_aborted(isl_ctx *ctx);
 void isl_ctx_set_max_operations(isl_ctx *ctx, unsigned long max_operations);
 unsigned long isl_ctx_get_max_operations(isl_ctx *ctx);
 void isl_ctx_reset_operations(isl_ctx *ctx);
+unsigned long isl_ctx_get_operations(isl_ctx *ctx);
 
 #define ISL_ARG_CTX_DECL(prefix,st,args)				\
 st *isl_ctx_peek_ ## prefix(isl_ctx *ctx);
