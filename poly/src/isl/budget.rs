@@ -66,6 +66,41 @@ impl Drop for ScaledAnalysis<'_> {
     }
 }
 
+/// A share of the current budget set apart for one computation: it may spend at most
+/// `cap` more operations (and never more than the budget has left); what it spends counts
+/// in the budget like any other operation. Dropped, the budget's own limit comes back.
+///
+/// For a computation that has a cheaper way out when it runs long, such as an integer
+/// program that [`BasicSet::partial_lexmin`](super::BasicSet::partial_lexmin) solves
+/// another way, so that the way out still has budget to run in.
+#[must_use = "the cap is scoped to the guard's lifetime"]
+pub(crate) struct Capped<'c> {
+    ctx: &'c Ctx,
+    limit: u64,
+}
+
+impl Ctx {
+    /// Caps the computations until the guard is dropped at `cap` more operations (see
+    /// [`Capped`]).
+    pub(crate) fn capped(&self, cap: u64) -> Capped<'_> {
+        let limit = self.raw().get_max_operations();
+        let until = self.operations().saturating_add(cap);
+        // A limit of 0 is no limit.
+        let capped = match limit {
+            0 => until,
+            limit => limit.min(until),
+        };
+        self.raw().set_max_operations(capped);
+        Capped { ctx: self, limit }
+    }
+}
+
+impl Drop for Capped<'_> {
+    fn drop(&mut self) {
+        self.ctx.raw().set_max_operations(self.limit);
+    }
+}
+
 #[cfg(test)]
 pub(super) mod tests {
     use crate::isl::{Ctx, IslError};
@@ -120,6 +155,24 @@ pub(super) mod tests {
         }
         assert_eq!(ctx.raw().get_max_operations(), 100_000);
         assert_eq!(exhaust(&ctx), Some(IslError::OperationLimit(100_000)));
+    }
+
+    #[test]
+    fn a_capped_computation_stops_at_its_cap_and_counts_in_the_budget() {
+        let ctx = Ctx::new(100_000);
+        let _analysis = ctx.analysis();
+        {
+            let _capped = ctx.capped(50_000);
+            assert!(matches!(exhaust(&ctx), Some(IslError::OperationLimit(_))));
+            assert!((50_000..100_000).contains(&ctx.operations()));
+        }
+        assert_eq!(ctx.raw().get_max_operations(), 100_000);
+        // The budget's own limit is back, and what the capped computation spent is spent.
+        assert_eq!(exhaust(&ctx), Some(IslError::OperationLimit(100_000)));
+        assert!(ctx.operations() >= 100_000);
+        // A cap beyond what the budget has left changes nothing.
+        let _capped = ctx.capped(1_000_000);
+        assert_eq!(ctx.raw().get_max_operations(), 100_000);
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //!
 //! isl-rs's `to_str` leaks the printed string and dereferences NULL; its bindings have no
 //! callbacks, so enumeration (`foreach_*`) is declared here too; nor the AST builder
-//! (`isl_ast_build_*`) and `isl_basic_set_partial_lexmin_pw_multi_aff`. Every hand-written
-//! isl declaration of the project is here.
+//! (`isl_ast_build_*`) and `isl_basic_set_partial_lexmin_pw_multi_aff`; nor
+//! `isl_ctx_get_operations`, which the vendored isl adds (`vendor/README.md`). Every
+//! hand-written isl declaration of the project is here.
 
 use libc::{c_char, c_int, c_void, uintptr_t};
 
@@ -43,4 +44,5 @@ unsafe extern "C" {
         dom: uintptr_t,
         empty: *mut uintptr_t,
     ) -> uintptr_t;
+    pub fn isl_ctx_get_operations(ctx: uintptr_t) -> u64;
 }

@@ -26,6 +26,7 @@ mod lp;
 mod node;
 mod objects;
 mod pairs;
+mod sampled;
 mod scheduler_options;
 mod split;
 
@@ -141,6 +142,12 @@ impl Ctx {
     /// The operation budget of an analysis.
     pub fn budget(&self) -> u64 {
         self.inner.budget.get()
+    }
+
+    /// The operations counted since the current budget started.
+    pub(crate) fn operations(&self) -> u64 {
+        // SAFETY: the context is live for as long as `self`; the call only reads a counter.
+        unsafe { ffi::isl_ctx_get_operations(self.inner.raw.ptr) }
     }
 
     /// Starts a fresh operation budget.
