@@ -68,6 +68,11 @@ pub struct FuzzArgs {
     /// The output is the same for any number.
     #[arg(long, value_name = "N", default_value_t = 0)]
     jobs: usize,
+    /// A program still being checked after this many seconds is a failure (a hang): it is
+    /// reported and the run ends with exit code 2 at once (0: no limit). Generous: the
+    /// slowest of the 10^4-program run took 75 s.
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    timeout: u64,
 }
 
 /// Which scheduler and setting to check: all, or only those of a failure being shrunk.
@@ -201,7 +206,17 @@ pub fn run(args: &FuzzArgs) -> Result<(), CliError> {
         }
         Ok(())
     };
-    fuzz_parallel::in_order(&programs, args.jobs, check, take)?;
+    let limit = (args.timeout > 0).then(|| std::time::Duration::from_secs(args.timeout));
+    let stuck = |(_, name, _): &(u64, String, String), elapsed: std::time::Duration| {
+        // Its thread cannot be stopped, and would keep the run from ending: end it here.
+        eprintln!(
+            "FAIL {name}: still being checked after {} s (--timeout {}): a hang",
+            elapsed.as_secs(),
+            args.timeout
+        );
+        std::process::exit(i32::from(CliError::Internal(String::new()).exit_code()));
+    };
+    fuzz_parallel::in_order(&programs, args.jobs, limit, check, take, stuck)?;
     let what = match &args.replay {
         Some(dir) => format!("{} programs of {}", programs.len(), dir.display()),
         None => format!(
