@@ -345,38 +345,58 @@ impl<'a> Model<'a> {
         let (hlo, hhi) = Self::clip(w.stride.0 * t.p0 - w.pad.top, self.in_rows(z.rows), w.h);
         let (wlo, whi) = Self::clip(w.stride.1 * t.q0 - w.pad.left, self.in_cols(z.cols), w.w);
         // the GM cycles of `rows` rows of `pixels` pixels from pixel `first(row)` of a tensor
-        // of element size `e`: a burst per row when the tile holds every channel, else one per
-        // pixel (its group of channels)
-        let cycles = |rows: std::ops::Range<i64>, pixels: i64, first: &dyn Fn(i64) -> i64, e| {
+        // of element size `e` over a path of latency `latency`: a burst per row in one
+        // transfer when the tile holds every channel, else a burst per pixel (its group of
+        // channels) and a transfer per row but for `one` (an image whose pixels follow each
+        // other in GM). A transfer's latency runs while the one before moves data (the
+        // pipelined latency of `docs/npu.md`), so each row but the last takes the longer of
+        // its data and a latency; the first latency is the rings' (`rings`).
+        let cycles = |rows: std::ops::Range<i64>,
+                      pixels: i64,
+                      first: &dyn Fn(i64) -> i64,
+                      e,
+                      (latency, one): (f64, bool)| {
             let whole = z.chans == w.c;
             let (per_row, len) = match whole {
                 true => (1, pixels * w.c * e),
                 false => (pixels, z.chans * e),
             };
-            let mut charged = 0u64;
-            for r in rows.clone() {
-                for k in 0..per_row {
-                    let start = match whole {
-                        true => first(r) * w.c * e,
-                        false => ((first(r) + k) * w.c + t.c0) * e,
-                    };
-                    charged += m.gm.charged(start as u64, len as u64);
+            let row_cycles = rows.clone().map(|r| {
+                let charged: u64 = (0..per_row)
+                    .map(|k| {
+                        let start = match whole {
+                            true => first(r) * w.c * e,
+                            false => ((first(r) + k) * w.c + t.c0) * e,
+                        };
+                        m.gm.charged(start as u64, len as u64)
+                    })
+                    .sum();
+                charged as f64 / m.gm.bytes_per_cycle_per_core + per_row as f64 * m.gm.burst_cycles
+            });
+            match whole || one {
+                true => row_cycles.sum(),
+                false => {
+                    let rows: Vec<f64> = row_cycles.collect();
+                    let last = rows.last().copied().unwrap_or(0.0);
+                    let before: f64 = rows.iter().rev().skip(1).map(|&d| d.max(latency)).sum();
+                    before + last
                 }
             }
-            let bursts = (rows.end - rows.start).max(0) * per_row;
-            charged as f64 / m.gm.bytes_per_cycle_per_core + bursts as f64 * m.gm.burst_cycles
         };
+        let latency = |from, to| m.path(from, to).map_or(0.0, |p| m.paths[p].latency);
         let load = cycles(
             hlo..hhi,
             whi - wlo,
             &|h| (t.n * w.h + h) * w.w + wlo,
             size(i),
+            (latency(Mem::Gm, Mem::Ub), w.consecutive()),
         );
         let store = cycles(
             t.p0..t.p0 + z.rows,
             z.cols,
             &|p| (t.n * w.oh + p) * w.ow + t.q0,
             size(o),
+            (latency(Mem::Ub, Mem::Gm), false),
         );
         (load, store)
     }
