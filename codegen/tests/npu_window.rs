@@ -219,7 +219,7 @@ fn edge_tiles_of_every_shape_match() {
         (5, ow, 32),
         (oh - 1, 2, 64),
     ] {
-        let size = Size { rows, cols, chans };
+        let size = Size::whole(rows, cols, chans);
         let plan = exact_with(&text, "ascend-like", Some(size));
         assert_eq!(plan.choice.size, size);
     }
@@ -259,16 +259,42 @@ fn global_pooling_matches_in_groups_of_channels() {
         let plan = exact_with(t, "ascend-like", None);
         assert!(plan.summary.contains("window 5 x 6"), "{}", plan.summary);
         for chans in [512, 128, 64, 16] {
-            let size = Size {
-                rows: 1,
-                cols: 1,
-                chans,
-            };
+            let size = Size::whole(1, 1, chans);
             assert_eq!(
                 exact_with(t, "ascend-like-halfgm", Some(size)).choice.size,
                 size
             );
         }
+        // loaded a part of the image rows at a time (5 rows: parts of 1, of 2 and 2 and 1,
+        // of 4 and 1), each combined before the next, in the kernel's order still
+        for (chans, part) in [(512, 1), (512, 2), (64, 4), (16, 2)] {
+            let size = Size {
+                part,
+                ..Size::whole(1, 1, chans)
+            };
+            let plan = exact_with(t, "ascend-like", Some(size));
+            assert_eq!(plan.choice.size, size);
+            assert!(plan.describe()[1].contains(&format!("in parts of {part} image row")));
+        }
+    }
+}
+
+/// A global pooling whose image does not fit UB (40 x 40 pixels of 64 channels, f16
+/// converted to f32: 400 KiB a tile of all of them, and a pixel's group of 16 channels is
+/// the smallest the blocks allow) goes in parts of image rows.
+#[test]
+fn global_pooling_of_an_image_larger_than_ub_goes_in_parts() {
+    let text = global(
+        ("f16", "f32"),
+        (40, 40, 64),
+        "+",
+        "0.0",
+        "f32(I[n, h, w, c]) * 0.000625",
+    );
+    for machine in ["ascend-like", "mini"] {
+        let plan = exact_with(&text, machine, None);
+        assert!(plan.choice.size.part > 0, "{machine}: {:?}", plan.choice);
+        pairwise_with(&text, machine, None);
     }
 }
 
@@ -349,17 +375,23 @@ fn global_pooling_reordered_is_combined_pairwise_within_the_tolerance() {
         }
     }
     for chans in [512, 128, 16] {
-        let size = Size {
-            rows: 1,
-            cols: 1,
-            chans,
-        };
+        let size = Size::whole(1, 1, chans);
         assert_eq!(
             pairwise_with(&cases[0], "ascend-like", Some(size))
                 .choice
                 .size,
             size
         );
+    }
+    // in parts of image rows (the last shorter), each halved to a pixel and combined into
+    // the outputs: 7 rows in parts of 3, and 16 rows of 17 pixels in parts of 5
+    for (case, chans, part) in [(0, 512, 3), (0, 128, 1), (2, 64, 5)] {
+        let size = Size {
+            part,
+            ..Size::whole(1, 1, chans)
+        };
+        let plan = pairwise_with(&cases[case], "ascend-like", Some(size));
+        assert_eq!(plan.choice.size, size);
     }
     // a padded copy's border is skipped, in the kernel's order with or without the flag
     // (its pixels are not one after the other in UB)
@@ -380,11 +412,7 @@ fn global_pooling_reordered_is_combined_pairwise_within_the_tolerance() {
     let plan = exact_with(padded, "ascend-like", None);
     assert!(plan.summary.contains("border 1 1 2 1"), "{}", plan.summary);
     // in groups of channels: a burst per pixel
-    let half = Size {
-        rows: 1,
-        cols: 1,
-        chans: 32,
-    };
+    let half = Size::whole(1, 1, 32);
     exact_with(padded, "ascend-like", Some(half));
     let k = common::kernel(padded);
     let (params, sizes) = defaults(&k);
@@ -623,22 +651,27 @@ mod random {
                 true => spec.c / 2,
                 false => spec.c,
             };
-            let size = Size { rows: rows.min(oh), cols: cols.min(ow), chans };
+            let size = Size::whole(rows.min(oh), cols.min(ow), chans);
             exact_with(&spec.text(), "ascend-like", Some(size));
         }
 
         /// Any small global pooling (`progen::window::global_spec`, by seed) matches on both
         /// presets: in the kernel's order exactly, and with `--reorder-reductions` (pairwise
         /// when the window is the image alone and the term the input, scaled or not) as the
-        /// fuzzer judges reordered sums; and in groups of half the channels.
+        /// fuzzer judges reordered sums; and in groups of half the channels, and loaded
+        /// `part` image rows at a time (without a border), both ways.
         #[test]
-        fn any_small_global_pooling_matches(seed in any::<u64>(), half in any::<bool>()) {
+        fn any_small_global_pooling_matches(
+            seed in any::<u64>(),
+            half in any::<bool>(),
+            part in 1i64..4,
+        ) {
             let spec = progen::window::global_spec(seed);
             let text = spec.text();
+            let pairwise = spec.pad == [0; 4] && matches!(spec.term, Term::Input | Term::Scaled);
             for machine in ["ascend-like", "ascend-like-halfgm"] {
                 exact(&spec, machine);
                 let plan = reordered_with(&text, machine, None);
-                let pairwise = spec.pad == [0; 4] && matches!(spec.term, Term::Input | Term::Scaled);
                 prop_assert_eq!(plan.order == Order::Pairwise, pairwise);
             }
             // half the channels, when such tiles fit (whole 32-byte blocks, UB)
@@ -646,10 +679,19 @@ mod random {
             let (_, sizes) = defaults(&k);
             let w = window::recognise(&k, &sizes).unwrap().unwrap();
             let m = Machine::load("ascend-like").unwrap();
-            let size = Size { rows: 1, cols: 1, chans: spec.c / 2 };
-            let fits = Model::new(&w, &m, Order::Kernel).unwrap().cost(size).is_some();
-            if half && fits {
+            let size = Size::whole(1, 1, spec.c / 2);
+            let fits = |z, order| Model::new(&w, &m, order).unwrap().cost(z).is_some();
+            if half && fits(size, Order::Kernel) {
                 exact_with(&text, "ascend-like", Some(size));
+            }
+            // (no parts with a border, nor in the kernel's order with the window's columns
+            // outer)
+            let parts = Size { part, ..Size::whole(1, 1, spec.c) };
+            if fits(parts, Order::Kernel) {
+                exact_with(&text, "ascend-like", Some(parts));
+            }
+            if pairwise && fits(parts, Order::Pairwise) {
+                pairwise_with(&text, "ascend-like", Some(parts));
             }
         }
     }

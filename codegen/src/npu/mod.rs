@@ -329,13 +329,19 @@ pub fn candidates(
             for (program, plan) in window::ranked(&w, machine, chosen.order, limit)? {
                 let c = &plan.choice;
                 out.push(Candidate {
-                    label: match c.size.chans == plan.channels {
-                        true => format!("tiles of {} x {} output pixels", c.size.rows, c.size.cols),
-                        false => format!(
-                            "tiles of {} x {} output pixels, {} channels",
-                            c.size.rows, c.size.cols, c.size.chans
-                        ),
-                    },
+                    label: format!(
+                        "tiles of {} x {} output pixels{}{}",
+                        c.size.rows,
+                        c.size.cols,
+                        match c.size.chans == plan.channels {
+                            true => String::new(),
+                            false => format!(", {} channels", c.size.chans),
+                        },
+                        match c.size.part {
+                            0 => String::new(),
+                            rows => format!(", loaded {rows} image row(s) at a time"),
+                        }
+                    ),
                     predicted: c.cycles,
                     compiled: Compiled {
                         program,

@@ -203,7 +203,7 @@ impl Plan {
         vec![
             self.summary.clone(),
             format!(
-                "Tiles of {} output row(s) by {} column(s) of one image{} ({} tiles, at most {} a core, in contiguous ranges); each tile's input rows and columns are loaded GM -> UB by MTE2, combined by V into the tile's outputs, stored UB -> GM by MTE3; {}. UB: {} of {} bytes.",
+                "Tiles of {} output row(s) by {} column(s) of one image{} ({} tiles, at most {} a core, in contiguous ranges); each tile's input rows and columns are loaded GM -> UB by MTE2{}, combined by V into the tile's outputs, stored UB -> GM by MTE3; {}. UB: {} of {} bytes.",
                 c.size.rows,
                 c.size.cols,
                 match c.size.chans == self.channels {
@@ -212,6 +212,10 @@ impl Plan {
                 },
                 c.tiles,
                 c.per_core,
+                match c.size.part {
+                    0 => String::new(),
+                    rows => format!(" in parts of {rows} image row(s), each combined before the next (the input slots turn once a part)"),
+                },
                 match self.in_slots {
                     1 => "one input slot (V converts each tile into a copy first, which frees it) and two output slots",
                     _ => "two slots each way",
@@ -252,19 +256,18 @@ pub fn compile(
     let choice = match forced {
         Some(z) => model.cost(z).ok_or_else(|| {
             NpuError::Unsupported(format!(
-                "tiles of {} x {} output pixels and {} channels do not fit `{}`'s UB or its vector repeats, or do not split the channels into whole 32-byte blocks",
-                z.rows, z.cols, z.chans, machine.name
+                "tiles of {} x {} output pixels and {} channels{} do not fit `{}`'s UB or its vector repeats, or do not split the channels into whole 32-byte blocks",
+                z.rows, z.cols, z.chans, match z.part {
+                    0 => String::new(),
+                    rows => format!(" in parts of {rows} image rows"),
+                }, machine.name
             ))
         })?,
         None => model.ranked().into_iter().next().ok_or_else(|| {
             NpuError::Unsupported(format!(
                 "no tile of one output pixel fits `{}`'s UB ({} bytes needed)",
                 machine.name,
-                model.ub_bytes(tiles::Size {
-                    rows: 1,
-                    cols: 1,
-                    chans: w.c
-                })
+                model.ub_bytes(tiles::Size::whole(1, 1, w.c))
             ))
         })?,
     };

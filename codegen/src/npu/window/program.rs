@@ -20,6 +20,14 @@
 //! combined with the last `n / 2`), then sets the output to the initial value and combines
 //! the last pixel into it; a barrier separates dependent passes.
 //!
+//! Global pooling without a border may go in *parts* ([`Size::part`]): a tile's image rows
+//! a few at a time, each part loaded into the next input slot (the ring turns once a part)
+//! and combined into the tile's outputs before the next (in the kernel's order when the
+//! window's rows are its outer loop, or pairwise within the part, then into the outputs),
+//! the initial value written with the first part only; the tile is stored after its last.
+//! So an image larger than UB is pooled, and a part's load overlaps the work on the one
+//! before.
+//!
 //! A depthwise convolution's weights are loaded once per core (flag id 2). The rings'
 //! "free" flags are set twice before the loop and waited for twice after it, as the vector
 //! path's are (strict semantics: one event per flag).
@@ -56,6 +64,37 @@ fn modulo(e: Expr, k: i64) -> Expr {
     match k {
         1 => Expr::Const(0),
         _ => e % k,
+    }
+}
+
+/// The input rows one load of a tile brings.
+enum Part {
+    /// All the rows the tile reads ([`input_box`]).
+    Whole,
+    /// Global pooling in parts ([`Size::part`]): `rows` image rows from `first`, the tile's
+    /// part `index`.
+    Rows { first: Expr, rows: i64, index: Expr },
+}
+
+/// When a pass writes the initial value into a tile's outputs: with its first load.
+#[derive(Clone)]
+enum Initial {
+    /// Every time (a tile loaded whole, a tile's first part).
+    Always,
+    /// Never (a later part).
+    Never,
+    /// When the condition holds (the parts in a loop: the first).
+    When(Expr),
+}
+
+impl Initial {
+    /// Emits `write` as the initial value is written: always, never or under a condition.
+    fn write(&self, b: &mut Builder, write: impl FnOnce(&mut Builder)) {
+        match self {
+            Initial::Always => write(b),
+            Initial::Never => {}
+            Initial::When(cond) => b.when("first", cond.clone(), write),
+        }
     }
 }
 
@@ -125,16 +164,17 @@ fn combining(w: &Window) -> BinaryOp {
     }
 }
 
-/// A global pooling tile combined pairwise ([`Order::Pairwise`]): its `pixels` pixels of
-/// `chans` channels in `work` (from its element given, converted already) scaled in place
-/// when the term is, halved until one pixel is left, and combined with the initial value
-/// into the output slot `out`.
+/// A global pooling tile (or a part of one) combined pairwise ([`Order::Pairwise`]): its
+/// `pixels` pixels of `chans` channels in `work` (from its element given, converted
+/// already) scaled in place when the term is, halved until one pixel is left, and combined
+/// into the output slot `out`, which is set to the initial value first as `initial` says.
 fn pairwise(
     b: &mut Builder,
     (w, model): (&Window, &Model),
     work: (BufferId, Expr),
     out: (BufferId, Expr),
     (pixels, chans): (i64, i64),
+    initial: &Initial,
 ) {
     let at = |b: &Builder, (buf, base): &(BufferId, Expr), offset: i64| {
         b.at(*buf, [base.clone() + offset])
@@ -160,8 +200,10 @@ fn pairwise(
         });
         n -= half;
     }
-    pass(b, model, (1, chans), (out.0, &out.1), |_, _| {
-        (VecOp::Dup { value: w.init }, 0)
+    initial.write(b, |b| {
+        pass(b, model, (1, chans), (out.0, &out.1), |_, _| {
+            (VecOp::Dup { value: w.init }, 0)
+        })
     });
     b.barrier(BarrierScope::Pipe(Pipe::V));
     pass(b, model, (1, chans), (out.0, &out.1), |b, o| {
@@ -281,116 +323,185 @@ pub fn program(
             (Expr::Const(w.ow) - q0.clone()).min(cols)
         };
         let slot = t.clone() % 2;
-        // the input's slot and flag id: one slot when the tile is converted (the copy frees
-        // it at once, so the load of the next tile overlaps this one's work), else two
-        let in_slot = match bufs.converted {
-            Some(_) => Expr::Const(0),
-            None => slot.clone(),
-        };
-        // the tile's input in image coordinates: rows h0.., columns w0.. (border included)
-        let h0 = times(p0.clone(), sh) - w.pad.top;
-        let w0 = times(q0.clone(), sw) - w.pad.left;
+        let o_slot = times(slot.clone(), bufs.output.1);
         let [hlo, hhi, wlo, whi] = input_box(w, [&p0, &q0, &tile_rows, &tile_cols]);
         let in_cols = model.in_cols(cols);
-        let hlo_rel = hlo.clone() - h0.clone();
-        let hhi_count = hhi - hlo.clone();
         let wcount = whi - wlo.clone();
-        b.wait_flag(Pipe::V, Pipe::Mte2, in_slot.clone());
-        // the first loaded pixel of loaded row j in the slot
-        let pixel = |j: Expr| times(hlo_rel.clone() + j, in_cols) + (wlo.clone() - w0.clone());
-        b.origin(Some(&format!("load the tile's rows of {}", w.input.name)));
-        if whole {
-            let at = times(in_slot.clone(), bufs.input.1) + times(pixel(Expr::Const(0)), c);
-            let dst = b.at(bufs.input.0, [at]);
-            let src = b.at(input, [n.clone(), hlo, wlo.clone(), Expr::Const(0)]);
-            b.push(
-                Dma::new(dst, src, hhi_count.clone(), times(wcount.clone(), c))
-                    .strides(w.w * c, in_cols * c),
-            );
-        } else if w.consecutive() {
-            // global pooling without a border: the whole image, its pixels one after the
-            // other in GM too, so one transfer of a burst per pixel (its group of channels)
-            let dst = b.at(bufs.input.0, [times(in_slot.clone(), bufs.input.1)]);
-            let src = b.at(input, [n.clone(), hlo, wlo.clone(), c0.clone()]);
-            b.push(Dma::new(dst, src, w.h * w.w, chans).strides(c, chans));
-        } else {
-            // a burst per pixel: its group of channels
-            b.repeat("j", hhi_count.clone(), |b, j| {
-                let at = times(in_slot.clone(), bufs.input.1) + times(pixel(j.clone()), chans);
+        // the tile's input in image coordinates: columns w0.. (border included)
+        let w0 = times(q0.clone(), sw) - w.pad.left;
+        let parts = model.parted(z);
+        // one load of the tile's input rows combined into its outputs: all its rows, or
+        // (global pooling in parts) one part's
+        let combine_part = |b: &mut Builder, part: &Part| {
+            // the input's slot and flag id: one slot when the tile is converted (the copy
+            // frees it at once, so the next load overlaps this one's work), else two, which
+            // turn once a tile, or once a part; the slot's first row `h0` (border
+            // included), the first and the number of rows loaded, their pixels
+            let (turn, h0, lo, count, pixels, initial) = match part {
+                Part::Whole => (
+                    slot.clone(),
+                    times(p0.clone(), sh) - w.pad.top,
+                    hlo.clone(),
+                    hhi.clone() - hlo.clone(),
+                    w.h * w.w,
+                    Initial::Always,
+                ),
+                Part::Rows { first, rows, index } => (
+                    (times(t.clone(), parts.map_or(1, |p| p.1)) + index.clone()) % 2,
+                    first.clone(),
+                    first.clone(),
+                    Expr::Const(*rows),
+                    rows * w.w,
+                    match index {
+                        Expr::Const(0) => Initial::Always,
+                        Expr::Const(_) => Initial::Never,
+                        _ => Initial::When(index.clone().cmp(CmpOp::Eq, 0)),
+                    },
+                ),
+            };
+            let in_slot = match bufs.converted {
+                Some(_) => Expr::Const(0),
+                None => turn,
+            };
+            let hlo_rel = lo.clone() - h0.clone();
+            b.wait_flag(Pipe::V, Pipe::Mte2, in_slot.clone());
+            // the first loaded pixel of loaded row j in the slot
+            let pixel = |j: Expr| times(hlo_rel.clone() + j, in_cols) + (wlo.clone() - w0.clone());
+            b.origin(Some(&format!("load the tile's rows of {}", w.input.name)));
+            if whole {
+                let at = times(in_slot.clone(), bufs.input.1) + times(pixel(Expr::Const(0)), c);
                 let dst = b.at(bufs.input.0, [at]);
-                let src = b.at(input, [n.clone(), hlo.clone() + j, wlo.clone(), c0.clone()]);
-                b.push(Dma::new(dst, src, wcount.clone(), chans).strides(c, chans));
-            });
-        }
-        b.origin(None);
-        b.set_flag(Pipe::Mte2, Pipe::V, in_slot.clone());
-        b.wait_flag(Pipe::Mte2, Pipe::V, in_slot.clone());
-        let x_slot = times(in_slot.clone(), bufs.input.1);
-        // the taps read the tile as loaded, or its copy in the output's type (the input
-        // slot is then free at once)
-        let source = match bufs.converted {
-            Some(conv) => {
-                b.origin(Some(&format!(
-                    "convert the tile's rows of {}",
-                    w.input.name
-                )));
-                // the previous tile's taps read the copy
-                b.barrier(BarrierScope::Pipe(Pipe::V));
-                match model.order {
-                    Order::Kernel => b.repeat("j", hhi_count.clone(), |b, j| {
-                        let at = times(pixel(j), chans);
-                        convert(
-                            b,
-                            model,
-                            (conv, at.clone()),
-                            (bufs.input.0, x_slot.clone() + at),
-                            (wcount.clone(), chans),
-                        );
-                    }),
-                    // the image's pixels are consecutive
-                    Order::Pairwise => {
-                        let from = (bufs.input.0, x_slot.clone());
-                        let pixels = (w.h * w.w, chans);
-                        pass(b, model, pixels, (conv, &Expr::Const(0)), |b, o| {
-                            let a = b.at(from.0, [from.1.clone() + o]);
-                            (VecOp::Conv { a }, 1)
-                        });
-                    }
-                }
-                b.set_flag(Pipe::V, Pipe::Mte2, in_slot.clone());
-                (conv, Expr::Const(0))
+                let src = b.at(input, [n.clone(), lo.clone(), wlo.clone(), Expr::Const(0)]);
+                b.push(
+                    Dma::new(dst, src, count.clone(), times(wcount.clone(), c))
+                        .strides(w.w * c, in_cols * c),
+                );
+            } else if w.consecutive() {
+                // global pooling without a border: the image's pixels one after the other
+                // in GM too, so one transfer of a burst per pixel (its group of channels)
+                let dst = b.at(bufs.input.0, [times(in_slot.clone(), bufs.input.1)]);
+                let src = b.at(input, [n.clone(), lo.clone(), wlo.clone(), c0.clone()]);
+                b.push(Dma::new(dst, src, pixels, chans).strides(c, chans));
+            } else {
+                // a burst per pixel: its group of channels
+                b.repeat("j", count.clone(), |b, j| {
+                    let at = times(in_slot.clone(), bufs.input.1) + times(pixel(j.clone()), chans);
+                    let dst = b.at(bufs.input.0, [at]);
+                    let src = b.at(input, [n.clone(), lo.clone() + j, wlo.clone(), c0.clone()]);
+                    b.push(Dma::new(dst, src, wcount.clone(), chans).strides(c, chans));
+                });
             }
-            None => (bufs.input.0, x_slot.clone()),
+            b.origin(None);
+            b.set_flag(Pipe::Mte2, Pipe::V, in_slot.clone());
+            b.wait_flag(Pipe::Mte2, Pipe::V, in_slot.clone());
+            let x_slot = times(in_slot.clone(), bufs.input.1);
+            // the taps read the tile as loaded, or its copy in the output's type (the input
+            // slot is then free at once)
+            let source = match bufs.converted {
+                Some(conv) => {
+                    b.origin(Some(&format!(
+                        "convert the tile's rows of {}",
+                        w.input.name
+                    )));
+                    // the previous tile's taps read the copy
+                    b.barrier(BarrierScope::Pipe(Pipe::V));
+                    match model.order {
+                        Order::Kernel => b.repeat("j", count.clone(), |b, j| {
+                            let at = times(pixel(j), chans);
+                            convert(
+                                b,
+                                model,
+                                (conv, at.clone()),
+                                (bufs.input.0, x_slot.clone() + at),
+                                (wcount.clone(), chans),
+                            );
+                        }),
+                        // the image's pixels are consecutive
+                        Order::Pairwise => {
+                            let from = (bufs.input.0, x_slot.clone());
+                            pass(
+                                b,
+                                model,
+                                (pixels, chans),
+                                (conv, &Expr::Const(0)),
+                                |b, o| {
+                                    let a = b.at(from.0, [from.1.clone() + o]);
+                                    (VecOp::Conv { a }, 1)
+                                },
+                            );
+                        }
+                    }
+                    b.set_flag(Pipe::V, Pipe::Mte2, in_slot.clone());
+                    (conv, Expr::Const(0))
+                }
+                None => (bufs.input.0, x_slot.clone()),
+            };
+            if let Part::Whole = part {
+                b.wait_flag(Pipe::Mte3, Pipe::V, slot.clone());
+            }
+            b.origin(Some(&format!("statement {}", w.stmt)));
+            if model.order == Order::Pairwise {
+                let out = (bufs.output.0, o_slot.clone());
+                pairwise(
+                    b,
+                    (w, model),
+                    source.clone(),
+                    out,
+                    (pixels, chans),
+                    &initial,
+                );
+            } else {
+                b.repeat("i", tile_rows.clone(), |b, i| {
+                    let p = p0.clone() + i.clone();
+                    let tile = Tile {
+                        w,
+                        model,
+                        bufs: &bufs,
+                        source: source.clone(),
+                        o_slot: o_slot.clone(),
+                        i: i.clone(),
+                        p,
+                        q0: q0.clone(),
+                        c0: c0.clone(),
+                        cols: tile_cols.clone(),
+                        size: z,
+                        part: match part {
+                            Part::Whole => None,
+                            Part::Rows { first, rows, .. } => Some((first.clone(), *rows)),
+                        },
+                        initial: initial.clone(),
+                    };
+                    tile.row(b);
+                });
+            }
+            b.origin(None);
+            if bufs.converted.is_none() {
+                b.set_flag(Pipe::V, Pipe::Mte2, in_slot);
+            }
         };
-        b.wait_flag(Pipe::Mte3, Pipe::V, slot.clone());
-        b.origin(Some(&format!("statement {}", w.stmt)));
-        let o_slot = times(slot.clone(), bufs.output.1);
-        if model.order == Order::Pairwise {
-            let pixels = (w.h * w.w, chans);
-            let out = (bufs.output.0, o_slot.clone());
-            pairwise(b, (w, model), source.clone(), out, pixels);
-        } else {
-            b.repeat("i", tile_rows.clone(), |b, i| {
-                let p = p0.clone() + i.clone();
-                let tile = Tile {
-                    w,
-                    model,
-                    bufs: &bufs,
-                    source: source.clone(),
-                    o_slot: o_slot.clone(),
-                    i: i.clone(),
-                    p,
-                    q0: q0.clone(),
-                    c0: c0.clone(),
-                    cols: tile_cols.clone(),
-                    size: z,
-                };
-                tile.row(b);
-            });
-        }
-        b.origin(None);
-        if bufs.converted.is_none() {
-            b.set_flag(Pipe::V, Pipe::Mte2, in_slot);
+        match parts {
+            None => combine_part(b, &Part::Whole),
+            Some((rows, _)) => {
+                // the output slot, once a tile, before its first part's work
+                b.wait_flag(Pipe::Mte3, Pipe::V, slot.clone());
+                let (full, rem) = (w.h / rows, w.h % rows);
+                b.repeat("part", full, |b, j| {
+                    let first = times(j.clone(), rows);
+                    combine_part(
+                        b,
+                        &Part::Rows {
+                            first,
+                            rows,
+                            index: j,
+                        },
+                    );
+                });
+                if rem > 0 {
+                    let (first, index) = (Expr::Const(full * rows), Expr::Const(full));
+                    let rows = rem;
+                    combine_part(b, &Part::Rows { first, rows, index });
+                }
+            }
         }
         b.set_flag(Pipe::V, Pipe::Mte3, slot.clone());
         b.wait_flag(Pipe::V, Pipe::Mte3, slot.clone());
@@ -462,6 +573,10 @@ struct Tile<'a> {
     /// A whole tile's size (its columns: the output slot's row pitch; its channels: a
     /// pixel's, in UB).
     size: Size,
+    /// Global pooling in parts: the image rows the input slot holds, `(first, rows)`.
+    part: Option<(Expr, i64)>,
+    /// When the row's outputs are set to the initial value.
+    initial: Initial,
 }
 
 /// Which lanes an instruction of a row works on.
@@ -492,11 +607,13 @@ impl Tile<'_> {
             let acc0 = self.o_slot.clone() + times(self.i.clone(), self.size.cols * chans);
             let init = b.at(self.bufs.output.0, [acc0 + l.lane0.clone()]);
             let (repeat, rs) = self.repeats(self.cols.clone(), 1);
-            b.push(
-                Vector::new(VecOp::Dup { value: w.init }, init, repeat)
-                    .mask(l.mask.clone())
-                    .dst_stride(rs),
-            );
+            self.initial.write(b, |b| {
+                b.push(
+                    Vector::new(VecOp::Dup { value: w.init }, init, repeat)
+                        .mask(l.mask.clone())
+                        .dst_stride(rs),
+                )
+            });
             let (r_lo, r_hi) = self.rows_inside();
             let by_rows = |b: &mut Builder, s: Expr| {
                 b.for_loop("r", r_lo.clone(), r_hi.clone(), 1, |b, r| {
@@ -536,9 +653,13 @@ impl Tile<'_> {
         self.bufs.converted_weights.or(self.bufs.weights)
     }
 
-    /// The window rows inside the image for this output row.
+    /// The window rows inside the image for this output row (in the part the input slot
+    /// holds).
     fn rows_inside(&self) -> (Expr, Expr) {
         let w = self.w;
+        if let Some((first, rows)) = &self.part {
+            return (first.clone(), first.clone() + *rows);
+        }
         let first = times(self.p.clone(), w.stride.0) - w.pad.top;
         let (top_ok, bottom_ok) = (
             w.pad.top == 0,
@@ -574,11 +695,14 @@ impl Tile<'_> {
             let rel = lo.clone() - self.q0.clone();
             let (repeat, acc_rs) = self.repeats(hi.clone() - lo.clone(), 1);
             let (_, x_rs) = self.repeats(hi.clone() - lo.clone(), sw);
+            // the window row's row in the input slot
+            let slot_row = match &self.part {
+                Some((first, _)) => r.clone() - first.clone(),
+                None => times(self.i.clone(), sh) + r.clone(),
+            };
             let x_at = self.source.1.clone()
                 + times(
-                    times(times(self.i.clone(), sh) + r.clone(), in_cols)
-                        + times(rel.clone(), sw)
-                        + s.clone(),
+                    times(slot_row, in_cols) + times(rel.clone(), sw) + s.clone(),
                     c,
                 )
                 + lane0.clone();

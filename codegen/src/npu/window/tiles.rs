@@ -34,7 +34,8 @@ pub struct Elems {
     pub converted_weights: i64,
 }
 
-/// A tile's size: output rows, output columns, channels.
+/// A tile's size: output rows, output columns, channels, and for global pooling the image
+/// rows of each of its loads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Size {
     /// Output rows.
@@ -43,6 +44,25 @@ pub struct Size {
     pub cols: i64,
     /// Channels (all of them, or an equal group).
     pub chans: i64,
+    /// Global pooling: the image rows each load of a tile brings, its *parts* (the last may
+    /// have fewer), each combined into the tile's outputs before the next (the input ring
+    /// turns once a part), so that an image larger than UB is pooled and a part's load
+    /// overlaps the work on the one before (an image without a border, whose rows are the
+    /// outer loop of the window in the kernel's order). 0: the tile is loaded whole (a
+    /// spatial window's tiles always are).
+    pub part: i64,
+}
+
+impl Size {
+    /// Tiles of `rows x cols` output pixels and `chans` channels, loaded whole.
+    pub fn whole(rows: i64, cols: i64, chans: i64) -> Size {
+        Size {
+            rows,
+            cols,
+            chans,
+            part: 0,
+        }
+    }
 }
 
 /// One tile: its image, first output row, column and channel, and its size (edges
@@ -122,7 +142,8 @@ fn shared(free: f64, (a, x): (f64, f64), (b, y): (f64, f64)) -> (f64, f64) {
     }
 }
 
-/// The end of a core's tiles, each `(load, vector, store)` cycles, through rings of two
+/// The end of a core's tiles (or parts of tiles), each `(load, vector, store)` cycles
+/// (no store: a part but the last), through rings of two
 /// slots each way (one for the input when `one_in`), with the paths' `latencies` (in,
 /// out). A load is ready when the vector unit has freed its slot (computed the tile two
 /// back; with one slot, started the tile before, whose conversion, short, frees it) and its
@@ -144,7 +165,10 @@ fn rings(steps: &[(f64, f64, f64)], (lat_in, lat_out): (f64, f64), one_in: bool)
         };
         let load = (free + lat_in, steps[t].0);
         if t > 0 {
-            let store = (computed[t - 1] + lat_out, steps[t - 1].2);
+            // a step without a store (a part of a tile but its last) frees its output slot
+            // when computed
+            let latency = if steps[t - 1].2 > 0.0 { lat_out } else { 0.0 };
+            let store = (computed[t - 1] + latency, steps[t - 1].2);
             (loaded[t], stored[t - 1]) = shared(gm_free, load, store);
             gm_free = loaded[t].max(stored[t - 1]);
         } else {
@@ -232,6 +256,31 @@ impl<'a> Model<'a> {
         self.w.stride.1 * (cols - 1) + self.w.s
     }
 
+    /// Global pooling in parts ([`Size::part`]): the rows of a whole part, and how many
+    /// parts a tile has; `None` when tiles of `z` are loaded whole.
+    pub fn parted(&self, z: Size) -> Option<(i64, i64)> {
+        let h = self.w.h;
+        (self.partable() && (1..h).contains(&z.part)).then(|| (z.part, (h + z.part - 1) / z.part))
+    }
+
+    /// Whether tiles may go in parts: global pooling without a border, in the kernel's
+    /// order only when the window's rows are its outer loop (a part's terms then all come
+    /// before the next part's).
+    fn partable(&self) -> bool {
+        self.w.consecutive() && (self.order == Order::Pairwise || self.w.r_outer)
+    }
+
+    /// The image rows of each load of a tile of `z`: `(first row, rows)`, one for the whole
+    /// tile (its rows from `first`, `None`) unless it goes in parts.
+    fn loads(&self, z: Size) -> Vec<Option<(i64, i64)>> {
+        match self.parted(z) {
+            None => vec![None],
+            Some((rows, n)) => (0..n)
+                .map(|k| Some((k * rows, rows.min(self.w.h - k * rows))))
+                .collect(),
+        }
+    }
+
     /// Chunks of lanes that cover `chans` channels.
     pub fn chunks(&self, chans: i64) -> i64 {
         (chans + self.lanes - 1) / self.lanes
@@ -296,7 +345,10 @@ impl<'a> Model<'a> {
     /// channels.
     pub fn elems(&self, z: Size) -> Elems {
         let w = self.w;
-        let input = self.in_rows(z.rows) * self.in_cols(z.cols) * z.chans;
+        let input = match self.parted(z) {
+            Some((rows, _)) => rows * w.w * z.chans,
+            None => self.in_rows(z.rows) * self.in_cols(z.cols) * z.chans,
+        };
         let weights = match w.term {
             Term::Product { .. } => w.r * w.s * w.c,
             _ => 0,
@@ -335,14 +387,18 @@ impl<'a> Model<'a> {
         (first.max(0), (first + extent).min(size))
     }
 
-    /// GM cycles of one tile's load and of its store: their bursts (a row of pixels when the
-    /// tile holds every channel, else a pixel's channels), each charged every segment it
-    /// touches, at the core's bandwidth, plus each burst's set-up.
-    fn gm_cycles(&self, t: &At) -> (f64, f64) {
+    /// GM cycles of one tile's load (of the image rows `part`, `(first, rows)`, when it goes
+    /// in parts) and of its store: their bursts (a row of pixels when the tile holds every
+    /// channel, else a pixel's channels), each charged every segment it touches, at the
+    /// core's bandwidth, plus each burst's set-up.
+    fn gm_cycles(&self, t: &At, part: Option<(i64, i64)>) -> (f64, f64) {
         let (w, m) = (self.w, self.machine);
         let (i, o, _) = self.types;
         let z = t.size;
-        let (hlo, hhi) = Self::clip(w.stride.0 * t.p0 - w.pad.top, self.in_rows(z.rows), w.h);
+        let (hlo, hhi) = match part {
+            Some((first, rows)) => (first, first + rows),
+            None => Self::clip(w.stride.0 * t.p0 - w.pad.top, self.in_rows(z.rows), w.h),
+        };
         let (wlo, whi) = Self::clip(w.stride.1 * t.q0 - w.pad.left, self.in_cols(z.cols), w.w);
         // the GM cycles of `rows` rows of `pixels` pixels from pixel `first(row)` of a tensor
         // of element size `e` over a path of latency `latency`: a burst per row in one
@@ -418,17 +474,20 @@ impl<'a> Model<'a> {
         ((-first).max(0), (w.h - first).min(w.r))
     }
 
-    /// Vector cycles of one tile: the conversion of its input rows (when converted), then
-    /// per output row, the initial value and one instruction per window position inside the
-    /// image (two with a weight or a constant: the product, then its sum), each per chunk
-    /// of lanes with a repeat per output column, or (`by_chunks`) once with a repeat per
-    /// chunk.
-    fn vector_cycles(&self, t: &At) -> f64 {
+    /// Vector cycles of one tile (of the image rows `part`, `(first, rows)`, when it goes
+    /// in parts; the initial value only with the first): the conversion of its input rows
+    /// (when converted), then per output row, the initial value and one instruction per
+    /// window position inside the image (two with a weight or a constant: the product, then
+    /// its sum), each per chunk of lanes with a repeat per output column, or (`by_chunks`)
+    /// once with a repeat per chunk.
+    fn vector_cycles(&self, t: &At, part: Option<(i64, i64)>) -> f64 {
         let (w, m) = (self.w, self.machine);
         let z = t.size;
         let start = m.vector.startup;
+        let initial = part.is_none_or(|(first, _)| first == 0);
         if self.order == Order::Pairwise {
-            return self.pairwise_cycles(z.chans);
+            let rows = part.map_or(w.h, |(_, rows)| rows);
+            return self.pairwise_cycles(z.chans, rows * w.w, initial);
         }
         // one pass over `n` pixels: its instructions' cycles
         let pass = |n: i64| match self.by_chunks(z) {
@@ -437,7 +496,10 @@ impl<'a> Model<'a> {
         };
         let mut cycles = 0.0;
         if self.converts().0 {
-            let (hlo, hhi) = Self::clip(w.stride.0 * t.p0 - w.pad.top, self.in_rows(z.rows), w.h);
+            let (hlo, hhi) = match part {
+                Some((first, rows)) => (first, first + rows),
+                None => Self::clip(w.stride.0 * t.p0 - w.pad.top, self.in_rows(z.rows), w.h),
+            };
             let (wlo, whi) = Self::clip(w.stride.1 * t.q0 - w.pad.left, self.in_cols(z.cols), w.w);
             // per loaded row and chunk, a repeat per pixel
             cycles +=
@@ -448,8 +510,13 @@ impl<'a> Model<'a> {
             _ => 2.0,
         };
         for p in t.p0..t.p0 + z.rows {
-            let (rlo, rhi) = self.rows_inside(p);
-            cycles += pass(z.cols);
+            let (rlo, rhi) = match part {
+                Some((first, rows)) => (first, first + rows),
+                None => self.rows_inside(p),
+            };
+            if initial {
+                cycles += pass(z.cols);
+            }
             for s in 0..w.s {
                 let (lo, hi) = self.cols_inside(t.q0, z.cols, s);
                 if hi > lo {
@@ -460,19 +527,20 @@ impl<'a> Model<'a> {
         cycles
     }
 
-    /// Vector cycles of a tile of `chans` channels combined pairwise: the conversion of its
-    /// pixels (when converted) and their scaling (a term times a constant), a pass each,
-    /// then a pass per halving, then the initial value and the last pixel.
-    fn pairwise_cycles(&self, chans: i64) -> f64 {
+    /// Vector cycles of `pixels` pixels of a tile of `chans` channels combined pairwise:
+    /// the conversion of its pixels (when converted) and their scaling (a term times a
+    /// constant), a pass each, then a pass per halving, then the initial value (when
+    /// `initial`) and the last pixel.
+    fn pairwise_cycles(&self, chans: i64, pixels: i64, initial: bool) -> f64 {
         let pass = |pixels: i64| -> f64 {
             (self.runs(pixels, chans).iter())
                 .map(|r| self.machine.vector.startup + r.repeats as f64)
                 .sum()
         };
-        let pixels = self.w.h * self.w.w;
         let terms =
             usize::from(self.converts().0) + usize::from(matches!(self.w.term, Term::Scaled(_)));
-        let mut cycles = terms as f64 * pass(pixels) + 2.0 * pass(1);
+        let ends = 1 + usize::from(initial);
+        let mut cycles = terms as f64 * pass(pixels) + ends as f64 * pass(1);
         let mut n = pixels;
         while n > 1 {
             cycles += pass(n / 2);
@@ -506,6 +574,7 @@ impl<'a> Model<'a> {
                 rows: z.rows.min(w.oh - p0),
                 cols: z.cols.min(w.ow - q0),
                 chans: z.chans,
+                part: z.part,
             },
         }
     }
@@ -531,7 +600,11 @@ impl<'a> Model<'a> {
             (_, false) if self.converts().0 => self.in_cols(z.cols),
             (_, false) => z.cols,
         };
-        let fits = (1..=w.oh).contains(&z.rows)
+        // a spatial window's tiles are loaded whole; global pooling's whole or (without a
+        // border) in parts of fewer rows than the image's
+        let part_ok = z.part == 0 || self.parted(z).is_some();
+        let fits = part_ok
+            && (1..=w.oh).contains(&z.rows)
             && (1..=w.ow).contains(&z.cols)
             && (1..=w.c).contains(&z.chans)
             && w.c % z.chans == 0
@@ -549,11 +622,19 @@ impl<'a> Model<'a> {
         for core in 0..(m.cores as i64).min(tiles) {
             let (first, count) = self.deal(tiles, core);
             // per tile: its load, its vector work and its store
+            // per load of a tile (the tile, or each of its parts): its load, its vector work
+            // and, after the last, the tile's store
+            let loads = self.loads(z);
             let steps: Vec<(f64, f64, f64)> = (first..first + count)
-                .map(|g| {
+                .flat_map(|g| {
                     let t = self.tile(z, g);
-                    let (load, store) = self.gm_cycles(&t);
-                    (load, self.vector_cycles(&t), store)
+                    let last = loads.len() - 1;
+                    (loads.iter().enumerate()).map(move |(k, &part)| (t, k == last, part))
+                })
+                .map(|(t, last, part)| {
+                    let (load, store) = self.gm_cycles(&t, part);
+                    let store = if last { store } else { 0.0 };
+                    (load, self.vector_cycles(&t, part), store)
                 })
                 .collect();
             let cycles = rings(&steps, (load_latency, store_latency), self.in_slots() == 1);
@@ -574,9 +655,11 @@ impl<'a> Model<'a> {
         busiest
     }
 
-    /// Every tiling that fits, cheapest first by the model (ties: larger tiles first). The
-    /// sizes tried are those that split the output rows (columns) into `k` nearly equal
-    /// tiles for each `k`, and the channels into any number of equal groups.
+    /// Every tiling that fits, cheapest first by the model (ties: larger tiles first, then
+    /// larger loads). The sizes tried are those that split the output rows (columns) into
+    /// `k` nearly equal tiles for each `k`, and the channels into any number of equal
+    /// groups; for global pooling without a border, each also in parts of the image rows
+    /// that split them into `k` nearly equal parts for each `k` > 1.
     pub fn ranked(&self) -> Vec<Choice> {
         let splits = |extent: i64| {
             let mut sizes: Vec<i64> = (1..=extent).map(|k| (extent + k - 1) / k).collect();
@@ -585,19 +668,38 @@ impl<'a> Model<'a> {
         };
         let c = self.w.c;
         let groups: Vec<i64> = (1..=c).filter(|k| c % k == 0).map(|k| c / k).collect();
+        let h = self.w.h;
+        let parts: Vec<i64> = match self.partable() {
+            false => vec![0],
+            true => std::iter::once(0)
+                .chain(splits(h).into_iter().filter(|&p| p < h))
+                .collect(),
+        };
         let mut out = Vec::new();
         for &rows in &splits(self.w.oh) {
             for &cols in &splits(self.w.ow) {
                 for &chans in &groups {
-                    out.extend(self.cost(Size { rows, cols, chans }));
+                    for &part in &parts {
+                        out.extend(self.cost(Size {
+                            rows,
+                            cols,
+                            chans,
+                            part,
+                        }));
+                    }
                 }
             }
         }
+        let loaded = |c: &Choice| match c.size.part {
+            0 => h,
+            part => part,
+        };
         out.sort_by(|a, b| {
             let volume = |c: &Choice| c.size.rows * c.size.cols * c.size.chans;
             a.cycles
                 .total_cmp(&b.cycles)
                 .then(volume(b).cmp(&volume(a)))
+                .then(loaded(b).cmp(&loaded(a)))
         });
         out
     }
