@@ -142,33 +142,36 @@ fn shared(free: f64, (a, x): (f64, f64), (b, y): (f64, f64)) -> (f64, f64) {
     }
 }
 
-/// The end of a core's tiles (or parts of tiles), each `(load, vector, store)` cycles
-/// (no store: a part but the last), through rings of two
-/// slots each way (one for the input when `one_in`), with the paths' `latencies` (in,
-/// out). A load is ready when the vector unit has freed its slot (computed the tile two
-/// back; with one slot, started the tile before, whose conversion, short, frees it) and its
+/// The end of a core's tiles (or parts of tiles), each a [`Step`] (no store: a part but
+/// the last), through rings of two slots each way (one for the input when `one_in`), with
+/// the paths' `latencies` (in, out). A load is ready when the vector unit has freed its
+/// slot (computed the tile two back; with one slot, converted the tile before) and its
 /// latency has passed; a store when its tile is computed and its latency has passed; a
 /// load and the store of the tile before share the core's GM bandwidth where they overlap
 /// ([`shared`]). The vector unit starts a tile when it is loaded, the tile before is
 /// computed and the store two tiles back has freed the output slot.
-fn rings(steps: &[(f64, f64, f64)], (lat_in, lat_out): (f64, f64), one_in: bool) -> f64 {
+fn rings(steps: &[Step], (lat_in, lat_out): (f64, f64), one_in: bool) -> f64 {
     let n = steps.len();
     let (mut loaded, mut computed, mut stored) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     let mut started = vec![0.0; n];
     let mut gm_free: f64 = 0.0;
     for t in 0..n {
         let back = |v: &[f64], k: usize| if t >= k { v[t - k] } else { 0.0 };
-        let free = if one_in {
-            back(&started, 1)
-        } else {
-            back(&computed, 2)
+        let free = match (one_in, t) {
+            (true, 0) => 0.0,
+            (true, _) => started[t - 1] + steps[t - 1].convert,
+            (false, _) => back(&computed, 2),
         };
-        let load = (free + lat_in, steps[t].0);
+        let load = (free + lat_in, steps[t].load);
         if t > 0 {
             // a step without a store (a part of a tile but its last) frees its output slot
             // when computed
-            let latency = if steps[t - 1].2 > 0.0 { lat_out } else { 0.0 };
-            let store = (computed[t - 1] + latency, steps[t - 1].2);
+            let latency = if steps[t - 1].store > 0.0 {
+                lat_out
+            } else {
+                0.0
+            };
+            let store = (computed[t - 1] + latency, steps[t - 1].store);
             (loaded[t], stored[t - 1]) = shared(gm_free, load, store);
             gm_free = loaded[t].max(stored[t - 1]);
         } else {
@@ -176,12 +179,25 @@ fn rings(steps: &[(f64, f64, f64)], (lat_in, lat_out): (f64, f64), one_in: bool)
             gm_free = loaded[t];
         }
         started[t] = loaded[t].max(back(&computed, 1)).max(back(&stored, 2));
-        computed[t] = started[t] + steps[t].1;
+        computed[t] = started[t] + steps[t].vector;
     }
     match n {
         0 => 0.0,
-        _ => (computed[n - 1] + lat_out).max(gm_free) + steps[n - 1].2,
+        _ => (computed[n - 1] + lat_out).max(gm_free) + steps[n - 1].store,
     }
+}
+
+/// One load of a core's tiles (a tile, or a part of one) as [`rings`] follows it, in cycles.
+#[derive(Clone, Copy, Debug)]
+struct Step {
+    /// The load's data (its latency apart).
+    load: f64,
+    /// V's conversion of it, which frees a single input slot.
+    convert: f64,
+    /// V's work on it, the conversion included.
+    vector: f64,
+    /// The store after it (0: none, a part but the last of a tile).
+    store: f64,
 }
 
 /// The machine's figures a window reduction's tiling depends on.
@@ -479,8 +495,8 @@ impl<'a> Model<'a> {
     /// (when converted), then per output row, the initial value and one instruction per
     /// window position inside the image (two with a weight or a constant: the product, then
     /// its sum), each per chunk of lanes with a repeat per output column, or (`by_chunks`)
-    /// once with a repeat per chunk.
-    fn vector_cycles(&self, t: &At, part: Option<(i64, i64)>) -> f64 {
+    /// once with a repeat per chunk. Returns the conversion's cycles and the whole's.
+    fn vector_cycles(&self, t: &At, part: Option<(i64, i64)>) -> (f64, f64) {
         let (w, m) = (self.w, self.machine);
         let z = t.size;
         let start = m.vector.startup;
@@ -494,7 +510,7 @@ impl<'a> Model<'a> {
             true => (start + self.chunks(z.chans) as f64) * n as f64,
             false => (start + n as f64) * self.chunks(z.chans) as f64,
         };
-        let mut cycles = 0.0;
+        let mut convert = 0.0;
         if self.converts().0 {
             let (hlo, hhi) = match part {
                 Some((first, rows)) => (first, first + rows),
@@ -502,9 +518,10 @@ impl<'a> Model<'a> {
             };
             let (wlo, whi) = Self::clip(w.stride.1 * t.q0 - w.pad.left, self.in_cols(z.cols), w.w);
             // per loaded row and chunk, a repeat per pixel
-            cycles +=
+            convert =
                 (hhi - hlo) as f64 * (start + (whi - wlo) as f64) * self.chunks(z.chans) as f64;
         }
+        let mut cycles = convert;
         let per_term = match w.term {
             Term::Input => 1.0,
             _ => 2.0,
@@ -524,29 +541,35 @@ impl<'a> Model<'a> {
                 }
             }
         }
-        cycles
+        (convert, cycles)
     }
 
     /// Vector cycles of `pixels` pixels of a tile of `chans` channels combined pairwise:
     /// the conversion of its pixels (when converted) and their scaling (a term times a
     /// constant), a pass each, then a pass per halving, then the initial value (when
-    /// `initial`) and the last pixel.
-    fn pairwise_cycles(&self, chans: i64, pixels: i64, initial: bool) -> f64 {
+    /// `initial`) and the last pixel. Returns the conversion's cycles and the whole's.
+    fn pairwise_cycles(&self, chans: i64, pixels: i64, initial: bool) -> (f64, f64) {
         let pass = |pixels: i64| -> f64 {
             (self.runs(pixels, chans).iter())
                 .map(|r| self.machine.vector.startup + r.repeats as f64)
                 .sum()
         };
-        let terms =
-            usize::from(self.converts().0) + usize::from(matches!(self.w.term, Term::Scaled(_)));
+        let convert = match self.converts().0 {
+            true => pass(pixels),
+            false => 0.0,
+        };
+        let scale = match self.w.term {
+            Term::Scaled(_) => pass(pixels),
+            _ => 0.0,
+        };
         let ends = 1 + usize::from(initial);
-        let mut cycles = terms as f64 * pass(pixels) + ends as f64 * pass(1);
+        let mut cycles = convert + scale + ends as f64 * pass(1);
         let mut n = pixels;
         while n > 1 {
             cycles += pass(n / 2);
             n -= n / 2;
         }
-        cycles
+        (convert, cycles)
     }
 
     /// The grid of tiles of `z`: tiles per image in a column of tiles, in a row of tiles,
@@ -625,7 +648,7 @@ impl<'a> Model<'a> {
             // per load of a tile (the tile, or each of its parts): its load, its vector work
             // and, after the last, the tile's store
             let loads = self.loads(z);
-            let steps: Vec<(f64, f64, f64)> = (first..first + count)
+            let steps: Vec<Step> = (first..first + count)
                 .flat_map(|g| {
                     let t = self.tile(z, g);
                     let last = loads.len() - 1;
@@ -633,13 +656,18 @@ impl<'a> Model<'a> {
                 })
                 .map(|(t, last, part)| {
                     let (load, store) = self.gm_cycles(&t, part);
-                    let store = if last { store } else { 0.0 };
-                    (load, self.vector_cycles(&t, part), store)
+                    let (convert, vector) = self.vector_cycles(&t, part);
+                    Step {
+                        load,
+                        convert,
+                        vector,
+                        store: if last { store } else { 0.0 },
+                    }
                 })
                 .collect();
             let cycles = rings(&steps, (load_latency, store_latency), self.in_slots() == 1);
-            let gm: f64 = steps.iter().map(|s| s.0 + s.2).sum();
-            let vector: f64 = steps.iter().map(|s| s.1).sum();
+            let gm: f64 = steps.iter().map(|s| s.load + s.store).sum();
+            let vector: f64 = steps.iter().map(|s| s.vector).sum();
             if busiest.as_ref().is_none_or(|b| cycles > b.cycles) {
                 busiest = Some(Choice {
                     size: z,
