@@ -298,6 +298,69 @@ fn global_pooling_of_an_image_larger_than_ub_goes_in_parts() {
     }
 }
 
+/// Global reductions of arrays with fewer dimensions than NHWC are views of global pooling
+/// (`window::View`): a column sum, a maximum over `[n, h, c]`, a mean over `[h, w, c]`, a
+/// weighted column sum; each matches exactly in the kernel's order and (but the weighted
+/// one) within the tolerance pairwise, on `ascend-like` and `mini` (the weighted one on
+/// `ascend-like`); a column goes in parts of rows, forced.
+#[test]
+fn global_reductions_of_fewer_dimensions_are_views_of_global_pooling() {
+    let column = "kernel colsum(X: f32[B, L]) -> (Y: f32[L])
+  params B = 200, L = 64
+{
+  Y[l] = sum(b) X[b, l];
+}
+";
+    let nhc = "kernel nhc(X: f32[N, H, C]) -> (Y: f32[N, C])
+  params N = 3, H = 40, C = 96
+{
+  Y[n, c] = max(h) X[n, h, c];
+}
+";
+    let hwc = "kernel hwc(X: f16[H, W, C]) -> (Y: f32[C])
+  params H = 12, W = 10, C = 64
+{
+  Y[c] = sum(h, w) f32(X[h, w, c]) * 0.5;
+}
+";
+    let weighted = "kernel colw(X: f32[B, L], Wt: f32[B, L]) -> (Y: f32[L])
+  params B = 24, L = 128
+{
+  Y[l] = sum(b) X[b, l] * Wt[b, l];
+}
+";
+    for (text, form) in [
+        (column, "1 x 200 x 1 x 64"),
+        (nhc, "3 x 40 x 1 x 96"),
+        (hwc, "1 x 12 x 10 x 64"),
+        (weighted, "1 x 24 x 1 x 128"),
+    ] {
+        // (the weights, loaded whole, do not fit `mini`'s UB)
+        let machines: &[&str] = match text == weighted {
+            true => &["ascend-like"],
+            false => &["ascend-like", "mini"],
+        };
+        for &machine in machines {
+            let plan = exact_with(text, machine, None);
+            assert!(
+                plan.summary.contains(&format!("({form}, viewed as NHWC)")),
+                "{}",
+                plan.summary
+            );
+            if text != weighted {
+                pairwise_with(text, machine, None);
+            }
+        }
+    }
+    // 200 rows of 64 f32 in parts of 7 rows (the last of 4), both orders
+    let parts = Size {
+        part: 7,
+        ..Size::whole(1, 1, 64)
+    };
+    exact_with(column, "mini", Some(parts));
+    pairwise_with(column, "mini", Some(parts));
+}
+
 /// Compiles `text` with `--reorder-reductions` for `machine` (tiles `forced`, combined
 /// pairwise, or the model's in the order the back end chooses), runs it against the
 /// interpreter and compares: exactly when the plan keeps the kernel's order, else as the

@@ -10,7 +10,7 @@
 //! its columns on the output column alone (the recognised form, `sh*p + r` and `sw*q + s`),
 //! so a tile reads the hull of its rows' rows by the hull of its columns' columns.
 
-use super::Window;
+use super::{View, Window};
 use crate::npu::lifted::{self, Source};
 use crate::npu::NpuError;
 use poly::isl::{Ctx, IslResult};
@@ -30,15 +30,20 @@ pub struct Reads {
 
 impl Reads {
     /// The reads of the window reduction `src` describes, counted by isl.
-    pub fn of(src: &Source) -> Result<Reads, NpuError> {
+    pub fn of(src: &Source, view: &View) -> Result<Reads, NpuError> {
         let ctx = Ctx::default();
         let program = src.lift(&ctx, "window reduction")?;
-        Self::from_program(&ctx, &program, src).map_err(|e| {
+        Self::from_program(&ctx, &program, src, view).map_err(|e| {
             NpuError::Internal(format!("counting the window's input rows with isl: {e}"))
         })
     }
 
-    fn from_program(ctx: &Ctx, program: &Program, src: &Source) -> Result<Reads, String> {
+    fn from_program(
+        ctx: &Ctx,
+        program: &Program,
+        src: &Source,
+        view: &View,
+    ) -> Result<Reads, String> {
         let isl = |e: poly::isl::IslError| e.to_string();
         let update = (program.statements.iter())
             .find(|s| s.name == src.update)
@@ -58,13 +63,34 @@ impl Reads {
             .unwrap_or_default();
         let inp = rel.range().map_err(isl)?.tuple_name().unwrap_or_default();
         let shape = &program.kernel.array(update.write.array).dims;
-        // output row x (column x) of the first image; global pooling's `O[n, c]` has one
+        let vars = |n: usize| {
+            (0..n)
+                .map(|k| format!("i{k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let in_rank = view.input.iter().flatten().count();
+        // the input rows (`dim` 1) or columns (2) output row (column) x of the first image
+        // reads (global pooling's output has one pixel), through the view: an input without
+        // such a dimension has one row (column)
         let span = |dim: usize, extent: i64| -> IslResult<Vec<Span>> {
-            let from = ctx.map(&match shape.len() {
-                4 => format!("{{ [x] -> {out}[i0, i1, i2, i3] : i0 = 0 and i{dim} = x }}"),
-                _ => format!("{{ [x] -> {out}[i0, i1] : i0 = 0 and x = 0 }}"),
-            })?;
-            let to = ctx.map(&format!("{{ {inp}[i0, i1, i2, i3] -> [i{dim}] }}"))?;
+            let Some(at) = view.input[dim] else {
+                return Ok(vec![Some((0, 1)); extent as usize]);
+            };
+            let mut fixed: Vec<String> = view.output[0]
+                .map(|n| format!("i{n} = 0"))
+                .into_iter()
+                .collect();
+            fixed.push(match view.output.get(dim).copied().flatten() {
+                Some(k) if view.output.len() == 4 => format!("i{k} = x"),
+                _ => "x = 0".into(),
+            });
+            let from = ctx.map(&format!(
+                "{{ [x] -> {out}[{}] : {} }}",
+                vars(shape.len()),
+                fixed.join(" and ")
+            ))?;
+            let to = ctx.map(&format!("{{ {inp}[{}] -> [i{at}] }}", vars(in_rank)))?;
             let by = from.apply_range(&rel)?.apply_range(&to)?;
             let mut spans = vec![None; extent as usize];
             for (x, s) in lifted::scan(&by)? {

@@ -88,6 +88,44 @@ pub enum Term {
     Scaled(f64),
 }
 
+/// Where the dimensions of the reduction's NHWC form are among an array's indices.
+///
+/// A global reduction of arrays of fewer dimensions is a view of global pooling: a column
+/// sum `Y[c] = sum(h) X[h, c]` pools one image of `H x 1` pixels, `O[n, c]` from `X[n, h, c]`
+/// images of `H x 1` pixels, `Y[c]` from `X[h, w, c]` one image. Each dimension of the
+/// form is at a position among the array's indices, or absent (an extent of 1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct View {
+    /// The input's `[n, h, w, c]`.
+    pub input: [Option<usize>; 4],
+    /// The output's `[n, p, q, c]` (a spatial window) or `[n, c]` (global).
+    pub output: Vec<Option<usize>>,
+}
+
+impl View {
+    /// The arrays' own NHWC order (`[n, c]` for a global output).
+    pub fn nhwc(spatial: bool) -> View {
+        View {
+            input: [Some(0), Some(1), Some(2), Some(3)],
+            output: match spatial {
+                true => vec![Some(0), Some(1), Some(2), Some(3)],
+                false => vec![Some(0), Some(1)],
+            },
+        }
+    }
+
+    /// Whether the arrays are indexed in the NHWC form itself.
+    pub fn is_nhwc(&self) -> bool {
+        *self == View::nhwc(self.output.len() == 4)
+    }
+
+    /// The form's `dims` (4 or 2 extents) for an array of `shape` viewed through `at`
+    /// (`self.input` or `self.output`): its extents, 1 where it has no such dimension.
+    pub fn extents(at: &[Option<usize>], shape: &[i64]) -> Vec<i64> {
+        at.iter().map(|d| d.map_or(1, |k| shape[k])).collect()
+    }
+}
+
 /// A window reduction as the back end compiles it: `O[n, p, q, c] = init` combined with the
 /// term of `I[n, sh*p + r - pad.top, sw*q + s - pad.left, c]` over every window position
 /// inside the image.
@@ -135,6 +173,8 @@ pub struct Window {
     pub spatial: bool,
     /// What each output row and column reads, by isl.
     pub reads: std::sync::Arc<footprint::Reads>,
+    /// How the input and output arrays index the NHWC form.
+    pub view: View,
 }
 
 impl Window {
@@ -157,13 +197,17 @@ impl Window {
         };
         let p = self.pad;
         format!(
-            "Window reduction (statement {}): {what} of `{}` ({} x {} x {} x {}, NHWC) into `{}` ({} x {}), window {} x {}, strides {} and {}, border {} {} {} {} (skipped), on the vector unit.",
+            "Window reduction (statement {}): {what} of `{}` ({} x {} x {} x {}, {}) into `{}` ({} x {}), window {} x {}, strides {} and {}, border {} {} {} {} (skipped), on the vector unit.",
             self.stmt,
             self.input.name,
             self.batch,
             self.h,
             self.w,
             self.c,
+            match self.view.is_nhwc() {
+                true => "NHWC",
+                false => "viewed as NHWC",
+            },
             self.output.name,
             self.oh,
             self.ow,

@@ -98,6 +98,18 @@ impl Initial {
     }
 }
 
+/// An array's indices at the NHWC form's `at`, through `dims` (a [`super::View`]'s): each
+/// present dimension's index at its position, the absent ones (extent 1, index 0) dropped.
+fn placed(dims: &[Option<usize>], at: Vec<Expr>) -> Vec<Expr> {
+    let mut out = vec![Expr::Const(0); dims.iter().flatten().count()];
+    for (d, e) in dims.iter().zip(at) {
+        if let Some(k) = d {
+            out[*k] = e;
+        }
+    }
+    out
+}
+
 /// The UB buffers: the rings (with elements per slot), the temporary, the weights, and the
 /// copies of the input tile and of the weights converted to the output's type.
 struct Buffers {
@@ -301,11 +313,13 @@ pub fn program(
     let (sh, sw) = w.stride;
     let c = w.c;
     let whole = chans == c;
-    // the output's index of pixel (n, p, q), channel c0 (global pooling: no p, q)
+    // the output's index of pixel (n, p, q), channel c0 (global pooling: no p, q), and
+    // the input's of pixel (n, h, w), channel c0, through the arrays' view of NHWC
     let out_at = |n: Expr, p: Expr, q: Expr, c0: Expr| match w.spatial {
-        true => vec![n, p, q, c0],
-        false => vec![n, c0],
+        true => placed(&w.view.output, vec![n, p, q, c0]),
+        false => placed(&w.view.output, vec![n, c0]),
     };
+    let in_at = |n: Expr, h: Expr, x: Expr, c0: Expr| placed(&w.view.input, vec![n, h, x, c0]);
     b.repeat("t", count, |b, t| {
         let g = first.clone() + t.clone();
         let n = over(g.clone(), tp * tq * tc);
@@ -371,7 +385,10 @@ pub fn program(
             if whole {
                 let at = times(in_slot.clone(), bufs.input.1) + times(pixel(Expr::Const(0)), c);
                 let dst = b.at(bufs.input.0, [at]);
-                let src = b.at(input, [n.clone(), lo.clone(), wlo.clone(), Expr::Const(0)]);
+                let src = b.at(
+                    input,
+                    in_at(n.clone(), lo.clone(), wlo.clone(), Expr::Const(0)),
+                );
                 b.push(
                     Dma::new(dst, src, count.clone(), times(wcount.clone(), c))
                         .strides(w.w * c, in_cols * c),
@@ -380,14 +397,17 @@ pub fn program(
                 // global pooling without a border: the image's pixels one after the other
                 // in GM too, so one transfer of a burst per pixel (its group of channels)
                 let dst = b.at(bufs.input.0, [times(in_slot.clone(), bufs.input.1)]);
-                let src = b.at(input, [n.clone(), lo.clone(), wlo.clone(), c0.clone()]);
+                let src = b.at(input, in_at(n.clone(), lo.clone(), wlo.clone(), c0.clone()));
                 b.push(Dma::new(dst, src, pixels, chans).strides(c, chans));
             } else {
                 // a burst per pixel: its group of channels
                 b.repeat("j", count.clone(), |b, j| {
                     let at = times(in_slot.clone(), bufs.input.1) + times(pixel(j.clone()), chans);
                     let dst = b.at(bufs.input.0, [at]);
-                    let src = b.at(input, [n.clone(), lo.clone() + j, wlo.clone(), c0.clone()]);
+                    let src = b.at(
+                        input,
+                        in_at(n.clone(), lo.clone() + j, wlo.clone(), c0.clone()),
+                    );
                     b.push(Dma::new(dst, src, wcount.clone(), chans).strides(c, chans));
                 });
             }

@@ -4,7 +4,9 @@
 //! `X` itself, converted to `O`'s type, times a per-channel weight `W[.., c]` indexed by the
 //! window's loops (a depthwise convolution), or times a constant. `X` is an input or a copy
 //! of one padded by the two statements before (`npu::padded`). Global pooling is the case
-//! `O[n, c]` from `X[n, r, s, c]`: one output pixel per image, its window the image.
+//! `O[n, c]` from `X[n, r, s, c]`: one output pixel per image, its window the image; and
+//! its views ([`View`]) of arrays with fewer dimensions, `O[c]` or `O[n, c]` from
+//! `X[(n,) r, (s,) c]` (a column sum), read from an input (not a padded copy).
 //!
 //! A kernel is a window reduction when every loop of the update that does not index the
 //! output indexes `X` only next to an output loop (`sh*p + r`), or is global pooling's: a
@@ -12,7 +14,7 @@
 //! (a convolution's channels, a product's depth, a row's columns) makes it something else,
 //! and [`window`] answers `Ok(None)` for another recogniser to take it.
 
-use super::{footprint, Combine, Term, Window};
+use super::{footprint, Combine, Term, View, Window};
 use crate::npu::conv::Pad;
 use crate::npu::padded;
 use crate::npu::read::{refuse, Linear, Reader};
@@ -54,21 +56,43 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
                 })
             })
     };
-    // global pooling: `O[n, c]` from `X[n, r, s, c]`, the window the whole image
-    let global = |ix: &[Linear]| {
-        let bare: Vec<Option<&str>> = ix.iter().map(|e| e.bare()).collect();
-        target.len() == 2
-            && outer.len() == 2
-            && reduction.len() == 2
-            && matches!(bare.as_slice(), [Some(n), Some(r), Some(s), Some(c)]
-                if *n == outer[0] && *c == outer[1] && reduction.contains(&&r.to_string())
-                    && reduction.contains(&&s.to_string()) && r != s)
+    // global pooling: `O[n, c]` from `X[n, r, s, c]`, the window the whole image, or a view
+    // of it with fewer dimensions (`O[c]` or `O[n, c]` from `X[(n,) r, (s,) c]`, `View`)
+    let global = |ix: &[Linear]| -> Option<View> {
+        let bare: Vec<&str> = ix.iter().map(|e| e.bare()).collect::<Option<_>>()?;
+        let (&c, rest) = bare.split_last()?;
+        if target.len() != outer.len() || outer.last() != Some(&c) {
+            return None;
+        }
+        let batch = match outer.len() {
+            1 => None,
+            2 => Some(outer[0]),
+            _ => return None,
+        };
+        let window = match batch {
+            Some(n) => rest.split_first().filter(|(first, _)| **first == n)?.1,
+            None => rest,
+        };
+        let reduced = |l: &&str| reduction.iter().any(|r| r.as_str() == *l);
+        let ok = (1..=2).contains(&window.len())
+            && window.len() == reduction.len()
+            && window.iter().all(reduced)
+            && (window.len() == 1 || window[0] != window[1]);
+        let first = usize::from(batch.is_some());
+        ok.then(|| View {
+            input: [
+                batch.map(|_| 0),
+                Some(first),
+                (window.len() == 2).then_some(first + 1),
+                Some(bare.len() - 1),
+            ],
+            output: vec![batch.map(|_| 0), Some(outer.len() - 1)],
+        })
     };
-    let Some(xa) = reads
-        .iter()
-        .copied()
-        .find(|a| rd.indices(a).is_some_and(|ix| windowed(&ix) || global(&ix)))
-    else {
+    let Some(xa) = reads.iter().copied().find(|a| {
+        rd.indices(a)
+            .is_some_and(|ix| windowed(&ix) || global(&ix).is_some())
+    }) else {
         return Ok(None);
     };
     let stmt = &update.stmt.name;
@@ -85,13 +109,14 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
     };
     let shape_error = || {
         refuse(format!(
-            "statement {stmt} is not a window reduction the NPU back end reads: the output must be `O[n, p, q, c]` and the input `X[n, sh*p + r, sw*q + s, c]` (channels innermost), or for global pooling `O[n, c]` and `X[n, r, s, c]`, each output loop and window loop once"
+            "statement {stmt} is not a window reduction the NPU back end reads: the output must be `O[n, p, q, c]` and the input `X[n, sh*p + r, sw*q + s, c]` (channels innermost), or for global pooling `O[n, c]` and `X[n, r, s, c]` (or `O[c]`, `O[n, c]` from `X[r, c]`, `X[r, s, c]`, `X[n, r, c]`), each output loop and window loop once"
         ))
     };
     let Some(xi) = rd.indices(xa) else {
         return shape_error();
     };
-    let spatial = !global(&xi);
+    let view = global(&xi).unwrap_or_else(|| View::nhwc(true));
+    let spatial = view.output.len() == 4;
     // the loops of the batch and channels, of the window's rows and columns, the strides,
     // and the output's rows and columns (none in global pooling)
     let (n, c, r, s, (sh, sw), pixels) = if spatial {
@@ -99,6 +124,7 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
             return shape_error();
         }
         let [n, p, q, c] = [outer[0], outer[1], outer[2], outer[3]];
+        let n = Some(n);
         // X[j] = stride * (output loop j) + (a window loop or nothing)
         let mut strides = [0i64; 4];
         let mut taps: [Option<String>; 4] = Default::default();
@@ -130,8 +156,10 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
         let (r, s) = (taps[1].clone(), taps[2].clone());
         (n, c, r, s, (strides[1], strides[2]), Some((p, q)))
     } else {
-        let bare = |j: usize| xi[j].bare().map(str::to_string);
-        (outer[0], outer[1], bare(1), bare(2), (1, 1), None)
+        let bare = |j: Option<usize>| j.and_then(|j| xi[j].bare()).map(str::to_string);
+        let n = view.output[0].map(|_| outer[0]);
+        let c = outer[outer.len() - 1];
+        (n, c, bare(view.input[1]), bare(view.input[2]), (1, 1), None)
     };
     let used = reduction
         .iter()
@@ -143,11 +171,13 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
     let ext = |l: &Option<String>| l.as_ref().map_or(1, |l| extents[l]);
     let (rr, ss) = (ext(&r), ext(&s));
     let output = rd.tensor(update.stmt.target.array)?;
-    let (batch, ch) = (extents[n], extents[c]);
+    let (batch, ch) = (n.map_or(1, |n| extents[n]), extents[c]);
     let (oh, ow) = pixels.map_or((1, 1), |(p, q)| (extents[p], extents[q]));
-    let want = match spatial {
+    let want: Vec<i64> = match spatial {
         true => vec![batch, oh, ow, ch],
-        false => vec![batch, ch],
+        false => (view.output.iter().zip([batch, ch]))
+            .filter_map(|(d, e)| d.map(|_| e))
+            .collect(),
     };
     if output.shape != want {
         return refuse(format!(
@@ -155,7 +185,7 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
             output.name
         ));
     }
-    let x_shape = rd.shape(xa.array)?;
+    let x_shape = View::extents(&view.input, &rd.shape(xa.array)?);
     if x_shape[0] != batch
         || x_shape[3] != ch
         || sh * (oh - 1) + rr > x_shape[1]
@@ -185,7 +215,7 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
     let init = initial(&rd, init_stmt, update, &output)?;
     let (input, pad, fill) = match (before.len(), kernel.array(xa.array).role) {
         (0, Role::In) => (rd.tensor(xa.array)?, Pad::default(), None),
-        (2, Role::Temp) => {
+        (2, Role::Temp) if view.is_nhwc() => {
             let padded = padded::copy(&rd, &before[0], &before[1], xa.array, [0, 1, 2, 3])?;
             (padded.input, padded.pad, Some(padded.fill))
         }
@@ -197,7 +227,8 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
             ))
         }
     };
-    let (h, w) = (input.shape[1], input.shape[2]);
+    let in_shape = View::extents(&view.input, &input.shape);
+    let (h, w) = (in_shape[1], in_shape[2]);
     if pad.top >= rr || pad.left >= ss || pad.bottom >= rr || pad.right >= ss {
         return refuse(format!(
             "statement {stmt}'s window ({rr} x {ss}) is no larger than its padding: some windows would read only the border"
@@ -239,13 +270,16 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
         (Some(r), Some(s)) => names.iter().position(|l| l == r) < names.iter().position(|l| l == s),
         _ => true,
     };
-    let reads = footprint::Reads::of(&crate::npu::lifted::Source {
-        kernel,
-        sizes,
-        update: stmt,
-        x: xa.array,
-        input: input.id,
-    })?;
+    let reads = footprint::Reads::of(
+        &crate::npu::lifted::Source {
+            kernel,
+            sizes,
+            update: stmt,
+            x: xa.array,
+            input: input.id,
+        },
+        &view,
+    )?;
     Ok(Some(Window {
         reads: std::sync::Arc::new(reads),
         stmt: stmt.clone(),
@@ -267,6 +301,7 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
         term,
         r_outer,
         spatial,
+        view,
     }))
 }
 
