@@ -58,6 +58,10 @@ pub struct Spec {
     /// Whether the window is the whole image with its border (global pooling: the output
     /// is `O[n, c]`, the window `R x S` the padded image, the strides unused).
     pub global: bool,
+    /// Global pooling without a border: whether the arrays leave out the images' dimension
+    /// (one image: `O[c]`) and the columns' (one column: `I[.., h, c]`), views of the NHWC
+    /// form that the NPU back end compiles as global pooling (a column sum is both).
+    pub flat: (bool, bool),
 }
 
 impl Spec {
@@ -80,6 +84,7 @@ impl Spec {
             fill: init,
             s_outer: false,
             global: false,
+            flat: (false, false),
         }
     }
 
@@ -115,8 +120,14 @@ impl Spec {
         let [pt, pb, pl, pr] = self.pad;
         let padded = self.pad != [0; 4];
         let x = if padded { "X" } else { "I" };
+        // the arrays' indices with the dimensions a flat global pooling leaves out
+        let (no_n, no_w) = self.flat;
+        let idx = |n: &str, h: &str, w: &str, c: &str| {
+            let dims = [(!no_n).then_some(n), Some(h), (!no_w).then_some(w), Some(c)];
+            dims.into_iter().flatten().collect::<Vec<_>>().join(", ")
+        };
         let mut read = match self.global {
-            true => format!("{x}[n, r, s, c]"),
+            true => format!("{x}[{}]", idx("n", "r", "s", "c")),
             false => format!(
                 "{x}[n, {} * p + r, {} * q + s, c]",
                 self.stride.0, self.stride.1
@@ -129,10 +140,10 @@ impl Spec {
             Term::Input => (String::new(), read),
             Term::Scaled => (String::new(), format!("{read} * 0.25")),
             Term::Product { swapped } => {
-                let (dims, idx) = if swapped {
-                    ("S, R, C", "s, r, c")
-                } else {
-                    ("R, S, C", "r, s, c")
+                let (dims, idx) = match (swapped, no_w) {
+                    (_, true) => ("R, C", "r, c"),
+                    (true, false) => ("S, R, C", "s, r, c"),
+                    (false, false) => ("R, S, C", "r, s, c"),
                 };
                 let w = if ti != to {
                     format!("{to}(Wt[{idx}])")
@@ -163,17 +174,41 @@ impl Spec {
             ("r in 0..R", "s in 0..S")
         };
         if self.global {
+            let out = |n: &str, c: &str| match no_n {
+                true => c.to_string(),
+                false => format!("{n}, {c}"),
+            };
+            let images = match no_n {
+                true => "",
+                false => "for n in 0..N { ",
+            };
+            let (loops, ends) = match no_w {
+                true => ("for r in 0..R {".to_string(), "}"),
+                false => (format!("for {l1} {{ for {l2} {{"), "} }"),
+            };
+            let close = if no_n { "" } else { " }" };
             return format!(
-                "kernel win(I: {ti}[N, H, W, C]{weights}) -> (O: {to}[N, C])
+                "kernel win(I: {ti}[{}]{weights}) -> (O: {to}[{}])
   params N = {}, H = {}, W = {}, C = {}, R = {}, S = {}
 {{
-{pad}  O[n, c] = {:?};
-  for n in 0..N {{ for c in 0..C {{ for {l1} {{ for {l2} {{
-    O[n, c] {}= {term};
-  }} }} }} }}
+{pad}  O[{}] = {:?};
+  {images}for c in 0..C {{ {loops}
+    O[{}] {}= {term};
+  {ends} }}{close}
 }}
 ",
-                self.n, self.h, self.w, self.c, self.r, self.s, self.init, self.op
+                idx("N", "H", "W", "C"),
+                out("N", "C"),
+                self.n,
+                self.h,
+                self.w,
+                self.c,
+                self.r,
+                self.s,
+                out("n", "c"),
+                self.init,
+                out("n", "c"),
+                self.op
             );
         }
         format!(
@@ -246,7 +281,8 @@ pub fn random(rng: &mut impl Rng) -> Spec {
 /// A random global pooling from `rng`: any reduction and term of [`random`]'s, 1 or 2
 /// images of 1 to 18 by 1 to 18 pixels (up to 324, more than a vector instruction's 255
 /// repeats; 1 to 8 by 1 to 8 with weights, which UB holds whole), 16 to 256 channels, half
-/// of them over a padded copy (a border of 0 to 2 on each side).
+/// of them over a padded copy (a border of 0 to 2 on each side); without a border, some
+/// with arrays that leave out the images' or the columns' dimension ([`Spec::flat`]).
 pub fn random_global(rng: &mut impl Rng) -> Spec {
     let base = random(rng);
     let side = match base.term {
@@ -263,10 +299,17 @@ pub fn random_global(rng: &mut impl Rng) -> Spec {
         true => [0; 4].map(|_| rng.random_range(0..=2i64)),
         false => [0; 4],
     };
+    // without a border, a third leave out the images' dimension, a third the columns'
+    let flat = match pad {
+        [0, 0, 0, 0] => (rng.random_bool(0.33), rng.random_bool(0.33)),
+        _ => (false, false),
+    };
+    let (n, w) = (if flat.0 { 1 } else { n }, if flat.1 { 1 } else { w });
     Spec {
         n,
         h,
         w,
+        flat,
         c,
         r: h + pad[0] + pad[1],
         s: w + pad[2] + pad[3],
@@ -307,5 +350,21 @@ mod tests {
             let file = frontend::SourceFile::new("g.pk", global.clone());
             assert!(frontend::compile(&file).is_ok(), "seed {seed}:\n{global}");
         }
+    }
+
+    #[test]
+    fn global_pooling_comes_with_every_view() {
+        let flats: Vec<(bool, bool)> = (0..200).map(|seed| global_spec(seed).flat).collect();
+        for view in [(false, false), (true, false), (false, true), (true, true)] {
+            assert!(flats.contains(&view), "{view:?}");
+        }
+        // a column sum: `O[c]` from `I[r, c]`
+        let column = (0..200)
+            .map(global_spec)
+            .find(|s| s.flat == (true, true) && s.term == Term::Input)
+            .unwrap();
+        let text = column.text();
+        assert!(text.contains("-> (O: ") && text.contains("[C])"), "{text}");
+        assert!(text.contains("I[r, c]"), "{text}");
     }
 }

@@ -1,4 +1,4 @@
-//! The NPU leg of `polyc fuzz-schedules --npu`, per seed three kernels, each compiled by the
+//! The NPU leg of `polyc fuzz-schedules --npu`, per seed four kernels, each compiled by the
 //! NPU back end for two machines, simulated in the strict semantics and compared with the
 //! interpreter: bit for bit where the program keeps the kernel's order (the window
 //! reductions), else within the output types' tolerance (the NPU reorders sums), or judged
@@ -9,7 +9,10 @@
 //!   product nor element-wise), which checks that refusals are clean;
 //! - a random tensor kernel of the vector path's shape ([`progen::tensor`]), which checks
 //!   what it compiles;
-//! - a random window reduction ([`progen::window`]: pooling, depthwise convolutions).
+//! - a random window reduction ([`progen::window`]: pooling, depthwise convolutions);
+//! - a random global pooling ([`progen::window::global_spec`]: over a padded copy or not,
+//!   of arrays with or without the images' and the columns' dimensions, combined pairwise
+//!   where the back end may reorder).
 //!
 //! A refusal with its reason is an answer. An internal error, a program the simulator stops
 //! (race, fault, unwritten output) or a wrong answer is a failure of polyc's.
@@ -29,17 +32,21 @@ pub enum Kind {
     Tensor,
     /// The seed's window reduction ([`progen::window::generate`]).
     Window,
+    /// The seed's global pooling ([`progen::window::global_spec`]).
+    Global,
 }
 
 /// Every kind of kernel on every machine (the realistic preset and the tiny one whose
 /// buffers force the smallest tiles), with the label failures name their setting by.
-pub const LEGS: [(Kind, &str, &str); 6] = [
+pub const LEGS: [(Kind, &str, &str); 8] = [
     (Kind::Affine, "ascend-like", "f32, ascend-like"),
     (Kind::Affine, "mini", "f32, mini"),
     (Kind::Tensor, "ascend-like", "tensor kernel, ascend-like"),
     (Kind::Tensor, "mini", "tensor kernel, mini"),
     (Kind::Window, "ascend-like", "window reduction, ascend-like"),
     (Kind::Window, "mini", "window reduction, mini"),
+    (Kind::Global, "ascend-like", "global pooling, ascend-like"),
+    (Kind::Global, "mini", "global pooling, mini"),
 ];
 
 /// What became of one kernel on one machine.
@@ -67,6 +74,7 @@ pub fn kernel_text(kind: Kind, seed: u64, text: &str) -> String {
         Kind::Affine => text.replace("f64", "f32"),
         Kind::Tensor => progen::tensor::generate(seed),
         Kind::Window => progen::window::generate(seed),
+        Kind::Global => progen::window::global_spec(seed).text(),
     }
 }
 
