@@ -168,20 +168,24 @@ pub struct Window {
     pub term: Term,
     /// Whether the kernel nests the window's row loop outside its column loop.
     pub r_outer: bool,
-    /// Whether the output has rows and columns (`O[n, p, q, c]`); global pooling's
-    /// `O[n, c]` has one output pixel per image, its window the whole image.
-    pub spatial: bool,
     /// What each output row and column reads, by isl.
     pub reads: std::sync::Arc<footprint::Reads>,
-    /// How the input and output arrays index the NHWC form.
+    /// How the input and output arrays index the NHWC form (whether the output has rows
+    /// and columns: [`Window::spatial`]).
     pub view: View,
 }
 
 impl Window {
+    /// Whether the output has rows and columns (`O[n, p, q, c]`); global pooling's
+    /// `O[n, c]` has one output pixel per image, its window the whole image.
+    pub fn spatial(&self) -> bool {
+        self.view.output.len() == 4
+    }
+
     /// Whether a tile's window is the whole image and holds nothing else (global pooling
     /// without a border): its pixels follow one another in GM and in UB.
     pub fn consecutive(&self) -> bool {
-        !self.spatial && self.pad == Pad::default()
+        !self.spatial() && self.pad == Pad::default()
     }
 
     /// One line saying what was recognised.

@@ -315,7 +315,7 @@ pub fn program(
     let whole = chans == c;
     // the output's index of pixel (n, p, q), channel c0 (global pooling: no p, q), and
     // the input's of pixel (n, h, w), channel c0, through the arrays' view of NHWC
-    let out_at = |n: Expr, p: Expr, q: Expr, c0: Expr| match w.spatial {
+    let out_at = |n: Expr, p: Expr, q: Expr, c0: Expr| match w.spatial() {
         true => placed(&w.view.output, vec![n, p, q, c0]),
         false => placed(&w.view.output, vec![n, c0]),
     };

@@ -300,7 +300,6 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
         combine,
         term,
         r_outer,
-        spatial,
         view,
     }))
 }
