@@ -89,9 +89,13 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
             output: vec![batch.map(|_| 0), Some(outer.len() - 1)],
         })
     };
-    let Some(xa) = reads.iter().copied().find(|a| {
-        rd.indices(a)
-            .is_some_and(|ix| windowed(&ix) || global(&ix).is_some())
+    // the input and, for global pooling, its view of the NHWC form
+    let Some((xa, global_view)) = reads.iter().copied().find_map(|a| {
+        let ix = rd.indices(a)?;
+        match global(&ix) {
+            Some(view) => Some((a, Some(view))),
+            None => windowed(&ix).then_some((a, None)),
+        }
     }) else {
         return Ok(None);
     };
@@ -115,7 +119,7 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
     let Some(xi) = rd.indices(xa) else {
         return shape_error();
     };
-    let view = global(&xi).unwrap_or_else(|| View::nhwc(true));
+    let view = global_view.unwrap_or_else(|| View::nhwc(true));
     let spatial = view.output.len() == 4;
     // the loops of the batch and channels, of the window's rows and columns, the strides,
     // and the output's rows and columns (none in global pooling)
