@@ -304,6 +304,7 @@ fn every_example_kernel_compiles_or_is_refused_as_listed() {
     let compiles = [
         "attention-f16.pk",
         "batched-matmul.pk",
+        "channel-mean-f16.pk",
         "column-mean-f16.pk",
         "conv-bias-relu.pk",
         "conv-relu.pk",

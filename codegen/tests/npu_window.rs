@@ -300,9 +300,12 @@ fn global_pooling_of_an_image_larger_than_ub_goes_in_parts() {
 
 /// Global reductions of arrays with fewer dimensions than NHWC are views of global pooling
 /// (`window::View`): a column sum, a maximum over `[n, h, c]`, a mean over `[h, w, c]`, a
-/// weighted column sum; each matches exactly in the kernel's order and (but the weighted
-/// one) within the tolerance pairwise, on `ascend-like` and `mini` (the weighted one on
-/// `ascend-like`); a column goes in parts of rows, forced.
+/// weighted column sum, a mean over the images as well as the pixels of `[n, h, w, c]` (its
+/// images' rows merged into one image's), a maximum of `[n, a, h, w, c]` over `a, h, w`
+/// (merged likewise, per `n`); each matches exactly in the kernel's order and
+/// (but the weighted one) within the tolerance pairwise, on `ascend-like` and `mini` (the
+/// weighted one on `ascend-like`); a column goes in parts of rows, forced, and so do the
+/// merged rows, in parts that straddle two images.
 #[test]
 fn global_reductions_of_fewer_dimensions_are_views_of_global_pooling() {
     let column = "kernel colsum(X: f32[B, L]) -> (Y: f32[L])
@@ -329,11 +332,25 @@ fn global_reductions_of_fewer_dimensions_are_views_of_global_pooling() {
   Y[l] = sum(b) X[b, l] * Wt[b, l];
 }
 ";
+    let nhwc = "kernel nhwc(X: f16[N, H, W, C]) -> (Y: f32[C])
+  params N = 3, H = 4, W = 5, C = 64
+{
+  Y[c] = sum(n, h, w) f32(X[n, h, w, c]) * 0.25;
+}
+";
+    let five = "kernel five(X: f32[N, A, H, W, C]) -> (Y: f32[N, C])
+  params N = 2, A = 3, H = 4, W = 5, C = 64
+{
+  Y[n, c] = max(a, h, w) X[n, a, h, w, c];
+}
+";
     for (text, form) in [
         (column, "1 x 200 x 1 x 64"),
+        (five, "2 x 12 x 5 x 64"),
         (nhc, "3 x 40 x 1 x 96"),
         (hwc, "1 x 12 x 10 x 64"),
         (weighted, "1 x 24 x 1 x 128"),
+        (nhwc, "1 x 12 x 5 x 64"),
     ] {
         // (the weights, loaded whole, do not fit `mini`'s UB)
         let machines: &[&str] = match text == weighted {
@@ -359,6 +376,16 @@ fn global_reductions_of_fewer_dimensions_are_views_of_global_pooling() {
     };
     exact_with(column, "mini", Some(parts));
     pairwise_with(column, "mini", Some(parts));
+    // 12 merged rows (3 images of 4) in parts of 3 and of 5 (of 16 channels, which `mini`'s
+    // UB holds): each part but the first of 3 ends in another image than it starts
+    for part in [3, 5] {
+        let parts = Size {
+            part,
+            ..Size::whole(1, 1, 16)
+        };
+        exact_with(nhwc, "mini", Some(parts));
+        pairwise_with(nhwc, "mini", Some(parts));
+    }
 }
 
 /// Compiles `text` with `--reorder-reductions` for `machine` (tiles `forced`, combined
@@ -611,6 +638,45 @@ fn window_reductions_outside_its_reach_are_refused_with_a_reason() {
     // `*=` does not reduce
     let product = Spec::pool("*", 1.0);
     assert!(refusal(&product.text()).contains("`*=`"));
+    // a reduction over the images and the pixels merges the images' rows into one image's,
+    // so the images' loop must be nested just outside the rows' (not the columns' between)
+    // and the weights cannot step by merged rows
+    let merged = |loops: &str, term: &str, weights: &str| {
+        format!(
+            "kernel m(X: f32[N, H, W, C]{weights}) -> (Y: f32[C])
+  params N = 2, H = 3, W = 4, C = 64
+{{
+  Y[c] = 0.0;
+  for c in 0..C {{ {loops}
+    Y[c] += {term};
+  }} }} }} }}
+}}
+"
+        )
+    };
+    for (loops, term, weights, why) in [
+        (
+            "for n in 0..N { for w in 0..W { for h in 0..H {",
+            "X[n, h, w, c]",
+            "",
+            "nested in that order",
+        ),
+        (
+            "for h in 0..H { for n in 0..N { for w in 0..W {",
+            "X[n, h, w, c]",
+            "",
+            "nested in that order",
+        ),
+        (
+            "for n in 0..N { for h in 0..H { for w in 0..W {",
+            "X[n, h, w, c] * Wt[h, w, c]",
+            ", Wt: f32[H, W, C]",
+            "merged into one image's rows",
+        ),
+    ] {
+        let why_not = refusal(&merged(loops, term, weights));
+        assert!(why_not.contains(why), "{why_not}");
+    }
 }
 
 /// isl's count of the rows and columns each output row and column reads (through the

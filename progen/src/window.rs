@@ -62,6 +62,11 @@ pub struct Spec {
     /// (one image: `O[c]`) and the columns' (one column: `I[.., h, c]`), views of the NHWC
     /// form that the NPU back end compiles as global pooling (a column sum is both).
     pub flat: (bool, bool),
+    /// Global pooling over the images as well as the pixels: the output leaves out the
+    /// images' dimension that the input keeps (`O[c]` from `I[n, h, w, c]`, the images' loop
+    /// just outside the rows', the columns' outside both when [`Spec::s_outer`]), which the
+    /// NPU back end compiles as one image of the images' rows.
+    pub over_images: bool,
 }
 
 impl Spec {
@@ -85,6 +90,7 @@ impl Spec {
             s_outer: false,
             global: false,
             flat: (false, false),
+            over_images: false,
         }
     }
 
@@ -174,19 +180,30 @@ impl Spec {
             ("r in 0..R", "s in 0..S")
         };
         if self.global {
-            let out = |n: &str, c: &str| match no_n {
-                true => c.to_string(),
-                false => format!("{n}, {c}"),
+            // the images' dimension of the output, and the images' loop outside the rest
+            let batched = !no_n && !self.over_images;
+            let out = |n: &str, c: &str| match batched {
+                false => c.to_string(),
+                true => format!("{n}, {c}"),
             };
-            let images = match no_n {
-                true => "",
-                false => "for n in 0..N { ",
+            let images = match batched {
+                false => "",
+                true => "for n in 0..N { ",
             };
-            let (loops, ends) = match no_w {
-                true => ("for r in 0..R {".to_string(), "}"),
-                false => (format!("for {l1} {{ for {l2} {{"), "} }"),
+            let (loops, ends) = match (no_w, self.over_images, self.s_outer) {
+                (true, false, _) => ("for r in 0..R {".to_string(), "}"),
+                (true, true, _) => ("for n in 0..N { for r in 0..R {".to_string(), "} }"),
+                (false, false, _) => (format!("for {l1} {{ for {l2} {{"), "} }"),
+                (false, true, false) => (
+                    "for n in 0..N { for r in 0..R { for s in 0..S {".to_string(),
+                    "} } }",
+                ),
+                (false, true, true) => (
+                    "for s in 0..S { for n in 0..N { for r in 0..R {".to_string(),
+                    "} } }",
+                ),
             };
-            let close = if no_n { "" } else { " }" };
+            let close = if batched { " }" } else { "" };
             return format!(
                 "kernel win(I: {ti}[{}]{weights}) -> (O: {to}[{}])
   params N = {}, H = {}, W = {}, C = {}, R = {}, S = {}
@@ -282,7 +299,8 @@ pub fn random(rng: &mut impl Rng) -> Spec {
 /// images of 1 to 18 by 1 to 18 pixels (up to 324, more than a vector instruction's 255
 /// repeats; 1 to 8 by 1 to 8 with weights, which UB holds whole), 16 to 256 channels, half
 /// of them over a padded copy (a border of 0 to 2 on each side); without a border, some
-/// with arrays that leave out the images' or the columns' dimension ([`Spec::flat`]).
+/// with arrays that leave out the images' or the columns' dimension ([`Spec::flat`]) and
+/// some over the images as well ([`Spec::over_images`]).
 pub fn random_global(rng: &mut impl Rng) -> Spec {
     let base = random(rng);
     let side = match base.term {
@@ -305,11 +323,17 @@ pub fn random_global(rng: &mut impl Rng) -> Spec {
         _ => (false, false),
     };
     let (n, w) = (if flat.0 { 1 } else { n }, if flat.1 { 1 } else { w });
+    // drawn last, so that the rest of a seed's kernel stays what it was
+    let over_images = pad == [0; 4]
+        && !flat.0
+        && !matches!(base.term, Term::Product { .. })
+        && rng.random_bool(0.33);
     Spec {
         n,
         h,
         w,
         flat,
+        over_images,
         c,
         r: h + pad[0] + pad[1],
         s: w + pad[2] + pad[3],
@@ -366,5 +390,17 @@ mod tests {
         let text = column.text();
         assert!(text.contains("-> (O: ") && text.contains("[C])"), "{text}");
         assert!(text.contains("I[r, c]"), "{text}");
+        // over the images too: `O[c]` from `I[n, r, s, c]`, both orders of the window's loops
+        for s_outer in [false, true] {
+            let pooled = (0..200)
+                .map(global_spec)
+                .find(|s| s.over_images && s.flat == (false, false) && s.s_outer == s_outer)
+                .unwrap();
+            let text = pooled.text();
+            assert!(
+                text.contains("I[n, r, s, c]") && text.contains("O[c] "),
+                "{text}"
+            );
+        }
     }
 }

@@ -10,7 +10,7 @@
 //! its columns on the output column alone (the recognised form, `sh*p + r` and `sw*q + s`),
 //! so a tile reads the hull of its rows' rows by the hull of its columns' columns.
 
-use super::{View, Window};
+use super::{Dim, View, Window};
 use crate::npu::lifted::{self, Source};
 use crate::npu::NpuError;
 use poly::isl::{Ctx, IslResult};
@@ -69,20 +69,22 @@ impl Reads {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let in_rank = view.input.iter().flatten().count();
+        let in_rank: usize = view.input.iter().map(|d| d.rank()).sum();
         // the input rows (`dim` 1) or columns (2) output row (column) x of the first image
         // reads (global pooling's output has one pixel), through the view: an input without
         // such a dimension has one row (column)
         let span = |dim: usize, extent: i64| -> IslResult<Vec<Span>> {
-            let Some(at) = view.input[dim] else {
-                return Ok(vec![Some((0, 1)); extent as usize]);
+            let index = match view.input[dim] {
+                Dim::Absent => return Ok(vec![Some((0, 1)); extent as usize]),
+                Dim::At(k) => format!("i{k}"),
+                Dim::Merged { at, inner } => format!("{inner}*i{at} + i{}", at + 1),
             };
-            let mut fixed: Vec<String> = view.output[0]
-                .map(|n| format!("i{n} = 0"))
-                .into_iter()
-                .collect();
-            fixed.push(match view.output.get(dim).copied().flatten() {
-                Some(k) if view.output.len() == 4 => format!("i{k} = x"),
+            let mut fixed: Vec<String> = match view.output[0] {
+                Dim::At(n) => vec![format!("i{n} = 0")],
+                _ => vec![],
+            };
+            fixed.push(match view.output.get(dim) {
+                Some(Dim::At(k)) if view.output.len() == 4 => format!("i{k} = x"),
                 _ => "x = 0".into(),
             });
             let from = ctx.map(&format!(
@@ -90,7 +92,7 @@ impl Reads {
                 vars(shape.len()),
                 fixed.join(" and ")
             ))?;
-            let to = ctx.map(&format!("{{ {inp}[{}] -> [i{at}] }}", vars(in_rank)))?;
+            let to = ctx.map(&format!("{{ {inp}[{}] -> [{index}] }}", vars(in_rank)))?;
             let by = from.apply_range(&rel)?.apply_range(&to)?;
             let mut spans = vec![None; extent as usize];
             for (x, s) in lifted::scan(&by)? {

@@ -88,28 +88,68 @@ pub enum Term {
     Scaled(f64),
 }
 
+/// Where one dimension of the reduction's NHWC form is among an array's indices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dim {
+    /// The array has no such dimension: an extent of 1, index 0.
+    Absent,
+    /// The index at this position.
+    At(usize),
+    /// The indices at this position and the next, merged in the array's row-major order:
+    /// the form's index is `i[at] * inner + i[at + 1]`, `inner` the next one's extent
+    /// (`Y[c]` from `X[n, h, w, c]`: one image of `N*H` rows, since the images' rows follow
+    /// one another in GM).
+    Merged {
+        /// The first of the two positions.
+        at: usize,
+        /// The extent of the second.
+        inner: i64,
+    },
+}
+
+impl Dim {
+    /// How many of the array's indices the dimension takes.
+    pub fn rank(self) -> usize {
+        match self {
+            Dim::Absent => 0,
+            Dim::At(_) => 1,
+            Dim::Merged { .. } => 2,
+        }
+    }
+
+    /// The form's extent for an array of `shape`.
+    pub fn extent(self, shape: &[i64]) -> i64 {
+        match self {
+            Dim::Absent => 1,
+            Dim::At(k) => shape[k],
+            Dim::Merged { at, .. } => shape[at] * shape[at + 1],
+        }
+    }
+}
+
 /// Where the dimensions of the reduction's NHWC form are among an array's indices.
 ///
 /// A global reduction of arrays of fewer dimensions is a view of global pooling: a column
 /// sum `Y[c] = sum(h) X[h, c]` pools one image of `H x 1` pixels, `O[n, c]` from `X[n, h, c]`
-/// images of `H x 1` pixels, `Y[c]` from `X[h, w, c]` one image. Each dimension of the
-/// form is at a position among the array's indices, or absent (an extent of 1).
+/// images of `H x 1` pixels, `Y[c]` from `X[h, w, c]` one image, and `Y[c]` from
+/// `X[n, h, w, c]` (over the images as well) one image of `N*H x W` pixels. Each dimension
+/// of the form is at a position among the array's indices, at two merged, or absent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct View {
     /// The input's `[n, h, w, c]`.
-    pub input: [Option<usize>; 4],
+    pub input: [Dim; 4],
     /// The output's `[n, p, q, c]` (a spatial window) or `[n, c]` (global).
-    pub output: Vec<Option<usize>>,
+    pub output: Vec<Dim>,
 }
 
 impl View {
     /// The arrays' own NHWC order (`[n, c]` for a global output).
     pub fn nhwc(spatial: bool) -> View {
         View {
-            input: [Some(0), Some(1), Some(2), Some(3)],
+            input: [Dim::At(0), Dim::At(1), Dim::At(2), Dim::At(3)],
             output: match spatial {
-                true => vec![Some(0), Some(1), Some(2), Some(3)],
-                false => vec![Some(0), Some(1)],
+                true => vec![Dim::At(0), Dim::At(1), Dim::At(2), Dim::At(3)],
+                false => vec![Dim::At(0), Dim::At(1)],
             },
         }
     }
@@ -120,9 +160,9 @@ impl View {
     }
 
     /// The form's `dims` (4 or 2 extents) for an array of `shape` viewed through `at`
-    /// (`self.input` or `self.output`): its extents, 1 where it has no such dimension.
-    pub fn extents(at: &[Option<usize>], shape: &[i64]) -> Vec<i64> {
-        at.iter().map(|d| d.map_or(1, |k| shape[k])).collect()
+    /// (`self.input` or `self.output`).
+    pub fn extents(at: &[Dim], shape: &[i64]) -> Vec<i64> {
+        at.iter().map(|d| d.extent(shape)).collect()
     }
 }
 

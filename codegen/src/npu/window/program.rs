@@ -33,7 +33,7 @@
 //! path's are (strict semantics: one event per flag).
 
 use super::tiles::{Choice, Model, Size};
-use super::{Combine, Order, Term, Window};
+use super::{Combine, Dim, Order, Term, Window};
 use crate::npu::NpuError;
 use npu_sim::builder::Builder;
 use npu_sim::program::{
@@ -98,13 +98,19 @@ impl Initial {
     }
 }
 
-/// An array's indices at the NHWC form's `at`, through `dims` (a [`super::View`]'s): each
-/// present dimension's index at its position, the absent ones (extent 1, index 0) dropped.
-fn placed(dims: &[Option<usize>], at: Vec<Expr>) -> Vec<Expr> {
-    let mut out = vec![Expr::Const(0); dims.iter().flatten().count()];
+/// An array's indices at the NHWC form's `at`, through `dims` (a [`super::View`]'s): each present
+/// dimension's index at its position, a merged one's split (`e / inner`, `e % inner`), the
+/// absent ones (extent 1, index 0) dropped.
+fn placed(dims: &[Dim], at: Vec<Expr>) -> Vec<Expr> {
+    let mut out = vec![Expr::Const(0); dims.iter().map(|d| d.rank()).sum()];
     for (d, e) in dims.iter().zip(at) {
-        if let Some(k) = d {
-            out[*k] = e;
+        match *d {
+            Dim::Absent => {}
+            Dim::At(k) => out[k] = e,
+            Dim::Merged { at, inner } => {
+                out[at] = over(e.clone(), inner);
+                out[at + 1] = modulo(e, inner);
+            }
         }
     }
     out

@@ -6,7 +6,9 @@
 //! of one padded by the two statements before (`npu::padded`). Global pooling is the case
 //! `O[n, c]` from `X[n, r, s, c]`: one output pixel per image, its window the image; and
 //! its views ([`View`]) of arrays with fewer dimensions, `O[c]` or `O[n, c]` from
-//! `X[(n,) r, (s,) c]` (a column sum), read from an input (not a padded copy).
+//! `X[(n,) r, (s,) c]` (a column sum), or over the images as well, `O[c]` from
+//! `X[n, r, s, c]` (the images' rows merged into one image's), read from an input (not a
+//! padded copy).
 //!
 //! A kernel is a window reduction when every loop of the update that does not index the
 //! output indexes `X` only next to an output loop (`sh*p + r`), or is global pooling's: a
@@ -14,7 +16,7 @@
 //! (a convolution's channels, a product's depth, a row's columns) makes it something else,
 //! and [`window`] answers `Ok(None)` for another recogniser to take it.
 
-use super::{footprint, Combine, Term, View, Window};
+use super::{footprint, Combine, Dim, Term, View, Window};
 use crate::npu::conv::Pad;
 use crate::npu::padded;
 use crate::npu::read::{refuse, Linear, Reader};
@@ -57,8 +59,9 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
             })
     };
     // global pooling: `O[n, c]` from `X[n, r, s, c]`, the window the whole image, or a view
-    // of it with fewer dimensions (`O[c]` or `O[n, c]` from `X[(n,) r, (s,) c]`, `View`)
-    let global = |ix: &[Linear]| -> Option<View> {
+    // of it with fewer dimensions (`O[c]` or `O[n, c]` from `X[(n,) r, (s,) c]`) or with the
+    // images' and rows' dimensions merged (`O[c]` from `X[n, h, w, c]`), `View`
+    let global = |ix: &[Linear], array: ArrayId| -> Option<View> {
         let bare: Vec<&str> = ix.iter().map(|e| e.bare()).collect::<Option<_>>()?;
         let (&c, rest) = bare.split_last()?;
         if target.len() != outer.len() || outer.last() != Some(&c) {
@@ -74,25 +77,47 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
             None => rest,
         };
         let reduced = |l: &&str| reduction.iter().any(|r| r.as_str() == *l);
-        let ok = (1..=2).contains(&window.len())
-            && window.len() == reduction.len()
-            && window.iter().all(reduced)
-            && (window.len() == 1 || window[0] != window[1]);
+        let distinct = window
+            .iter()
+            .enumerate()
+            .all(|(i, l)| !window[..i].contains(l));
+        if !(1..=3).contains(&window.len())
+            || window.len() != reduction.len()
+            || !window.iter().all(reduced)
+            || !distinct
+        {
+            return None;
+        }
         let first = usize::from(batch.is_some());
-        ok.then(|| View {
+        let at = |k: usize| Dim::At(first + k);
+        let (rows, cols) = match window.len() {
+            1 => (at(0), Dim::Absent),
+            2 => (at(0), at(1)),
+            _ => (
+                Dim::Merged {
+                    at: first,
+                    inner: rd.shape(array).ok()?[first + 1],
+                },
+                at(2),
+            ),
+        };
+        Some(View {
             input: [
-                batch.map(|_| 0),
-                Some(first),
-                (window.len() == 2).then_some(first + 1),
-                Some(bare.len() - 1),
+                batch.map_or(Dim::Absent, |_| Dim::At(0)),
+                rows,
+                cols,
+                Dim::At(bare.len() - 1),
             ],
-            output: vec![batch.map(|_| 0), Some(outer.len() - 1)],
+            output: vec![
+                batch.map_or(Dim::Absent, |_| Dim::At(0)),
+                Dim::At(outer.len() - 1),
+            ],
         })
     };
     // the input and, for global pooling, its view of the NHWC form
     let Some((xa, global_view)) = reads.iter().copied().find_map(|a| {
         let ix = rd.indices(a)?;
-        match global(&ix) {
+        match global(&ix, a.array) {
             Some(view) => Some((a, Some(view))),
             None => windowed(&ix).then_some((a, None)),
         }
@@ -121,9 +146,10 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
     };
     let view = global_view.unwrap_or_else(|| View::nhwc(true));
     let spatial = view.output.len() == 4;
-    // the loops of the batch and channels, of the window's rows and columns, the strides,
-    // and the output's rows and columns (none in global pooling)
-    let (n, c, r, s, (sh, sw), pixels) = if spatial {
+    // the loops of the batch and channels, of the window's rows (two when a view merges
+    // them, the outer first) and columns, the strides, and the output's rows and columns
+    // (none in global pooling)
+    let (n, c, rows, s, (sh, sw), pixels) = if spatial {
         if target.len() != 4 || outer.len() != 4 || xi.len() != 4 {
             return shape_error();
         }
@@ -157,30 +183,56 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
         if taps[0].is_some() || strides[0] != 1 {
             return shape_error();
         }
-        let (r, s) = (taps[1].clone(), taps[2].clone());
-        (n, c, r, s, (strides[1], strides[2]), Some((p, q)))
+        let rows: Vec<String> = taps[1].clone().into_iter().collect();
+        (
+            n,
+            c,
+            rows,
+            taps[2].clone(),
+            (strides[1], strides[2]),
+            Some((p, q)),
+        )
     } else {
-        let bare = |j: Option<usize>| j.and_then(|j| xi[j].bare()).map(str::to_string);
-        let n = view.output[0].map(|_| outer[0]);
+        let bare = |j: usize| xi[j].bare().map(str::to_string);
+        let n = (view.output[0] != Dim::Absent).then_some(outer[0]);
         let c = outer[outer.len() - 1];
-        (n, c, bare(view.input[1]), bare(view.input[2]), (1, 1), None)
+        let rows = match view.input[1] {
+            Dim::Absent => vec![],
+            Dim::At(j) => bare(j).into_iter().collect(),
+            Dim::Merged { at, .. } => [bare(at), bare(at + 1)].into_iter().flatten().collect(),
+        };
+        let cols = match view.input[2] {
+            Dim::At(j) => bare(j),
+            _ => None,
+        };
+        (n, c, rows, cols, (1, 1), None)
     };
     let used = reduction
         .iter()
-        .all(|l| r.as_ref() == Some(*l) || s.as_ref() == Some(*l));
-    if !used || (r.is_some() && r == s) {
+        .all(|l| rows.contains(l) || s.as_ref() == Some(*l));
+    if !used || s.as_ref().is_some_and(|s| rows.contains(s)) {
         return shape_error();
     }
+    // the loops in the order the kernel nests them, outermost first
+    let depth = |l: &String| names.iter().position(|m| m == l);
+    if let [outer_rows, inner_rows] = rows.as_slice() {
+        let between = |l: &String| depth(outer_rows) < depth(l) && depth(l) < depth(inner_rows);
+        if depth(outer_rows) > depth(inner_rows) || s.as_ref().is_some_and(between) {
+            return refuse(format!(
+                "statement {stmt} reduces over `{outer_rows}` and `{inner_rows}` as one image of their rows, so they must be nested in that order with no other loop of the reduction between them: the vector unit combines a global reduction's terms in the kernel's order"
+            ));
+        }
+    }
     let extents = rd.extents(update)?;
-    let ext = |l: &Option<String>| l.as_ref().map_or(1, |l| extents[l]);
-    let (rr, ss) = (ext(&r), ext(&s));
+    let rr: i64 = rows.iter().map(|l| extents[l]).product();
+    let ss = s.as_ref().map_or(1, |l| extents[l]);
     let output = rd.tensor(update.stmt.target.array)?;
     let (batch, ch) = (n.map_or(1, |n| extents[n]), extents[c]);
     let (oh, ow) = pixels.map_or((1, 1), |(p, q)| (extents[p], extents[q]));
     let want: Vec<i64> = match spatial {
         true => vec![batch, oh, ow, ch],
         false => (view.output.iter().zip([batch, ch]))
-            .filter_map(|(d, e)| d.map(|_| e))
+            .filter_map(|(d, e)| (*d != Dim::Absent).then_some(e))
             .collect(),
     };
     if output.shape != want {
@@ -201,7 +253,7 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
         ));
     }
     let o_type = elem(kernel, update.stmt.target.array);
-    let term = term(&rd, &update.stmt.rhs, xa, o_type, c, &r, &s, &extents)?
+    let term = term(&rd, &update.stmt.rhs, xa, o_type, c, &rows, &s, &extents)?
         .ok_or_else(|| {
             NpuError::Unsupported(format!(
                 "statement {stmt}'s term is not one the vector unit computes in one instruction from `{}`: write it as `X`, `{}(X)`, `X * W[.., c]` or `X * constant`",
@@ -269,9 +321,8 @@ pub fn window(kernel: &Kernel, sizes: &BTreeMap<String, i64>) -> Result<Option<W
             ));
         }
     }
-    // the window's loops in the order the kernel nests them, outermost first
-    let r_outer = match (&r, &s) {
-        (Some(r), Some(s)) => names.iter().position(|l| l == r) < names.iter().position(|l| l == s),
+    let r_outer = match (rows.last(), &s) {
+        (Some(r), Some(s)) => depth(r) < depth(s),
         _ => true,
     };
     let reads = footprint::Reads::of(
@@ -339,7 +390,7 @@ fn term(
     x: &Access,
     to: ElemType,
     c: &str,
-    r: &Option<String>,
+    r: &[String],
     s: &Option<String>,
     extents: &BTreeMap<String, i64>,
 ) -> Result<Option<Term>, NpuError> {
@@ -373,6 +424,12 @@ fn term(
     let Some(wi) = rd.indices(wa) else {
         return Ok(None);
     };
+    if let [outer_rows, inner_rows] = r {
+        return refuse(format!(
+            "`{}` weights a reduction over `{outer_rows}` and `{inner_rows}` merged into one image's rows: the vector unit steps through a window's weights by a row's, which merged rows do not have",
+            rd.name(wa.array)
+        ));
+    }
     // W[.., c]: the window's loops in any order, then the channels
     let window: Vec<&String> = r.iter().chain(s).collect();
     let bare: Option<Vec<&str>> = wi.iter().map(|e| e.bare()).collect();
@@ -392,8 +449,8 @@ fn term(
         return Ok(None);
     }
     // elements between the weights of consecutive window rows and columns
-    let stride_of = |l: &Option<String>| {
-        l.as_ref().map_or(0, |l| {
+    let stride_of = |l: Option<&String>| {
+        l.map_or(0, |l| {
             let at = bare.iter().position(|b| b == l).unwrap_or(0);
             weights.shape[at + 1..].iter().product()
         })
@@ -401,7 +458,7 @@ fn term(
     Ok(Some(Term::Product {
         elem: rd.kernel.array(wa.array).elem,
         weights: weights.clone(),
-        steps: (stride_of(r), stride_of(s)),
+        steps: (stride_of(r.first()), stride_of(s.as_ref())),
     }))
 }
 
