@@ -433,6 +433,72 @@ fn pairwise_with(text: &str, machine: &str, forced: Option<Size>) -> window::Pla
     plan
 }
 
+/// A global sum combined pairwise into f32 may spread each tile's parts over pieces
+/// (`Size::spread`), each a work item whose partial sums are added into the output
+/// atomically after every core has set its share of the output to the initial value: 15
+/// merged rows (3 images of 5) in parts of 2 (the last of 1) dealt in 3 pieces (3, 3 and 2
+/// parts, the short part in the last), in 8 (one part each) and in 5 on `mini`'s 2 cores
+/// (uneven); 2 groups of 16 channels in 3 pieces (6 work items); from an initial value of
+/// 1.5, set once and not once a piece. Maxima, minima, f16 outputs and the kernel's order
+/// are not spread (the atomic adds add into f32, and reorder).
+#[test]
+fn global_sums_spread_over_the_cores_in_pieces_added_atomically() {
+    let sum = |init: &str, out: &str| {
+        format!(
+            "kernel s(X: f16[N, H, W, C]) -> (Y: {out}[C])
+  params N = 3, H = 5, W = 4, C = 32
+{{
+  Y[c] = {init};
+  for c in 0..C {{ for n in 0..N {{ for h in 0..H {{ for w in 0..W {{
+    Y[c] += {out}(X[n, h, w, c]) * 0.25;
+  }} }} }} }}
+}}
+"
+        )
+    };
+    let spread = |part, spread, chans| Size {
+        part,
+        spread,
+        ..Size::whole(1, 1, chans)
+    };
+    for init in ["0.0", "1.5"] {
+        let text = sum(init, "f32");
+        for (machine, z) in [
+            ("ascend-like", spread(2, 3, 32)),
+            ("ascend-like", spread(2, 8, 32)),
+            ("mini", spread(2, 5, 32)),
+            ("ascend-like-halfgm", spread(2, 3, 16)),
+        ] {
+            let plan = pairwise_with(&text, machine, Some(z));
+            assert_eq!(plan.choice.size, z);
+            let work = z.spread * 32 / z.chans;
+            assert_eq!(plan.choice.tiles, work, "{machine}");
+            assert!(plan.describe()[1].contains(&format!("dealt in {} pieces", z.spread)));
+        }
+    }
+    // the model spreads a few channels' pooling of many pixels over the cores
+    let plan = pairwise_with(
+        &sum("0.0", "f32").replace("H = 5", "H = 40"),
+        "ascend-like",
+        None,
+    );
+    assert!(plan.choice.size.spread > 1, "{:?}", plan.choice);
+    // not spread: a maximum, an f16 output, the kernel's order
+    let max = sum("-1.0e9", "f32").replace("Y[c] +=", "Y[c] max=");
+    let k = common::kernel(&max);
+    let (_, sizes) = defaults(&k);
+    let m = Machine::load("ascend-like").unwrap();
+    let w = window::recognise(&k, &sizes).unwrap().unwrap();
+    assert!(window::compile(&w, &m, Order::Pairwise, Some(spread(2, 3, 32))).is_err());
+    let k = common::kernel(&sum("0.0", "f16"));
+    let w = window::recognise(&k, &sizes).unwrap().unwrap();
+    assert!(window::compile(&w, &m, Order::Pairwise, Some(spread(2, 3, 32))).is_err());
+    let k = common::kernel(&sum("0.0", "f32"));
+    let w = window::recognise(&k, &sizes).unwrap().unwrap();
+    assert!(window::compile(&w, &m, Order::Kernel, Some(spread(2, 3, 32))).is_err());
+    assert!(window::compile(&w, &m, Order::Pairwise, Some(spread(2, 3, 32))).is_ok());
+}
+
 #[test]
 fn global_pooling_reordered_is_combined_pairwise_within_the_tolerance() {
     let scaled = "f32(I[n, h, w, c]) * 0.0204";
@@ -788,7 +854,8 @@ mod random {
         /// presets: in the kernel's order exactly, and with `--reorder-reductions` (pairwise
         /// when the window is the image alone and the term the input, scaled or not) as the
         /// fuzzer judges reordered sums; and in groups of half the channels, and loaded
-        /// `part` image rows at a time (without a border), both ways.
+        /// `part` image rows at a time (without a border), both ways, and (a sum into f32)
+        /// in `part + 1` pieces added atomically.
         #[test]
         fn any_small_global_pooling_matches(
             seed in any::<u64>(),
@@ -821,6 +888,11 @@ mod random {
             }
             if pairwise && fits(parts, Order::Pairwise) {
                 pairwise_with(&text, "ascend-like", Some(parts));
+            }
+            // a sum into f32 spread over `part + 1` pieces, where the parts allow
+            let spread = Size { spread: part + 1, ..parts };
+            if pairwise && fits(spread, Order::Pairwise) {
+                pairwise_with(&text, "ascend-like", Some(spread));
             }
         }
     }

@@ -330,7 +330,7 @@ pub fn candidates(
                 let c = &plan.choice;
                 out.push(Candidate {
                     label: format!(
-                        "tiles of {} x {} output pixels{}{}",
+                        "tiles of {} x {} output pixels{}{}{}",
                         c.size.rows,
                         c.size.cols,
                         match c.size.chans == plan.channels {
@@ -340,6 +340,10 @@ pub fn candidates(
                         match c.size.part {
                             0 => String::new(),
                             rows => format!(", loaded {rows} image row(s) at a time"),
+                        },
+                        match c.size.spread {
+                            1 => String::new(),
+                            pieces => format!(", in {pieces} pieces added atomically"),
                         }
                     ),
                     predicted: c.cycles,

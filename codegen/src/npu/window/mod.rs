@@ -291,7 +291,7 @@ impl Plan {
         vec![
             self.summary.clone(),
             format!(
-                "Tiles of {} output row(s) by {} column(s) of one image{} ({} tiles, at most {} a core, in contiguous ranges); each tile's input rows and columns are loaded GM -> UB by MTE2{}, combined by V into the tile's outputs, stored UB -> GM by MTE3; {}. UB: {} of {} bytes.",
+                "Tiles of {} output row(s) by {} column(s) of one image{} ({} {}, at most {} a core, in contiguous ranges); each tile's input rows and columns are loaded GM -> UB by MTE2{}, combined by V into the tile's outputs, stored UB -> GM by MTE3; {}. UB: {} of {} bytes.",
                 c.size.rows,
                 c.size.cols,
                 match c.size.chans == self.channels {
@@ -299,10 +299,15 @@ impl Plan {
                     false => format!(", {} of its {} channels", c.size.chans, self.channels),
                 },
                 c.tiles,
+                match c.size.spread {
+                    1 => "tiles",
+                    _ => "work items (pieces of tiles)",
+                },
                 c.per_core,
-                match c.size.part {
-                    0 => String::new(),
-                    rows => format!(" in parts of {rows} image row(s), each combined before the next (the input slots turn once a part)"),
+                match (c.size.part, c.size.spread) {
+                    (0, _) => String::new(),
+                    (rows, 1) => format!(" in parts of {rows} image row(s), each combined before the next (the input slots turn once a part)"),
+                    (rows, pieces) => format!(" in parts of {rows} image row(s), each combined before the next (the input slots turn once a part), a tile's parts dealt in {pieces} pieces, each a work item of its own whose partial sums are added into the output atomically (each core first sets its share of the output to the initial value, then all wait for all)"),
                 },
                 match self.in_slots {
                     1 => "one input slot (V converts each tile into a copy first, which frees it) and two output slots",

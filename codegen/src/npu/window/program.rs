@@ -26,7 +26,10 @@
 //! window's rows are its outer loop, or pairwise within the part, then into the outputs),
 //! the initial value written with the first part only; the tile is stored after its last.
 //! So an image larger than UB is pooled, and a part's load overlaps the work on the one
-//! before.
+//! before. A sum combined pairwise into `f32` may *spread* a tile's parts over pieces
+//! ([`Size::spread`]), each a work item whose partial sums (from zero) are added into the
+//! output atomically, after every core has stored the initial value over its share of the
+//! output and all have met at a `sync_all` ([`start`]).
 //!
 //! A depthwise convolution's weights are loaded once per core (flag id 2). The rings'
 //! "free" flags are set twice before the loop and waited for twice after it, as the vector
@@ -36,6 +39,7 @@ use super::tiles::{Choice, Model, Size};
 use super::{Combine, Dim, Order, Term, Window};
 use crate::npu::NpuError;
 use npu_sim::builder::Builder;
+use npu_sim::program::TensorId;
 use npu_sim::program::{
     BarrierScope, BinaryOp, BufferId, CmpOp, Direction, Dma, Expr, MemRef, Pipe, ScalarOp, Tier,
     VecOp, Vector,
@@ -185,14 +189,15 @@ fn combining(w: &Window) -> BinaryOp {
 /// A global pooling tile (or a part of one) combined pairwise ([`Order::Pairwise`]): its
 /// `pixels` pixels of `chans` channels in `work` (from its element given, converted
 /// already) scaled in place when the term is, halved until one pixel is left, and combined
-/// into the output slot `out`, which is set to the initial value first as `initial` says.
+/// into the output slot `out`, which is set to `start` first as `initial` says (the
+/// initial value; zero for a piece of a spread tile, whose output holds it already).
 fn pairwise(
     b: &mut Builder,
     (w, model): (&Window, &Model),
     work: (BufferId, Expr),
     out: (BufferId, Expr),
     (pixels, chans): (i64, i64),
-    initial: &Initial,
+    (initial, start): (&Initial, f64),
 ) {
     let at = |b: &Builder, (buf, base): &(BufferId, Expr), offset: i64| {
         b.at(*buf, [base.clone() + offset])
@@ -220,7 +225,7 @@ fn pairwise(
     }
     initial.write(b, |b| {
         pass(b, model, (1, chans), (out.0, &out.1), |_, _| {
-            (VecOp::Dup { value: w.init }, 0)
+            (VecOp::Dup { value: start }, 0)
         })
     });
     b.barrier(BarrierScope::Pipe(Pipe::V));
@@ -228,6 +233,46 @@ fn pairwise(
         let (a, bb) = (at(b, &out, o), at(b, &work, o));
         (VecOp::Binary { op, a, b: bb }, 2)
     });
+}
+
+/// A spread's start ([`Size::spread`]): V writes the initial value over the output slot
+/// `slot` (`chans` elements), MTE3 stores it over the core's share of `output`
+/// ([`Model::share`]), then every core waits for all (`sync_all`), so that the pieces'
+/// atomic adds find the output set.
+fn start(
+    b: &mut Builder,
+    (w, model): (&Window, &Model),
+    (slot, output): (BufferId, TensorId),
+    chans: i64,
+) {
+    b.origin(Some(&format!("{} set to its initial value", w.output.name)));
+    pass(b, model, (1, chans), (slot, &Expr::Const(0)), |_, _| {
+        (VecOp::Dup { value: w.init }, 0)
+    });
+    b.set_flag(Pipe::V, Pipe::Mte3, 0);
+    b.wait_flag(Pipe::V, Pipe::Mte3, 0);
+    let share = model.share();
+    let total: i64 = w.output.shape.iter().product();
+    let begin = times(Expr::Core, share);
+    let len = (Expr::Const(total) - begin.clone()).min(share).max(0);
+    b.repeat("s", (len.clone() + (chans - 1)) / chans, |b, k| {
+        let at = begin.clone() + times(k, chans);
+        // the flat element `at`, as the last index
+        let mut index = vec![Expr::Const(0); w.output.shape.len()];
+        if let Some(last) = index.last_mut() {
+            *last = at.clone();
+        }
+        let dst = b.at(output, index);
+        let src = b.at(slot, [Expr::Const(0)]);
+        b.push(Dma::new(
+            dst,
+            src,
+            1,
+            (begin.clone() + len.clone() - at).min(chans),
+        ));
+    });
+    b.sync_all();
+    b.origin(None);
 }
 
 /// The program for `w` tiled as `choice` says.
@@ -298,6 +343,9 @@ pub fn program(
         }
         b.origin(None);
     }
+    if z.spread > 1 {
+        start(&mut b, (w, model), (bufs.output.0, output), chans);
+    }
     let in_slots = model.in_slots();
     for id in 0..in_slots {
         b.set_flag(Pipe::V, Pipe::Mte2, id);
@@ -305,10 +353,11 @@ pub fn program(
     b.set_flag(Pipe::Mte3, Pipe::V, 0);
     b.set_flag(Pipe::Mte3, Pipe::V, 1);
 
-    let [tp, tq, tc, tiles] = model.grid(z);
+    let [tp, tq, tc, _] = model.grid(z);
+    let tiles = model.items(z);
     let cores = machine.cores as i64;
     let (q, rem) = (tiles / cores, tiles % cores);
-    let (first, count) = if rem == 0 {
+    let (first_item, count) = if rem == 0 {
         (times(Expr::Core, q), Expr::Const(q))
     } else {
         (
@@ -326,8 +375,28 @@ pub fn program(
         false => placed(&w.view.output, vec![n, c0]),
     };
     let in_at = |n: Expr, h: Expr, x: Expr, c0: Expr| placed(&w.view.input, vec![n, h, x, c0]);
+    let spread = z.spread;
+    let parts = model.parted(z);
+    let in_tile = parts.map_or(1, |(_, n)| n);
+    // piece `k`'s first part and parts ([`Model::piece`])
+    let piece_of = |k: &Expr| {
+        let (q, r) = (in_tile / spread, in_tile % spread);
+        match r {
+            0 => (times(k.clone(), q), Expr::Const(q)),
+            _ => (
+                times(k.clone(), q) + k.clone().min(r),
+                Expr::Const(q) + k.clone().cmp(CmpOp::Lt, r),
+            ),
+        }
+    };
+    // the loads of the work items before item `g` (of every core)
+    let before =
+        |g: &Expr| times(over(g.clone(), spread), in_tile) + piece_of(&modulo(g.clone(), spread)).0;
     b.repeat("t", count, |b, t| {
-        let g = first.clone() + t.clone();
+        let g = first_item.clone() + t.clone();
+        // the item's piece of its tile
+        let piece = modulo(g.clone(), spread);
+        let g = over(g, spread);
         let n = over(g.clone(), tp * tq * tc);
         let p0 = times(modulo(over(g.clone(), tq * tc), tp), rows);
         let q0 = times(modulo(over(g.clone(), tc), tq), cols);
@@ -349,7 +418,6 @@ pub fn program(
         let wcount = whi - wlo.clone();
         // the tile's input in image coordinates: columns w0.. (border included)
         let w0 = times(q0.clone(), sw) - w.pad.left;
-        let parts = model.parted(z);
         // one load of the tile's input rows combined into its outputs: all its rows, or
         // (global pooling in parts) one part's
         let combine_part = |b: &mut Builder, part: &Part| {
@@ -367,7 +435,10 @@ pub fn program(
                     Initial::Always,
                 ),
                 Part::Rows { first, rows, index } => (
-                    (times(t.clone(), parts.map_or(1, |p| p.1)) + index.clone()) % 2,
+                    // the ring turns once a load: the core's loads before this one
+                    (before(&(first_item.clone() + t.clone())) - before(&first_item)
+                        + index.clone())
+                        % 2,
                     first.clone(),
                     first.clone(),
                     Expr::Const(*rows),
@@ -474,7 +545,7 @@ pub fn program(
                     source.clone(),
                     out,
                     (pixels, chans),
-                    &initial,
+                    (&initial, if spread > 1 { 0.0 } else { w.init }),
                 );
             } else {
                 b.repeat("i", tile_rows.clone(), |b, i| {
@@ -508,11 +579,23 @@ pub fn program(
         match parts {
             None => combine_part(b, &Part::Whole),
             Some((rows, _)) => {
-                // the output slot, once a tile, before its first part's work
+                // the output slot, once a work item, before its first part's work
                 b.wait_flag(Pipe::Mte3, Pipe::V, slot.clone());
+                // the piece's parts: those of whole `rows`, then the image's last, shorter
+                // part (in the last piece)
                 let (full, rem) = (w.h / rows, w.h % rows);
-                b.repeat("part", full, |b, j| {
-                    let first = times(j.clone(), rows);
+                let (first_part, count) = match spread {
+                    1 => (Expr::Const(0), Expr::Const(in_tile)),
+                    _ => piece_of(&piece),
+                };
+                let last = piece.clone().cmp(CmpOp::Eq, spread - 1);
+                let whole = match (rem, spread) {
+                    (0, _) => count.clone(),
+                    (_, 1) => Expr::Const(full),
+                    _ => count.clone() - last.clone(),
+                };
+                b.repeat("part", whole.clone(), |b, j| {
+                    let first = times(first_part.clone() + j.clone(), rows);
                     combine_part(
                         b,
                         &Part::Rows {
@@ -523,19 +606,33 @@ pub fn program(
                     );
                 });
                 if rem > 0 {
-                    let (first, index) = (Expr::Const(full * rows), Expr::Const(full));
-                    let rows = rem;
-                    combine_part(b, &Part::Rows { first, rows, index });
+                    let first = Expr::Const(full * rows);
+                    let part = Part::Rows {
+                        first,
+                        rows: rem,
+                        index: whole,
+                    };
+                    match spread {
+                        1 => combine_part(b, &part),
+                        _ => b.when("last_piece", last, |b| combine_part(b, &part)),
+                    }
                 }
             }
         }
         b.set_flag(Pipe::V, Pipe::Mte3, slot.clone());
         b.wait_flag(Pipe::V, Pipe::Mte3, slot.clone());
         b.origin(Some(&format!("store the tile's rows of {}", w.output.name)));
+        // a piece's partial sums are added into the output
+        let store = |d: Dma| match spread {
+            1 => d,
+            _ => d.atomic_add(),
+        };
         if whole {
             let src = b.at(bufs.output.0, [o_slot]);
             let dst = b.at(output, out_at(n, p0, q0, Expr::Const(0)));
-            b.push(Dma::new(dst, src, tile_rows, times(tile_cols, c)).strides(cols * c, w.ow * c));
+            b.push(store(
+                Dma::new(dst, src, tile_rows, times(tile_cols, c)).strides(cols * c, w.ow * c),
+            ));
         } else {
             // a burst per pixel: its group of channels
             b.repeat("i", tile_rows, |b, i| {
@@ -547,7 +644,9 @@ pub fn program(
                     output,
                     out_at(n.clone(), p0.clone() + i, q0.clone(), c0.clone()),
                 );
-                b.push(Dma::new(dst, src, tile_cols.clone(), chans).strides(chans, c));
+                b.push(store(
+                    Dma::new(dst, src, tile_cols.clone(), chans).strides(chans, c),
+                ));
             });
         }
         b.origin(None);

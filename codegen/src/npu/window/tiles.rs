@@ -6,7 +6,7 @@
 //! slot, V for its tile's load and output slot, a load and a store share the core's GM
 //! bandwidth while both move data). No tiling is tried in the simulator.
 
-use super::{Order, Term, Window};
+use super::{Combine, Order, Term, Window};
 use crate::npu::matmul::dtype;
 use crate::npu::NpuError;
 use npu_sim::machine::Mem;
@@ -51,6 +51,12 @@ pub struct Size {
     /// outer loop of the window in the kernel's order). 0: the tile is loaded whole (a
     /// spatial window's tiles always are).
     pub part: i64,
+    /// Global pooling summed pairwise into an `f32` output, in parts: the *pieces* each
+    /// tile's parts are dealt in (runs of parts as nearly equal as can be), each piece a
+    /// work item of its own whose partial sum is added into the output atomically, the
+    /// output set to the initial value first; so that the pooling of a few channels over
+    /// many pixels spreads over the cores. 1: each tile is one work item.
+    pub spread: i64,
 }
 
 impl Size {
@@ -61,12 +67,13 @@ impl Size {
             cols,
             chans,
             part: 0,
+            spread: 1,
         }
     }
 }
 
 /// One tile: its image, first output row, column and channel, and its size (edges
-/// clipped).
+/// clipped; the pieces of a spread tile share it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct At {
     /// Image.
@@ -86,9 +93,9 @@ pub struct At {
 pub struct Choice {
     /// The tiles' size.
     pub size: Size,
-    /// Tiles in all.
+    /// Work items in all: tiles, or their pieces ([`Size::spread`]).
     pub tiles: i64,
-    /// Tiles of the busiest core.
+    /// Work items of the busiest core.
     pub per_core: i64,
     /// The busiest core's cycles.
     pub cycles: f64,
@@ -286,15 +293,77 @@ impl<'a> Model<'a> {
         self.w.consecutive() && (self.order == Order::Pairwise || self.w.r_outer)
     }
 
-    /// The image rows of each load of a tile of `z`: `(first row, rows)`, one for the whole
-    /// tile (its rows from `first`, `None`) unless it goes in parts.
-    fn loads(&self, z: Size) -> Vec<Option<(i64, i64)>> {
+    /// Whether tiles may be spread over pieces ([`Size::spread`]): tiles that may go in
+    /// parts, summed pairwise into an `f32` output (the atomic adds add, and reorder the
+    /// sum).
+    fn spreadable(&self) -> bool {
+        self.partable()
+            && self.order == Order::Pairwise
+            && self.w.combine == Combine::Sum
+            && self.types.1 == DType::F32
+    }
+
+    /// Piece `piece` of a tile of `z`: its first part and how many ([`Model::deal`]'s
+    /// balance over the tile's parts; every part, or the whole tile, without a spread).
+    pub fn piece(&self, z: Size, piece: i64) -> (i64, i64) {
+        let parts = self.parted(z).map_or(1, |(_, n)| n);
+        let (q, r) = (parts / z.spread, parts % z.spread);
+        (piece * q + piece.min(r), q + i64::from(piece < r))
+    }
+
+    /// The image rows of each load of piece `piece` of a tile of `z`: `(first row, rows)`,
+    /// one for the whole tile (its rows from `first`, `None`) unless it goes in parts.
+    fn loads(&self, z: Size, piece: i64) -> Vec<Option<(i64, i64)>> {
         match self.parted(z) {
             None => vec![None],
-            Some((rows, n)) => (0..n)
-                .map(|k| Some((k * rows, rows.min(self.w.h - k * rows))))
-                .collect(),
+            Some((rows, _)) => {
+                let (first, n) = self.piece(z, piece);
+                (first..first + n)
+                    .map(|k| Some((k * rows, rows.min(self.w.h - k * rows))))
+                    .collect()
+            }
         }
+    }
+
+    /// Work items of `z`: its tiles, or their pieces.
+    pub fn items(&self, z: Size) -> i64 {
+        self.grid(z)[3] * z.spread
+    }
+
+    /// The elements of the output a core sets to the initial value before a spread's atomic
+    /// adds (whole 32-byte blocks; the last core's share may be shorter or empty).
+    pub fn share(&self) -> i64 {
+        let total: i64 = self.w.output.shape.iter().product();
+        let cores = self.machine.cores as i64;
+        let block = npu_sim::hazards::BLOCK as i64 / size(self.types.1);
+        (total + cores * block - 1) / (cores * block) * block
+    }
+
+    /// Cycles of a spread's start on a core: V writes the initial value over an output
+    /// slot, MTE3 stores it over the core's share of the output, a slot's worth a burst,
+    /// then the barrier across the cores (a GM round trip: the longest GM path's latency,
+    /// as the simulator charges it).
+    fn start_cycles(&self, z: Size) -> f64 {
+        let m = self.machine;
+        let bytes = size(self.types.1);
+        let share = self.share();
+        let dup: f64 = (self.runs(1, z.chans).iter())
+            .map(|r| m.vector.startup + r.repeats as f64)
+            .sum();
+        let latency = m.path(Mem::Ub, Mem::Gm).map_or(0.0, |p| m.paths[p].latency);
+        let stores: f64 = (0..share)
+            .step_by(z.chans.max(1) as usize)
+            .map(|at| {
+                let len = (share - at).min(z.chans) * bytes;
+                m.gm.charged((at * bytes) as u64, len as u64) as f64 / m.gm.bytes_per_cycle_per_core
+                    + m.gm.burst_cycles
+            })
+            .sum();
+        let round_trip = (m.paths.iter())
+            .filter(|p| p.touches_gm())
+            .map(|p| p.latency)
+            .fold(1.0, f64::max);
+        dup + latency + stores + round_trip
     }
 
     /// Chunks of lanes that cover `chans` channels.
@@ -491,16 +560,15 @@ impl<'a> Model<'a> {
     }
 
     /// Vector cycles of one tile (of the image rows `part`, `(first, rows)`, when it goes
-    /// in parts; the initial value only with the first): the conversion of its input rows
+    /// in parts; the initial value only when `initial`, with the first): the conversion of its input rows
     /// (when converted), then per output row, the initial value and one instruction per
     /// window position inside the image (two with a weight or a constant: the product, then
     /// its sum), each per chunk of lanes with a repeat per output column, or (`by_chunks`)
     /// once with a repeat per chunk. Returns the conversion's cycles and the whole's.
-    fn vector_cycles(&self, t: &At, part: Option<(i64, i64)>) -> (f64, f64) {
+    fn vector_cycles(&self, t: &At, part: Option<(i64, i64)>, initial: bool) -> (f64, f64) {
         let (w, m) = (self.w, self.machine);
         let z = t.size;
         let start = m.vector.startup;
-        let initial = part.is_none_or(|(first, _)| first == 0);
         if self.order == Order::Pairwise {
             let rows = part.map_or(w.h, |(_, rows)| rows);
             return self.pairwise_cycles(z.chans, rows * w.w, initial);
@@ -598,6 +666,7 @@ impl<'a> Model<'a> {
                 cols: z.cols.min(w.ow - q0),
                 chans: z.chans,
                 part: z.part,
+                spread: z.spread,
             },
         }
     }
@@ -626,7 +695,14 @@ impl<'a> Model<'a> {
         // a spatial window's tiles are loaded whole; global pooling's whole or (without a
         // border) in parts of fewer rows than the image's
         let part_ok = z.part == 0 || self.parted(z).is_some();
+        // a spread: at most a piece a part
+        let spread_ok = z.spread == 1
+            || (self.spreadable()
+                && self
+                    .parted(z)
+                    .is_some_and(|(_, n)| (2..=n).contains(&z.spread)));
         let fits = part_ok
+            && spread_ok
             && (1..=w.oh).contains(&z.rows)
             && (1..=w.ow).contains(&z.cols)
             && (1..=w.c).contains(&z.chans)
@@ -638,25 +714,29 @@ impl<'a> Model<'a> {
         if !fits {
             return None;
         }
-        let tiles = self.grid(z)[3];
+        let tiles = self.items(z);
         let latency = |from, to| m.path(from, to).map_or(0.0, |p| m.paths[p].latency);
         let (load_latency, store_latency) = (latency(Mem::Gm, Mem::Ub), latency(Mem::Ub, Mem::Gm));
+        let start = match z.spread {
+            1 => 0.0,
+            _ => self.start_cycles(z),
+        };
         let mut busiest: Option<Choice> = None;
         for core in 0..(m.cores as i64).min(tiles) {
             let (first, count) = self.deal(tiles, core);
-            // per tile: its load, its vector work and its store
-            // per load of a tile (the tile, or each of its parts): its load, its vector work
-            // and, after the last, the tile's store
-            let loads = self.loads(z);
+            // per load of a work item (a tile, or each part of its piece): its load, its
+            // vector work (the initial value with the first) and, after the last, the
+            // item's store
             let steps: Vec<Step> = (first..first + count)
                 .flat_map(|g| {
-                    let t = self.tile(z, g);
+                    let t = self.tile(z, g / z.spread);
+                    let loads = self.loads(z, g % z.spread);
                     let last = loads.len() - 1;
-                    (loads.iter().enumerate()).map(move |(k, &part)| (t, k == last, part))
+                    (loads.into_iter().enumerate()).map(move |(k, part)| (t, k, k == last, part))
                 })
-                .map(|(t, last, part)| {
+                .map(|(t, k, last, part)| {
                     let (load, store) = self.gm_cycles(&t, part);
-                    let (convert, vector) = self.vector_cycles(&t, part);
+                    let (convert, vector) = self.vector_cycles(&t, part, k == 0);
                     Step {
                         load,
                         convert,
@@ -665,7 +745,7 @@ impl<'a> Model<'a> {
                     }
                 })
                 .collect();
-            let cycles = rings(&steps, (load_latency, store_latency), self.in_slots() == 1);
+            let cycles = start + rings(&steps, (load_latency, store_latency), self.in_slots() == 1);
             let gm: f64 = steps.iter().map(|s| s.load + s.store).sum();
             let vector: f64 = steps.iter().map(|s| s.vector).sum();
             if busiest.as_ref().is_none_or(|b| cycles > b.cycles) {
@@ -687,7 +767,9 @@ impl<'a> Model<'a> {
     /// larger loads). The sizes tried are those that split the output rows (columns) into
     /// `k` nearly equal tiles for each `k`, and the channels into any number of equal
     /// groups; for global pooling without a border, each also in parts of the image rows
-    /// that split them into `k` nearly equal parts for each `k` > 1.
+    /// that split them into `k` nearly equal parts for each `k` > 1, and, where tiles may be
+    /// spread, in any number of pieces up to one a part that leaves each core at most two
+    /// work items (more only balances the tail, at the price of the atomic adds).
     pub fn ranked(&self) -> Vec<Choice> {
         let splits = |extent: i64| {
             let mut sizes: Vec<i64> = (1..=extent).map(|k| (extent + k - 1) / k).collect();
@@ -703,17 +785,24 @@ impl<'a> Model<'a> {
                 .chain(splits(h).into_iter().filter(|&p| p < h))
                 .collect(),
         };
+        let cores = self.machine.cores as i64;
         let mut out = Vec::new();
         for &rows in &splits(self.w.oh) {
             for &cols in &splits(self.w.ow) {
                 for &chans in &groups {
                     for &part in &parts {
-                        out.extend(self.cost(Size {
+                        let z = Size {
                             rows,
                             cols,
                             chans,
                             part,
-                        }));
+                            spread: 1,
+                        };
+                        let most = match (self.spreadable(), self.parted(z)) {
+                            (true, Some((_, n))) => n.min(2 * cores / self.grid(z)[3]).max(1),
+                            _ => 1,
+                        };
+                        out.extend((1..=most).filter_map(|spread| self.cost(Size { spread, ..z })));
                     }
                 }
             }
@@ -728,6 +817,7 @@ impl<'a> Model<'a> {
                 .total_cmp(&b.cycles)
                 .then(volume(b).cmp(&volume(a)))
                 .then(loaded(b).cmp(&loaded(a)))
+                .then(a.size.spread.cmp(&b.size.spread))
         });
         out
     }
