@@ -70,6 +70,11 @@ pub fn affine_schedule(problem: &Problem) -> Result<AffineSchedule, ScheduleErro
         if schedule.rows.len() >= max_rows {
             return Err(no_schedule(format!("no progress after {max_rows} rows")));
         }
+        // each row is a step of its own with a fresh budget, as each of Pluto's is: the
+        // budget bounds one computation, and a schedule of many rows over parametric
+        // dependences may spend more than one budget in all (fuzz seed 3421, since isl's
+        // pivots are charged)
+        let _row = program.ctx.analysis();
         let stmts = match best_row(program, &shape, &live, &conflicts)? {
             Some(stmts) => stmts,
             // Farkas' lemma may hide every row (see `crate::original`)
