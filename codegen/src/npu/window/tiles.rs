@@ -560,11 +560,12 @@ impl<'a> Model<'a> {
     }
 
     /// Vector cycles of one tile (of the image rows `part`, `(first, rows)`, when it goes
-    /// in parts; the initial value only when `initial`, with the first): the conversion of its input rows
-    /// (when converted), then per output row, the initial value and one instruction per
-    /// window position inside the image (two with a weight or a constant: the product, then
-    /// its sum), each per chunk of lanes with a repeat per output column, or (`by_chunks`)
-    /// once with a repeat per chunk. Returns the conversion's cycles and the whole's.
+    /// in parts; the initial value only when `initial`, with a work item's first): the
+    /// conversion of its input rows (when converted), then per output row, the initial value
+    /// and one instruction per window position inside the image (two with a weight or a
+    /// constant: the product, then its sum), each per chunk of lanes with a repeat per output
+    /// column, or (`by_chunks`) once with a repeat per chunk. Returns the conversion's cycles
+    /// and the whole's.
     fn vector_cycles(&self, t: &At, part: Option<(i64, i64)>, initial: bool) -> (f64, f64) {
         let (w, m) = (self.w, self.machine);
         let z = t.size;
