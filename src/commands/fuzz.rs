@@ -284,7 +284,9 @@ fn saved(dir: &std::path::Path) -> Result<Vec<(u64, String, String)>, CliError> 
 const SHRINK_BUDGET: usize = 2_000;
 
 /// `text` reduced to a minimal program on which `failure`'s scheduler and setting still fail
-/// the same way, with a header saying how.
+/// the same way, with a header saying how ([`header`]). Candidates are checked with that
+/// scheduler and setting alone (a whole check of each would be as slow as the seed's); the
+/// result is then checked whole, as `--replay` checks it.
 fn shrunk(
     seed: u64,
     text: &str,
@@ -293,12 +295,48 @@ fn shrunk(
     compiler: Option<&CCompiler>,
     legs: Legs,
 ) -> String {
-    let small = progen::shrink::shrink(text, SHRINK_BUDGET, |candidate| {
-        check_program(seed, candidate, setups, compiler, legs, Some(failure))
+    let fails = |program: &str, only: Option<&Failure>| {
+        check_program(seed, program, setups, compiler, legs, only)
             .is_ok_and(|checked| checked.found.iter().any(|f| f.same(failure)))
+    };
+    let small = progen::shrink::shrink(text, SHRINK_BUDGET, |candidate| {
+        fails(candidate, Some(failure))
     });
+    let whole = match fails(&small, None) {
+        true => Replayed::Fails,
+        false => Replayed::Passes,
+    };
+    if whole == Replayed::Passes {
+        eprintln!(
+            "  the shrunk program of seed {seed} fails alone but not in a whole check: keep the unshrunk one as its regression"
+        );
+    }
+    format!("{}\n{small}", header(seed, failure, whole))
+}
+
+/// What a shrunk program does when checked whole (every scheduler and setting in turn, in
+/// one isl context), as `--replay` checks it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Replayed {
+    /// It fails the same way.
+    Fails,
+    /// It passes: the failure needs the program alone (an isl budget that the schedulers
+    /// before it spend less of when they leave Farkas duals in the context's memo: seed 3421).
+    Passes,
+}
+
+/// A shrunk program's first line: the seed, the scheduler and setting that fail and how,
+/// and (`replayed`) whether a whole check fails too. `tests/fuzz/open` reads the failure
+/// back from it, up to " fails".
+fn header(seed: u64, failure: &Failure, replayed: Replayed) -> String {
+    let whole = match replayed {
+        Replayed::Fails => "",
+        Replayed::Passes => {
+            "; checked whole (every scheduler and setting in turn, as `--replay` checks it) it passes"
+        }
+    };
     format!(
-        "// Shrunk from progen's seed {seed}: {} / {} fails ({:?}).\n{small}",
+        "// Shrunk from progen's seed {seed}: {} / {} fails ({:?}){whole}.",
         failure.scheduler, failure.setup, failure.fault
     )
 }
@@ -553,5 +591,38 @@ fn compiled(
                     .join("; ")
             ),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{header, Failure, Replayed};
+    use crate::commands::fuzz_fault::{Fault, IslFault, SchedulingFault};
+
+    #[test]
+    fn a_shrunk_program_says_whether_it_fails_when_checked_whole() {
+        let failure = Failure {
+            scheduler: "feautrier".into(),
+            setup: "untiled",
+            fault: Fault::Scheduling(SchedulingFault::Isl(IslFault::Budget)),
+            detail: String::new(),
+        };
+        let fails = header(3421, &failure, Replayed::Fails);
+        let passes = header(3421, &failure, Replayed::Passes);
+        let prefix = "// Shrunk from progen's seed 3421: feautrier / untiled fails (";
+        assert!(
+            fails.starts_with(prefix) && fails.ends_with(")."),
+            "{fails}"
+        );
+        assert!(passes.starts_with(prefix), "{passes}");
+        assert!(
+            passes.ends_with("as `--replay` checks it) it passes."),
+            "{passes}"
+        );
+        // what `tests/fuzz/open` reads back
+        for h in [&fails, &passes] {
+            let (_, after) = h.split_once(": ").unwrap();
+            assert_eq!(after.split_once(" fails").unwrap().0, "feautrier / untiled");
+        }
     }
 }
