@@ -19,6 +19,7 @@ pub mod matmul;
 pub mod padded;
 pub mod read;
 pub mod recognise;
+pub mod shares;
 pub mod vector;
 pub mod window;
 

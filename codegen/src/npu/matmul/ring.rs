@@ -179,11 +179,8 @@ pub(super) fn program(
 /// zeroed by V), then every core waits for all of them (`sync_all`), so that the atomic
 /// adds find C written.
 fn zero_c(b: &mut Builder, mm: &Matmul, n: &Names, t: Ring, machine: &Machine) {
-    let cores = machine.cores as i64;
     let total: i64 = mm.c.shape.iter().product();
     let piece = t.tm * t.tn;
-    // whole 32-byte blocks of f32 per core
-    let share = (total + cores * 8 - 1) / (cores * 8) * 8;
     {
         let unit = crate::npu::vector::emit::Unit::of(machine, piece);
         let mut e = crate::npu::vector::emit::Emitter::new(b, unit);
@@ -197,26 +194,14 @@ fn zero_c(b: &mut Builder, mm: &Matmul, n: &Names, t: Ring, machine: &Machine) {
     }
     b.set_flag(Pipe::V, Pipe::Mte3, 0);
     b.wait_flag(Pipe::V, Pipe::Mte3, 0);
-    let start = Expr::Core * share;
-    let len = (c(total) - start.clone()).min(share).max(0);
-    b.repeat("z", (len.clone() + (piece - 1)) / piece, |b, z| {
-        let at = start.clone() + z.clone() * piece;
-        let mut index = vec![c(0); mm.c.shape.len()];
-        if let Some(last) = index.last_mut() {
-            *last = at.clone();
-        }
-        let dst = b.at(n.c, index);
-        let src = b.at(n.c_ub, [c(0)]);
-        b.origin(Some("C zeroed before the atomic adds"));
-        b.push(Dma::new(
-            dst,
-            src,
-            1,
-            (start.clone() + len.clone() - at).min(piece),
-        ));
-        b.origin(None);
-    });
-    b.sync_all();
+    let share = crate::npu::shares::share(total, machine.cores as i64, 4);
+    crate::npu::shares::store_shares(
+        b,
+        (n.c, mm.c.shape.len()),
+        n.c_ub,
+        (total, share, piece),
+        "C zeroed before the atomic adds",
+    );
 }
 
 /// MTE2: chunk `kc` of A and B into L1 slot `chunk % 2`, ND -> NZ.

@@ -334,9 +334,7 @@ impl<'a> Model<'a> {
     /// adds (whole 32-byte blocks; the last core's share may be shorter or empty).
     pub fn share(&self) -> i64 {
         let total: i64 = self.w.output.shape.iter().product();
-        let cores = self.machine.cores as i64;
-        let block = npu_sim::hazards::BLOCK as i64 / size(self.types.1);
-        (total + cores * block - 1) / (cores * block) * block
+        crate::npu::shares::share(total, self.machine.cores as i64, size(self.types.1))
     }
 
     /// Cycles of a spread's start on a core: V writes the initial value over an output

@@ -249,34 +249,23 @@ fn start(
     (slot, output): (BufferId, TensorId),
     chans: i64,
 ) {
-    b.origin(Some(&format!("{} set to its initial value", w.output.name)));
+    let what = format!("{} set to its initial value", w.output.name);
+    b.origin(Some(&what));
     pass(b, model, (1, chans), (slot, &Expr::Const(0)), |_, _| {
         (VecOp::Dup { value: w.init }, 0)
     });
     b.set_flag(Pipe::V, Pipe::Mte3, 0);
     b.wait_flag(Pipe::V, Pipe::Mte3, 0);
-    let share = model.share();
-    let total: i64 = w.output.shape.iter().product();
-    let begin = times(Expr::Core, share);
-    let len = (Expr::Const(total) - begin.clone()).min(share).max(0);
-    b.repeat("s", (len.clone() + (chans - 1)) / chans, |b, k| {
-        let at = begin.clone() + times(k, chans);
-        // the flat element `at`, as the last index
-        let mut index = vec![Expr::Const(0); w.output.shape.len()];
-        if let Some(last) = index.last_mut() {
-            *last = at.clone();
-        }
-        let dst = b.at(output, index);
-        let src = b.at(slot, [Expr::Const(0)]);
-        b.push(Dma::new(
-            dst,
-            src,
-            1,
-            (begin.clone() + len.clone() - at).min(chans),
-        ));
-    });
-    b.sync_all();
     b.origin(None);
+    let total: i64 = w.output.shape.iter().product();
+    let rank = w.output.shape.len();
+    crate::npu::shares::store_shares(
+        b,
+        (output, rank),
+        slot,
+        (total, model.share(), chans),
+        &what,
+    );
 }
 
 /// The program for `w` tiled as `choice` says.
