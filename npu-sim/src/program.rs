@@ -147,6 +147,9 @@ keywords! {
         Out = "out",
         /// Both.
         InOut = "inout",
+        /// A workspace: neither initialised before the run nor read back after it; the
+        /// program writes what it reads (a read of bytes nothing has written is an error).
+        Scratch = "scratch",
     }
 }
 

@@ -279,7 +279,12 @@ impl Report {
             .filter(|(i, _)| is_gm(*i))
             .map(|(_, f)| f.bytes)
             .sum();
-        let passes = |d: Direction| if d == Direction::InOut { 2 } else { 1 };
+        // a workspace is the program's own traffic, not the kernel's
+        let passes = |d: Direction| match d {
+            Direction::In | Direction::Out => 1,
+            Direction::InOut => 2,
+            Direction::Scratch => 0,
+        };
         let tensor_bytes = |t: &TensorDecl| elements(&t.shape) * t.dtype.size();
         let min_gm_bytes: u64 = (p.tensors.iter())
             .map(|t| tensor_bytes(t) * passes(t.dir))

@@ -100,6 +100,62 @@ fn atomic_adds_of_two_cores_after_a_sync_all_sum_their_rows() {
     );
 }
 
+/// A `scratch` tensor on the two cores of `mini`: each core writes its row of `x` doubled
+/// into the workspace, `sync_all`, then reads the other core's row back and stores it: the
+/// workspace is neither an input nor among the outputs, and without the `sync_all` the read
+/// races with the other core's write.
+#[test]
+fn a_scratch_tensor_carries_values_between_cores_across_a_sync_all() {
+    let m = Machine::preset("mini").unwrap();
+    assert_eq!(m.cores, 2);
+    let src = "tensor x : f32[2, 64] in\n\
+               tensor w : f32[2, 64] scratch\n\
+               tensor y : f32[2, 64] out\n\
+               buffer a : ub f32[64]\n\
+               dma a[0], x[core, 0], len=64\n\
+               set_flag MTE2, V, 0\nwait_flag MTE2, V, 0\n\
+               vadd a[0], a[0], a[0]\n\
+               set_flag V, MTE3, 0\nwait_flag V, MTE3, 0\n\
+               dma w[core, 0], a[0], len=64\n\
+               sync_all\n\
+               dma a[0], w[1 - core, 0], len=64\n\
+               set_flag MTE2, MTE3, 0\nwait_flag MTE2, MTE3, 0\n\
+               dma y[core, 0], a[0], len=64\n";
+    let p = assemble(src).unwrap_or_else(|d| panic!("{}", d.render("scratch.npu", src)));
+    assert_eq!(
+        assemble(&npu_sim::print(&p)).unwrap(),
+        p,
+        "scratch prints back"
+    );
+    assert_eq!(
+        npu_sim::run::random_inputs(&p, 0).len(),
+        1,
+        "the workspace is no input"
+    );
+    let r = run(&p, &m, &Default::default(), 0)
+        .unwrap_or_else(|d| panic!("{}", d.render("scratch.npu", src)));
+    let names: Vec<&str> = r.outputs.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["y"]);
+    let x = npu_sim::run::random_inputs(&p, 0)[0].values();
+    let got = r.outputs[0].1.values();
+    for j in 0..128 {
+        assert_eq!(got[j], 2.0 * x[(j + 64) % 128], "y[{j}]");
+    }
+    assert_eq!(
+        r.report.min_gm_bytes,
+        2 * 128 * 4,
+        "the workspace is not the kernel's"
+    );
+    let unsynced = src.replace("sync_all\n", "");
+    let err = run(&assemble(&unsynced).unwrap(), &m, &Default::default(), 0).unwrap_err();
+    assert_eq!(
+        err.code,
+        Code::Race,
+        "{}",
+        err.render("unsynced.npu", &unsynced)
+    );
+}
+
 /// A built program: `y = x` through UB in tiles of 48 with a partial last tile, each
 /// instruction noting the kernel statement it implements; `n` elements per core.
 fn built_copy(n: i64) -> npu_sim::Program {

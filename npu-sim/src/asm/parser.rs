@@ -190,14 +190,15 @@ impl Parser {
         Ok(dims)
     }
 
-    /// `tensor NAME : DTYPE [dims] in|out|inout`
+    /// `tensor NAME : DTYPE [dims] in|out|inout|scratch`
     fn tensor(&mut self) -> PResult<()> {
         let start = self.keyword("tensor")?;
         let (name, nspan) = self.ident("a tensor name")?;
         self.punct(':')?;
         let (dtype, _) = self.keyword_of("element type", DType::from_name)?;
         let shape = self.shape()?;
-        let (dir, end) = self.keyword_of("direction (in, out, inout)", Direction::from_name)?;
+        let (dir, end) =
+            self.keyword_of("direction (in, out, inout, scratch)", Direction::from_name)?;
         let id = TensorId(self.prog.tensors.len() as u32);
         self.declare(&name, nspan, Target::Tensor(id))?;
         self.prog.tensors.push(TensorDecl {
