@@ -204,3 +204,32 @@ fn same_stores(a: &Program, b: &Program) -> bool {
     let (a, b) = (of(a), of(b));
     a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| x.is_equal(y).unwrap())
 }
+
+/// The kernel's arrays are given or read back, and any other tensor must be a workspace: an
+/// output declared `scratch`, or a tensor that is none of the kernel's declared `out`, is
+/// refused.
+#[test]
+fn a_tensor_is_a_workspace_exactly_when_it_is_none_of_the_kernels_arrays() {
+    use npu_sim::program::Direction;
+    let (k, params, p) = compiled("softmax.pk", &[("B", 64), ("L", 256)]);
+    assert_eq!(refused(&k, &params, &p), None);
+    let out = p
+        .tensors
+        .iter()
+        .position(|t| t.dir == Direction::Out)
+        .unwrap();
+    let mut scratch = p.clone();
+    scratch.tensors[out].dir = Direction::Scratch;
+    let why = refused(&k, &params, &scratch).expect("an output declared scratch");
+    assert!(
+        why.contains("is declared `scratch` but is one of the kernel's arrays"),
+        "{why}"
+    );
+    let mut stray = p.clone();
+    stray.tensors[out].name = "elsewhere".into();
+    let why = refused(&k, &params, &stray).expect("an output renamed");
+    assert!(
+        why.contains("is declared `out` but is none of the kernel's arrays"),
+        "{why}"
+    );
+}

@@ -10,7 +10,7 @@ mod common;
 
 use codegen::npu::window::{
     self,
-    tiles::{Model, Size},
+    tiles::{Meet, Model, Size},
     Combine, Order,
 };
 use codegen::npu::{candidates, compile, conv::Offer, NpuError, Plan};
@@ -390,9 +390,10 @@ fn global_reductions_of_fewer_dimensions_are_views_of_global_pooling() {
 
 /// Compiles `text` with `--reorder-reductions` for `machine` (tiles `forced`, combined
 /// pairwise, or the model's in the order the back end chooses), runs it against the
-/// interpreter and compares: exactly when the plan keeps the kernel's order, else as the
-/// fuzzer does (within the tolerance, or no further from the exact result than the
-/// interpreter); returns the plan.
+/// interpreter and compares: exactly when the plan keeps the kernel's order or the
+/// reduction is a maximum or a minimum (which any order gives exactly), else as the fuzzer
+/// does (within the tolerance, or no further from the exact result than the interpreter);
+/// returns the plan.
 fn reordered_with(text: &str, machine: &str, forced: Option<Size>) -> window::Plan {
     let k = common::kernel(text);
     let m = Machine::load(machine).unwrap();
@@ -415,7 +416,8 @@ fn reordered_with(text: &str, machine: &str, forced: Option<Size>) -> window::Pl
     };
     assert_eq!(compiled.plan.exact(), plan.order == Order::Kernel);
     let (want, got) = common::interpreted_and_simulated(&k, &params, &compiled, &m, 2, text);
-    if compiled.plan.exact() {
+    let combine = window::recognise(&k, &sizes).unwrap().unwrap().combine;
+    if compiled.plan.exact() || combine != Combine::Sum {
         assert_exact(&k, &want, &got, &format!("{machine}\n{text}"));
     } else {
         // the inputs `interpreted_and_simulated` drew
@@ -433,14 +435,29 @@ fn pairwise_with(text: &str, machine: &str, forced: Option<Size>) -> window::Pla
     plan
 }
 
+/// The forced sizes the spread tests try: 15 merged rows (3 images of 5) in parts of 2 (the
+/// last of 1) dealt in 3 pieces (3, 3 and 2 parts, the short part in the last), in 8 (one
+/// part each) and in 5 on `mini`'s 2 cores (uneven); 2 groups of 16 channels in 3 pieces
+/// (6 work items).
+fn spread_sizes() -> [(&'static str, Size); 4] {
+    let spread = |part, spread, chans| Size {
+        part,
+        spread,
+        ..Size::whole(1, 1, chans)
+    };
+    [
+        ("ascend-like", spread(2, 3, 32)),
+        ("ascend-like", spread(2, 8, 32)),
+        ("mini", spread(2, 5, 32)),
+        ("ascend-like-halfgm", spread(2, 3, 16)),
+    ]
+}
+
 /// A global sum combined pairwise into f32 may spread each tile's parts over pieces
 /// (`Size::spread`), each a work item whose partial sums are added into the output
-/// atomically after every core has set its share of the output to the initial value: 15
-/// merged rows (3 images of 5) in parts of 2 (the last of 1) dealt in 3 pieces (3, 3 and 2
-/// parts, the short part in the last), in 8 (one part each) and in 5 on `mini`'s 2 cores
-/// (uneven); 2 groups of 16 channels in 3 pieces (6 work items); from an initial value of
-/// 1.5, set once and not once a piece. Maxima, minima, f16 outputs and the kernel's order
-/// are not spread (the atomic adds add into f32, and reorder).
+/// atomically after every core has set its share of the output to the initial value
+/// ([`spread_sizes`]); from an initial value of 1.5, set once and not once a piece. The
+/// kernel's order is not spread (the pieces reorder the terms).
 #[test]
 fn global_sums_spread_over_the_cores_in_pieces_added_atomically() {
     let sum = |init: &str, out: &str| {
@@ -456,21 +473,12 @@ fn global_sums_spread_over_the_cores_in_pieces_added_atomically() {
 "
         )
     };
-    let spread = |part, spread, chans| Size {
-        part,
-        spread,
-        ..Size::whole(1, 1, chans)
-    };
     for init in ["0.0", "1.5"] {
         let text = sum(init, "f32");
-        for (machine, z) in [
-            ("ascend-like", spread(2, 3, 32)),
-            ("ascend-like", spread(2, 8, 32)),
-            ("mini", spread(2, 5, 32)),
-            ("ascend-like-halfgm", spread(2, 3, 16)),
-        ] {
+        for (machine, z) in spread_sizes() {
             let plan = pairwise_with(&text, machine, Some(z));
             assert_eq!(plan.choice.size, z);
+            assert_eq!(plan.meet, Some(Meet::Atomic));
             let work = z.spread * 32 / z.chans;
             assert_eq!(plan.choice.tiles, work, "{machine}");
             assert!(plan.describe()[1].contains(&format!("dealt in {} pieces", z.spread)));
@@ -483,20 +491,56 @@ fn global_sums_spread_over_the_cores_in_pieces_added_atomically() {
         None,
     );
     assert!(plan.choice.size.spread > 1, "{:?}", plan.choice);
-    // not spread: a maximum, an f16 output, the kernel's order
-    let max = sum("-1.0e9", "f32").replace("Y[c] +=", "Y[c] max=");
-    let k = common::kernel(&max);
+    // not spread: the kernel's order
+    let k = common::kernel(&sum("0.0", "f32"));
     let (_, sizes) = defaults(&k);
     let m = Machine::load("ascend-like").unwrap();
     let w = window::recognise(&k, &sizes).unwrap().unwrap();
-    assert!(window::compile(&w, &m, Order::Pairwise, Some(spread(2, 3, 32))).is_err());
-    let k = common::kernel(&sum("0.0", "f16"));
-    let w = window::recognise(&k, &sizes).unwrap().unwrap();
-    assert!(window::compile(&w, &m, Order::Pairwise, Some(spread(2, 3, 32))).is_err());
-    let k = common::kernel(&sum("0.0", "f32"));
-    let w = window::recognise(&k, &sizes).unwrap().unwrap();
-    assert!(window::compile(&w, &m, Order::Kernel, Some(spread(2, 3, 32))).is_err());
-    assert!(window::compile(&w, &m, Order::Pairwise, Some(spread(2, 3, 32))).is_ok());
+    let z = spread_sizes()[0].1;
+    assert!(window::compile(&w, &m, Order::Kernel, Some(z)).is_err());
+    assert!(window::compile(&w, &m, Order::Pairwise, Some(z)).is_ok());
+}
+
+/// Maxima, minima and sums into f16 spread through a GM workspace (`Meet::Workspace`: the
+/// machine's atomic `dma` only adds, and an f16 sum would round at every add): each piece
+/// stores its partial result into its row of a `scratch` tensor, and after a `sync_all`
+/// each core combines the rows of its share of the tiles with the initial value
+/// ([`spread_sizes`]). Maxima and minima match exactly; the initial value (2.5 for the
+/// sums, above every input for the minimum, 0.5 for the maximum, above half the inputs)
+/// counts once; a scaled sum is scaled once. The model spreads a large maximum.
+#[test]
+fn global_maxima_minima_and_f16_sums_spread_through_a_gm_workspace() {
+    let kernel = |init: &str, op: &str, out: &str, term: &str| {
+        format!(
+            "kernel s(X: f16[N, H, W, C]) -> (Y: {out}[C])
+  params N = 3, H = 5, W = 4, C = 32
+{{
+  Y[c] = {init};
+  for c in 0..C {{ for n in 0..N {{ for h in 0..H {{ for w in 0..W {{
+    Y[c] {op} {term};
+  }} }} }} }}
+}}
+"
+        )
+    };
+    for text in [
+        kernel("0.5", "max=", "f16", "X[n, h, w, c]"),
+        kernel("2.0", "min=", "f16", "X[n, h, w, c]"),
+        kernel("-4.0", "max=", "f32", "f32(X[n, h, w, c])"),
+        kernel("2.5", "+=", "f16", "X[n, h, w, c] * 0.25"),
+        kernel("2.5", "+=", "f16", "X[n, h, w, c]"),
+    ] {
+        for (machine, z) in spread_sizes() {
+            let plan = pairwise_with(&text, machine, Some(z));
+            assert_eq!(plan.choice.size, z);
+            assert_eq!(plan.meet, Some(Meet::Workspace), "{text}");
+            assert!(plan.describe()[1].contains("GM workspace"), "{text}");
+        }
+    }
+    let large = kernel("-60000.0", "max=", "f16", "X[n, h, w, c]").replace("H = 5", "H = 40");
+    let plan = pairwise_with(&large, "ascend-like", None);
+    assert!(plan.choice.size.spread > 1, "{:?}", plan.choice);
+    assert_eq!(plan.meet, Some(Meet::Workspace));
 }
 
 #[test]
@@ -854,8 +898,8 @@ mod random {
         /// presets: in the kernel's order exactly, and with `--reorder-reductions` (pairwise
         /// when the window is the image alone and the term the input, scaled or not) as the
         /// fuzzer judges reordered sums; and in groups of half the channels, and loaded
-        /// `part` image rows at a time (without a border), both ways, and (a sum into f32)
-        /// in `part + 1` pieces added atomically.
+        /// `part` image rows at a time (without a border), both ways, and in `part + 1`
+        /// pieces (added atomically, or meeting through a workspace).
         #[test]
         fn any_small_global_pooling_matches(
             seed in any::<u64>(),
@@ -889,7 +933,8 @@ mod random {
             if pairwise && fits(parts, Order::Pairwise) {
                 pairwise_with(&text, "ascend-like", Some(parts));
             }
-            // a sum into f32 spread over `part + 1` pieces, where the parts allow
+            // spread over `part + 1` pieces (added atomically or through a workspace),
+            // where the parts allow
             let spread = Size { spread: part + 1, ..parts };
             if pairwise && fits(spread, Order::Pairwise) {
                 pairwise_with(&text, "ascend-like", Some(spread));

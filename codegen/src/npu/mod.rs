@@ -342,9 +342,14 @@ pub fn candidates(
                             0 => String::new(),
                             rows => format!(", loaded {rows} image row(s) at a time"),
                         },
-                        match c.size.spread {
-                            1 => String::new(),
-                            pieces => format!(", in {pieces} pieces added atomically"),
+                        match plan.meet {
+                            None => String::new(),
+                            Some(window::tiles::Meet::Atomic) => {
+                                format!(", in {} pieces added atomically", c.size.spread)
+                            }
+                            Some(window::tiles::Meet::Workspace) => {
+                                format!(", in {} pieces meeting in GM", c.size.spread)
+                            }
                         }
                     ),
                     predicted: c.cycles,

@@ -3,7 +3,7 @@
 use super::{accesses, Access, Kind, Traffic};
 use crate::npu::NpuError;
 use frontend::ir::{ArrayId, Kernel, Role};
-use npu_sim::program::{elements, Program, TensorId};
+use npu_sim::program::{elements, Direction, Program, TensorId};
 use npu_sim::Machine;
 use poly::isl::{Ctx, End, IslError, Map, Set};
 use poly::model::isl_text::isl_name;
@@ -45,6 +45,8 @@ struct Found {
 /// - for the tensor of an array the kernel writes: the stores write every element the kernel
 ///   writes exactly once and no other (an atomic add is not a store: its elements must be
 ///   ones the kernel writes); a temporary the program keeps on chip is not stored at all;
+///   a tensor that is none of the kernel's arrays must be a workspace (`scratch`, and
+///   no array may be), whose accesses are only kept in bounds;
 /// - for the tensor of an input array: the loads read every element the kernel reads.
 ///
 /// Each is a question of emptiness to isl (no projection or set difference of the
@@ -71,10 +73,20 @@ pub fn check(
     };
     let traffic = Traffic::of(program, machine)?;
     for (t, decl) in program.tensors.iter().enumerate() {
+        let array = kernel.array_by_name(&decl.name);
+        // the kernel's arrays are given or read back; any other tensor is a workspace
+        if array.is_some() == (decl.dir == Direction::Scratch) {
+            return Err(NpuError::Internal(format!(
+                "GM tensor `{}` is declared `{}` but is {} of the kernel's arrays",
+                decl.name,
+                decl.dir,
+                if array.is_some() { "one" } else { "none" }
+            )));
+        }
         let tensor = Tensor {
             id: TensorId(t as u32),
             shape: &decl.shape,
-            array: kernel.array_by_name(&decl.name),
+            array,
             traffic: &traffic,
         };
         let mine: Vec<&Access> = (all.iter()).filter(|a| a.tensor == tensor.id).collect();

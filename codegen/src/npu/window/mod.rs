@@ -282,6 +282,8 @@ pub struct Plan {
     pub channels: i64,
     /// The order the terms are combined in.
     pub order: Order,
+    /// How the pieces of a spread tile meet (`None` unless tiles are spread).
+    pub meet: Option<tiles::Meet>,
 }
 
 impl Plan {
@@ -304,10 +306,17 @@ impl Plan {
                     _ => "work items (pieces of tiles)",
                 },
                 c.per_core,
-                match (c.size.part, c.size.spread) {
+                match (c.size.part, self.meet) {
                     (0, _) => String::new(),
-                    (rows, 1) => format!(" in parts of {rows} image row(s), each combined before the next (the input slots turn once a part)"),
-                    (rows, pieces) => format!(" in parts of {rows} image row(s), each combined before the next (the input slots turn once a part), a tile's parts dealt in {pieces} pieces, each a work item of its own whose partial sums are added into the output atomically (each core first sets its share of the output to the initial value, then all wait for all)"),
+                    (rows, None) => format!(" in parts of {rows} image row(s), each combined before the next (the input slots turn once a part)"),
+                    (rows, Some(meet)) => format!(
+                        " in parts of {rows} image row(s), each combined before the next (the input slots turn once a part), a tile's parts dealt in {} pieces, each a work item of its own whose partial {}",
+                        c.size.spread,
+                        match meet {
+                            tiles::Meet::Atomic => "sums are added into the output atomically (each core first sets its share of the output to the initial value, then all wait for all)",
+                            tiles::Meet::Workspace => "results are stored into a GM workspace (a row each); after all cores have met, each core loads the rows of its share of the tiles, combines them pairwise with the initial value and stores the tile's outputs",
+                        }
+                    ),
                 },
                 match self.in_slots {
                     1 => "one input slot (V converts each tile into a copy first, which frees it) and two output slots",
@@ -374,6 +383,7 @@ pub fn compile(
         },
     )?;
     let program = program::program(w, machine, &model, &choice)?;
+    let meet = (choice.size.spread > 1).then(|| model.meet()).flatten();
     Ok((
         program,
         Plan {
@@ -383,6 +393,7 @@ pub fn compile(
             in_slots: model.in_slots(),
             channels: w.c,
             order,
+            meet,
         },
     ))
 }

@@ -51,11 +51,10 @@ pub struct Size {
     /// outer loop of the window in the kernel's order). 0: the tile is loaded whole (a
     /// spatial window's tiles always are).
     pub part: i64,
-    /// Global pooling summed pairwise into an `f32` output, in parts: the *pieces* each
-    /// tile's parts are dealt in (runs of parts as nearly equal as can be), each piece a
-    /// work item of its own whose partial sum is added into the output atomically, the
-    /// output set to the initial value first; so that the pooling of a few channels over
-    /// many pixels spreads over the cores. 1: each tile is one work item.
+    /// Global pooling combined pairwise, in parts: the *pieces* each tile's parts are dealt
+    /// in (runs of parts as nearly equal as can be), each piece a work item of its own
+    /// whose partial result meets the others' as [`Meet`] says; so that the pooling of a
+    /// few channels over many pixels spreads over the cores. 1: each tile is one work item.
     pub spread: i64,
 }
 
@@ -70,6 +69,21 @@ impl Size {
             spread: 1,
         }
     }
+}
+
+/// How the partial results of a spread tile's pieces ([`Size::spread`]) meet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Meet {
+    /// Sums into an `f32` output: each piece's partial sum (from zero) is added into the
+    /// output by an atomic `dma`, after every core has stored the initial value over its
+    /// share of the output and all have met at a `sync_all`.
+    Atomic,
+    /// Maxima, minima and sums into other types (the machine's atomic `dma` only adds, and
+    /// an `f16` sum would round at every add): each piece stores its partial result into a
+    /// GM workspace (a `scratch` tensor, a row per work item); after a `sync_all` each core
+    /// loads the rows of its share of the tiles, combines them pairwise with the initial
+    /// value and stores the tile's outputs.
+    Workspace,
 }
 
 /// One tile: its image, first output row, column and channel, and its size (edges
@@ -293,14 +307,17 @@ impl<'a> Model<'a> {
         self.w.consecutive() && (self.order == Order::Pairwise || self.w.r_outer)
     }
 
-    /// Whether tiles may be spread over pieces ([`Size::spread`]): tiles that may go in
-    /// parts, summed pairwise into an `f32` output (the atomic adds add, and reorder the
-    /// sum).
-    fn spreadable(&self) -> bool {
-        self.partable()
-            && self.order == Order::Pairwise
-            && self.w.combine == Combine::Sum
-            && self.types.1 == DType::F32
+    /// How the pieces of a spread tile meet ([`Size::spread`]), `None` when tiles may not be
+    /// spread: only tiles that may go in parts, combined pairwise (the pieces reorder the
+    /// terms); sums into `f32` atomically, the others through a workspace.
+    pub fn meet(&self) -> Option<Meet> {
+        let spreadable = self.partable() && self.order == Order::Pairwise;
+        spreadable.then_some(
+            match self.w.combine == Combine::Sum && self.types.1 == DType::F32 {
+                true => Meet::Atomic,
+                false => Meet::Workspace,
+            },
+        )
     }
 
     /// Piece `piece` of a tile of `z`: its first part and how many ([`Model::deal`]'s
@@ -345,9 +362,7 @@ impl<'a> Model<'a> {
         let m = self.machine;
         let bytes = size(self.types.1);
         let share = self.share();
-        let dup: f64 = (self.runs(1, z.chans).iter())
-            .map(|r| m.vector.startup + r.repeats as f64)
-            .sum();
+        let dup = self.pass_cycles(1, z.chans);
         let latency = m.path(Mem::Ub, Mem::Gm).map_or(0.0, |p| m.paths[p].latency);
         let stores: f64 = (0..share)
             .step_by(z.chans.max(1) as usize)
@@ -357,11 +372,43 @@ impl<'a> Model<'a> {
                     + m.gm.burst_cycles
             })
             .sum();
-        let round_trip = (m.paths.iter())
+        dup + latency + stores + self.round_trip()
+    }
+
+    /// Cycles of a barrier across the cores (`sync_all`): a GM round trip, the longest GM
+    /// path's latency, as the simulator charges it.
+    fn round_trip(&self) -> f64 {
+        (self.machine.paths.iter())
             .filter(|p| p.touches_gm())
             .map(|p| p.latency)
-            .fold(1.0, f64::max);
-        dup + latency + stores + round_trip
+            .fold(1.0, f64::max)
+    }
+
+    /// A workspace meeting ([`Meet::Workspace`]) on core `core`, after its work items: the
+    /// barrier across the cores, then each tile of the core's share (the tiles dealt to the
+    /// cores like the work items), one after the other: the load of its pieces' rows (one
+    /// burst), V's pairwise combination of them with the initial value, the store of its
+    /// outputs, each transfer after its path's latency. Returns the whole, its GM cycles and
+    /// its vector cycles.
+    fn meet_cycles(&self, z: Size, core: i64) -> (f64, f64, f64) {
+        let m = self.machine;
+        let bytes = size(self.types.1);
+        let latency = |from, to| m.path(from, to).map_or(0.0, |p| m.paths[p].latency);
+        let transfer = |at: i64, elems: i64| {
+            m.gm.charged((at * bytes) as u64, (elems * bytes) as u64) as f64
+                / m.gm.bytes_per_cycle_per_core
+                + m.gm.burst_cycles
+        };
+        let (first, count) = self.deal(self.grid(z)[3], core);
+        let (mut gm, mut vector) = (0.0, 0.0);
+        for g in first..first + count {
+            let t = self.tile(z, g);
+            gm += transfer(g * z.spread * z.chans, z.spread * z.chans)
+                + transfer(t.n * self.w.c + t.c0, z.chans);
+            vector += self.halvings(z.chans, z.spread, 2);
+        }
+        let latencies = count as f64 * (latency(Mem::Gm, Mem::Ub) + latency(Mem::Ub, Mem::Gm));
+        (self.round_trip() + latencies + gm + vector, gm, vector)
     }
 
     /// Chunks of lanes that cover `chans` channels.
@@ -611,16 +658,20 @@ impl<'a> Model<'a> {
         (convert, cycles)
     }
 
+    /// Vector cycles of one element-wise pass over `pixels` consecutive pixels of `chans`
+    /// channels ([`Model::runs`]).
+    fn pass_cycles(&self, pixels: i64, chans: i64) -> f64 {
+        (self.runs(pixels, chans).iter())
+            .map(|r| self.machine.vector.startup + r.repeats as f64)
+            .sum()
+    }
+
     /// Vector cycles of `pixels` pixels of a tile of `chans` channels combined pairwise:
     /// the conversion of its pixels (when converted) and their scaling (a term times a
     /// constant), a pass each, then a pass per halving, then the initial value (when
     /// `initial`) and the last pixel. Returns the conversion's cycles and the whole's.
     fn pairwise_cycles(&self, chans: i64, pixels: i64, initial: bool) -> (f64, f64) {
-        let pass = |pixels: i64| -> f64 {
-            (self.runs(pixels, chans).iter())
-                .map(|r| self.machine.vector.startup + r.repeats as f64)
-                .sum()
-        };
+        let pass = |pixels: i64| self.pass_cycles(pixels, chans);
         let convert = match self.converts().0 {
             true => pass(pixels),
             false => 0.0,
@@ -630,13 +681,23 @@ impl<'a> Model<'a> {
             _ => 0.0,
         };
         let ends = 1 + usize::from(initial);
-        let mut cycles = convert + scale + ends as f64 * pass(1);
+        (
+            convert,
+            convert + scale + self.halvings(chans, pixels, ends),
+        )
+    }
+
+    /// Vector cycles of `pixels` pixels of `chans` channels halved until one is left, and
+    /// `ends` passes over one pixel (the initial value, the last pixel combined into it).
+    fn halvings(&self, chans: i64, pixels: i64, ends: usize) -> f64 {
+        let pass = |pixels: i64| self.pass_cycles(pixels, chans);
+        let mut cycles = ends as f64 * pass(1);
         let mut n = pixels;
         while n > 1 {
             cycles += pass(n / 2);
             n -= n / 2;
         }
-        (convert, cycles)
+        cycles
     }
 
     /// The grid of tiles of `z`: tiles per image in a column of tiles, in a row of tiles,
@@ -694,12 +755,17 @@ impl<'a> Model<'a> {
         // a spatial window's tiles are loaded whole; global pooling's whole or (without a
         // border) in parts of fewer rows than the image's
         let part_ok = z.part == 0 || self.parted(z).is_some();
-        // a spread: at most a piece a part
+        // a spread: at most a piece a part; through a workspace, a tile's pieces' rows fit
+        // the slot of a part they are loaded into
         let spread_ok = z.spread == 1
-            || (self.spreadable()
-                && self
-                    .parted(z)
-                    .is_some_and(|(_, n)| (2..=n).contains(&z.spread)));
+            || (self
+                .parted(z)
+                .is_some_and(|(_, n)| (2..=n).contains(&z.spread))
+                && match self.meet() {
+                    None => false,
+                    Some(Meet::Atomic) => true,
+                    Some(Meet::Workspace) => z.spread * z.chans <= self.elems(z).input,
+                });
         let fits = part_ok
             && spread_ok
             && (1..=w.oh).contains(&z.rows)
@@ -716,9 +782,13 @@ impl<'a> Model<'a> {
         let tiles = self.items(z);
         let latency = |from, to| m.path(from, to).map_or(0.0, |p| m.paths[p].latency);
         let (load_latency, store_latency) = (latency(Mem::Gm, Mem::Ub), latency(Mem::Ub, Mem::Gm));
-        let start = match z.spread {
-            1 => 0.0,
-            _ => self.start_cycles(z),
+        let meet = match z.spread {
+            1 => None,
+            _ => self.meet(),
+        };
+        let start = match meet {
+            Some(Meet::Atomic) => self.start_cycles(z),
+            _ => 0.0,
         };
         let mut busiest: Option<Choice> = None;
         for core in 0..(m.cores as i64).min(tiles) {
@@ -744,9 +814,14 @@ impl<'a> Model<'a> {
                     }
                 })
                 .collect();
-            let cycles = start + rings(&steps, (load_latency, store_latency), self.in_slots() == 1);
-            let gm: f64 = steps.iter().map(|s| s.load + s.store).sum();
-            let vector: f64 = steps.iter().map(|s| s.vector).sum();
+            let (after, after_gm, after_vector) = match meet {
+                Some(Meet::Workspace) => self.meet_cycles(z, core),
+                _ => (0.0, 0.0, 0.0),
+            };
+            let cycles =
+                start + rings(&steps, (load_latency, store_latency), self.in_slots() == 1) + after;
+            let gm: f64 = after_gm + steps.iter().map(|s| s.load + s.store).sum::<f64>();
+            let vector: f64 = after_vector + steps.iter().map(|s| s.vector).sum::<f64>();
             if busiest.as_ref().is_none_or(|b| cycles > b.cycles) {
                 busiest = Some(Choice {
                     size: z,
@@ -768,7 +843,7 @@ impl<'a> Model<'a> {
     /// groups; for global pooling without a border, each also in parts of the image rows
     /// that split them into `k` nearly equal parts for each `k` > 1, and, where tiles may be
     /// spread, in any number of pieces up to one a part that leaves each core at most two
-    /// work items (more only balances the tail, at the price of the atomic adds).
+    /// work items (more only balances the tail, at the price of the pieces' meeting).
     pub fn ranked(&self) -> Vec<Choice> {
         let splits = |extent: i64| {
             let mut sizes: Vec<i64> = (1..=extent).map(|k| (extent + k - 1) / k).collect();
@@ -797,8 +872,8 @@ impl<'a> Model<'a> {
                             part,
                             spread: 1,
                         };
-                        let most = match (self.spreadable(), self.parted(z)) {
-                            (true, Some((_, n))) => n.min(2 * cores / self.grid(z)[3]).max(1),
+                        let most = match (self.meet(), self.parted(z)) {
+                            (Some(_), Some((_, n))) => n.min(2 * cores / self.grid(z)[3]).max(1),
                             _ => 1,
                         };
                         out.extend((1..=most).filter_map(|spread| self.cost(Size { spread, ..z })));

@@ -6,19 +6,21 @@ use super::{
     convert, input_box, modulo, over, pairwise, pass, placed, times, Buffers, Initial, Part,
 };
 use crate::npu::window::tiles::{Model, Size};
-use crate::npu::window::{Order, Window};
+use crate::npu::window::{Combine, Order, Term, Window};
 use npu_sim::builder::Builder;
 use npu_sim::program::{BarrierScope, CmpOp, Dma, Expr, Pipe, TensorId, VecOp};
 
 /// What every work item of the program shares: the reduction, its model and tiling, the
-/// buffers, the input and output tensors, the core's first work item, and the parts a tile
-/// has (1 unless it goes in parts).
+/// buffers, the input and output tensors, the workspace its pieces meet through (if they
+/// do: [`crate::npu::window::tiles::Meet::Workspace`]), the core's first work item, and the
+/// parts a tile has (1 unless it goes in parts).
 pub(super) struct Context<'a> {
     pub(super) w: &'a Window,
     pub(super) model: &'a Model<'a>,
     pub(super) z: Size,
     pub(super) bufs: &'a Buffers,
     pub(super) tensors: (TensorId, TensorId),
+    pub(super) pieces: Option<TensorId>,
     pub(super) first_item: Expr,
     pub(super) in_tile: i64,
 }
@@ -45,7 +47,7 @@ impl Context<'_> {
 
     /// The output's index of pixel `(n, p, q)`, channel `c0` (global pooling: no `p`, `q`),
     /// through the arrays' view of NHWC.
-    fn out_at(&self, n: Expr, p: Expr, q: Expr, c0: Expr) -> Vec<Expr> {
+    pub(super) fn out_at(&self, n: Expr, p: Expr, q: Expr, c0: Expr) -> Vec<Expr> {
         match self.w.spatial() {
             true => placed(&self.w.view.output, vec![n, p, q, c0]),
             false => placed(&self.w.view.output, vec![n, c0]),
@@ -319,11 +321,21 @@ impl<'a> Item<'a> {
         b.origin(Some(&format!("statement {}", w.stmt)));
         if model.order == Order::Pairwise {
             let out = (bufs.output.0, self.o_slot.clone());
-            let start = if z.spread > 1 { 0.0 } else { w.init };
+            // a piece of a spread sum starts from zero (the initial value is counted once,
+            // by the output's start or the pieces' meeting); a maximum or minimum may take
+            // the initial value in every piece
+            let start = match (z.spread, w.combine) {
+                (1, _) | (_, Combine::Max | Combine::Min) => w.init,
+                (_, Combine::Sum) => 0.0,
+            };
+            let scale = match w.term {
+                Term::Scaled(value) => Some(value),
+                _ => None,
+            };
             pairwise(
                 b,
                 (w, model),
-                source.clone(),
+                (source.clone(), scale),
                 out,
                 (pixels, chans),
                 (&initial, start),
@@ -357,19 +369,31 @@ impl<'a> Item<'a> {
         }
     }
 
-    /// MTE3 stores the item's outputs (a piece's partial sums are added into the output),
-    /// then frees the output slot.
+    /// MTE3 stores the item's outputs (a piece's partial results are added into the
+    /// output, or stored into its row of the workspace), then frees the output slot.
     fn store(&self, b: &mut Builder) {
         let (cx, w, bufs) = (self.cx, self.cx.w, self.cx.bufs);
         let (z, c, output) = (cx.z, w.c, cx.tensors.1);
         b.set_flag(Pipe::V, Pipe::Mte3, self.slot.clone());
         b.wait_flag(Pipe::V, Pipe::Mte3, self.slot.clone());
-        b.origin(Some(&format!("store the tile's rows of {}", w.output.name)));
+        b.origin(Some(&match cx.pieces {
+            Some(_) => format!("store the piece's partial results of {}", w.output.name),
+            None => format!("store the tile's rows of {}", w.output.name),
+        }));
         let store = |d: Dma| match z.spread {
             1 => d,
             _ => d.atomic_add(),
         };
-        if z.chans == c {
+        if let Some(pieces) = cx.pieces {
+            // a piece of global pooling (one output pixel, its group of channels) into its
+            // row of the workspace
+            let src = b.at(bufs.output.0, [self.o_slot.clone()]);
+            let dst = b.at(
+                pieces,
+                [cx.first_item.clone() + self.t.clone(), Expr::Const(0)],
+            );
+            b.push(Dma::new(dst, src, 1, z.chans));
+        } else if z.chans == c {
             let src = b.at(bufs.output.0, [self.o_slot.clone()]);
             let at = cx.out_at(
                 self.n.clone(),

@@ -29,16 +29,20 @@
 //! before. A sum combined pairwise into `f32` may *spread* a tile's parts over pieces
 //! ([`Size::spread`]), each a work item whose partial sums (from zero) are added into the
 //! output atomically, after every core has stored the initial value over its share of the
-//! output and all have met at a `sync_all`.
+//! output and all have met at a `sync_all`; other reductions combined pairwise (maxima,
+//! minima, sums into `f16`) spread through a GM workspace instead (`meet`): each piece
+//! stores its partial result there, and after a `sync_all` each core combines the pieces of
+//! its share of the tiles.
 //!
 //! A depthwise convolution's weights are loaded once per core (flag id 2). The rings'
 //! "free" flags are set twice before the loop and waited for twice after it, as the vector
 //! path's are (strict semantics: one event per flag).
 
 mod item;
+mod meet;
 mod row;
 
-use super::tiles::{Choice, Model, Size};
+use super::tiles::{Choice, Meet, Model, Size};
 use super::{Combine, Dim, Term, Window};
 use crate::npu::NpuError;
 use item::{Context, Item};
@@ -192,13 +196,14 @@ fn combining(w: &Window) -> BinaryOp {
 
 /// A global pooling tile (or a part of one) combined pairwise ([`super::Order::Pairwise`]): its
 /// `pixels` pixels of `chans` channels in `work` (from its element given, converted
-/// already) scaled in place when the term is, halved until one pixel is left, and combined
-/// into the output slot `out`, which is set to `start` first as `initial` says (the
-/// initial value; zero for a piece of a spread tile, whose output holds it already).
+/// already) scaled in place by `scale` when given, halved until one pixel is left, and
+/// combined into the output slot `out`, which is set to `start` first as `initial` says
+/// (the initial value; zero for a piece of a spread sum). The meeting of a spread tile's
+/// pieces through a workspace combines their partial results so, unscaled.
 fn pairwise(
     b: &mut Builder,
     (w, model): (&Window, &Model),
-    work: (BufferId, Expr),
+    (work, scale): ((BufferId, Expr), Option<f64>),
     out: (BufferId, Expr),
     (pixels, chans): (i64, i64),
     (initial, start): (&Initial, f64),
@@ -206,7 +211,7 @@ fn pairwise(
     let at = |b: &Builder, (buf, base): &(BufferId, Expr), offset: i64| {
         b.at(*buf, [base.clone() + offset])
     };
-    if let Term::Scaled(value) = w.term {
+    if let Some(value) = scale {
         b.barrier(BarrierScope::Pipe(Pipe::V));
         pass(b, model, (pixels, chans), (work.0, &work.1), |b, o| {
             let a = at(b, &work, o);
@@ -297,32 +302,25 @@ pub fn program(
     if let (Some(tensor), Some(buf)) = (weights, bufs.weights) {
         load_weights(&mut b, (w, model), tensor, (buf, bufs.converted_weights));
     }
-    if z.spread > 1 {
+    if z.spread > 1 && model.meet() == Some(Meet::Atomic) {
         start(&mut b, (w, model), (bufs.output.0, output), z.chans);
     }
+    let pieces = workspace(&mut b, (w, model), z);
     let in_slots = model.in_slots();
     for id in 0..in_slots {
         b.set_flag(Pipe::V, Pipe::Mte2, id);
     }
     b.set_flag(Pipe::Mte3, Pipe::V, 0);
     b.set_flag(Pipe::Mte3, Pipe::V, 1);
-    let items = model.items(z);
     let cores = machine.cores as i64;
-    let (q, rem) = (items / cores, items % cores);
-    let (first_item, count) = if rem == 0 {
-        (times(Expr::Core, q), Expr::Const(q))
-    } else {
-        (
-            times(Expr::Core, q) + Expr::Core.min(rem),
-            Expr::Const(q) + Expr::Core.cmp(CmpOp::Lt, rem),
-        )
-    };
+    let (first_item, count) = dealt(model.items(z), cores);
     let cx = Context {
         w,
         model,
         z,
         bufs: &bufs,
         tensors: (input, output),
+        pieces,
         first_item,
         in_tile: model.parted(z).map_or(1, |(_, n)| n),
     };
@@ -332,7 +330,38 @@ pub fn program(
     }
     b.wait_flag(Pipe::Mte3, Pipe::V, 0);
     b.wait_flag(Pipe::Mte3, Pipe::V, 1);
+    if pieces.is_some() {
+        meet::emit(&mut b, &cx, cores);
+    }
     crate::npu::finish(b)
+}
+
+/// The first and the number of `total` work items (or tiles) of the core, in contiguous
+/// ranges as [`Model::deal`] deals them.
+fn dealt(total: i64, cores: i64) -> (Expr, Expr) {
+    let (q, rem) = (total / cores, total % cores);
+    match rem {
+        0 => (times(Expr::Core, q), Expr::Const(q)),
+        _ => (
+            times(Expr::Core, q) + Expr::Core.min(rem),
+            Expr::Const(q) + Expr::Core.cmp(CmpOp::Lt, rem),
+        ),
+    }
+}
+
+/// The workspace of a spread tiling whose pieces meet through GM ([`Meet::Workspace`]): a
+/// `scratch` tensor of the output's type, a row of `chans` elements per work item, named
+/// apart from the kernel's arrays.
+fn workspace(b: &mut Builder, (w, model): (&Window, &Model), z: Size) -> Option<TensorId> {
+    (z.spread > 1 && model.meet() == Some(Meet::Workspace)).then(|| {
+        // a spread tile's terms are the input's (or scaled): no weights
+        let mut name = format!("{}_pieces", w.output.name);
+        while name == w.input.name {
+            name.push('_');
+        }
+        let shape = [model.items(z) as u64, z.chans as u64];
+        b.tensor(&name, model.types.1, &shape, Direction::Scratch)
+    })
 }
 
 /// The UB buffers of tiles of `z`.
