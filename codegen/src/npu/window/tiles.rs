@@ -10,7 +10,7 @@ use super::{Combine, Order, Term, Window};
 use crate::npu::matmul::dtype;
 use crate::npu::NpuError;
 use npu_sim::machine::Mem;
-use npu_sim::program::{DType, Tier};
+use npu_sim::program::{CmpOp, DType, Expr, Tier};
 use npu_sim::Machine;
 
 /// Flag ids per pipe pair the program uses: 0 and 1 for the rings' slots, 2 for the
@@ -84,6 +84,25 @@ pub enum Meet {
     /// loads the rows of its share of the tiles, combines them pairwise with the initial
     /// value and stores the tile's outputs.
     Workspace,
+}
+
+/// Piece `k` of a tile of `parts` parts dealt in `spread` pieces (at most one a part), as
+/// [`Model::deal`] deals work items (runs as nearly equal as can be, the longer first): its
+/// first part and how many, as expressions of `k`, which the program emits and
+/// [`Model::piece`] evaluates.
+pub fn piece_of(k: Expr, parts: i64, spread: i64) -> (Expr, Expr) {
+    let (q, r) = (parts / spread, parts % spread);
+    let first = match q {
+        1 => k.clone(),
+        _ => k.clone() * q,
+    };
+    match r {
+        0 => (first, Expr::Const(q)),
+        _ => (
+            first + k.clone().min(r),
+            Expr::Const(q) + k.cmp(CmpOp::Lt, r),
+        ),
+    }
 }
 
 /// One tile: its image, first output row, column and channel, and its size (edges
@@ -320,12 +339,12 @@ impl<'a> Model<'a> {
         )
     }
 
-    /// Piece `piece` of a tile of `z`: its first part and how many ([`Model::deal`]'s
-    /// balance over the tile's parts; every part, or the whole tile, without a spread).
+    /// Piece `piece` of a tile of `z`: its first part and how many ([`piece_of`]; every
+    /// part, or the whole tile, without a spread).
     pub fn piece(&self, z: Size, piece: i64) -> (i64, i64) {
         let parts = self.parted(z).map_or(1, |(_, n)| n);
-        let (q, r) = (parts / z.spread, parts % z.spread);
-        (piece * q + piece.min(r), q + i64::from(piece < r))
+        let (first, count) = piece_of(Expr::Const(piece), parts, z.spread);
+        (first.eval(&[], 0, 1), count.eval(&[], 0, 1))
     }
 
     /// The image rows of each load of piece `piece` of a tile of `z`: `(first row, rows)`,
@@ -899,7 +918,34 @@ impl<'a> Model<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::shared;
+    use super::{piece_of, shared};
+    use npu_sim::program::Expr;
+
+    #[test]
+    fn pieces_cover_a_tiles_parts_in_order_in_runs_at_most_one_apart() {
+        for parts in 1..40 {
+            for spread in 1..=parts {
+                let runs: Vec<(i64, i64)> = (0..spread)
+                    .map(|k| {
+                        let (first, count) = piece_of(Expr::Const(k), parts, spread);
+                        (first.eval(&[], 0, 1), count.eval(&[], 0, 1))
+                    })
+                    .collect();
+                let mut next = 0;
+                for &(first, count) in &runs {
+                    assert_eq!(first, next, "{parts} parts in {spread}: {runs:?}");
+                    next += count;
+                }
+                assert_eq!(next, parts);
+                let counts = runs.iter().map(|r| r.1);
+                let (lo, hi) = (counts.clone().min().unwrap(), counts.max().unwrap());
+                assert!(
+                    lo >= 1 && hi - lo <= 1,
+                    "{parts} parts in {spread}: {runs:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn transfers_share_the_cores_bandwidth_only_while_both_move_data() {

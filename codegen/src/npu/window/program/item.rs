@@ -5,7 +5,7 @@ use super::row::Tile;
 use super::{
     convert, input_box, modulo, over, pairwise, pass, placed, times, Buffers, Initial, Part,
 };
-use crate::npu::window::tiles::{Model, Size};
+use crate::npu::window::tiles::{piece_of, Model, Size};
 use crate::npu::window::{Combine, Order, Term, Window};
 use npu_sim::builder::Builder;
 use npu_sim::program::{BarrierScope, CmpOp, Dma, Expr, Pipe, TensorId, VecOp};
@@ -26,17 +26,9 @@ pub(super) struct Context<'a> {
 }
 
 impl Context<'_> {
-    /// Piece `k`'s first part and its parts ([`Model::piece`]).
+    /// Piece `k`'s first part and its parts ([`piece_of`]).
     fn piece(&self, k: &Expr) -> (Expr, Expr) {
-        let spread = self.z.spread;
-        let (q, r) = (self.in_tile / spread, self.in_tile % spread);
-        match r {
-            0 => (times(k.clone(), q), Expr::Const(q)),
-            _ => (
-                times(k.clone(), q) + k.clone().min(r),
-                Expr::Const(q) + k.clone().cmp(CmpOp::Lt, r),
-            ),
-        }
+        piece_of(k.clone(), self.in_tile, self.z.spread)
     }
 
     /// The loads of the work items before item `g` (of every core).
