@@ -373,25 +373,33 @@ impl<'a> Model<'a> {
         crate::npu::shares::share(total, self.machine.cores as i64, size(self.types.1))
     }
 
-    /// Cycles of a spread's start on a core: V writes the initial value over an output
-    /// slot, MTE3 stores it over the core's share of the output, a slot's worth a burst,
-    /// then the barrier across the cores (a GM round trip: the longest GM path's latency,
-    /// as the simulator charges it).
+    /// Cycles of a spread's start, the same for every core: each core's V writes the
+    /// initial value over an output slot and its MTE3 stores it over the core's share of the
+    /// output (a slot's worth a burst, charged at its offset), then the barrier across the
+    /// cores (a GM round trip: the longest GM path's latency, as the simulator charges it)
+    /// waits for the slowest.
     fn start_cycles(&self, z: Size) -> f64 {
         let m = self.machine;
         let bytes = size(self.types.1);
-        let share = self.share();
+        let (share, cores) = (self.share(), m.cores as i64);
+        let total: i64 = self.w.output.shape.iter().product();
         let dup = self.pass_cycles(1, z.chans);
         let latency = m.path(Mem::Ub, Mem::Gm).map_or(0.0, |p| m.paths[p].latency);
-        let stores: f64 = (0..share)
-            .step_by(z.chans.max(1) as usize)
-            .map(|at| {
-                let len = (share - at).min(z.chans) * bytes;
-                m.gm.charged((at * bytes) as u64, len as u64) as f64 / m.gm.bytes_per_cycle_per_core
-                    + m.gm.burst_cycles
-            })
-            .sum();
-        dup + latency + stores + self.round_trip()
+        let core = |c: i64| -> f64 {
+            let (from, to) = (c * share, (c * share + share).min(total));
+            let stores: f64 = (from..to)
+                .step_by(z.chans.max(1) as usize)
+                .map(|at| {
+                    let len = (to - at).min(z.chans) * bytes;
+                    m.gm.charged((at * bytes) as u64, len as u64) as f64
+                        / m.gm.bytes_per_cycle_per_core
+                        + m.gm.burst_cycles
+                })
+                .sum();
+            dup + if to > from { latency + stores } else { 0.0 }
+        };
+        let slowest = (0..cores).map(core).fold(0.0, f64::max);
+        slowest + self.round_trip()
     }
 
     /// Cycles of a barrier across the cores (`sync_all`): a GM round trip, the longest GM
