@@ -726,6 +726,16 @@ fn convolutions_outside_its_reach_are_refused_with_a_reason() {
         "{:?}",
         refuse(offset, true)
     );
+    // a residual after an NHWC convolution (a product's epilogue loads one)
+    let residual = "kernel c(I: f16[1, 8, 8, 16], W: f16[16, 16], R: f32[1, 8, 8, 16]) -> (O: f32[1, 8, 8, 16])
+        { let acc: f32[1, 8, 8, 16];
+          acc[n, p, q, k] = sum(c) f32(I[n, p, q, c]) * f32(W[k, c]);
+          O[n, p, q, k] = acc[n, p, q, k] + R[n, p, q, k]; }";
+    assert!(
+        matches!(refuse(residual, true), NpuError::Unsupported(ref w) if w.contains("reads `R`, a tile of the output's shape")),
+        "{:?}",
+        refuse(residual, true)
+    );
 }
 
 mod random_convolutions {

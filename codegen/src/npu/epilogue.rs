@@ -64,10 +64,22 @@ impl Epilogue {
                 "C = {}(max(sum, 0)), by the L0C -> UB copy's ReLU.",
                 t.name()
             ),
-            Epilogue::Vector(v) => format!(
-                "Statement {} computed by the vector unit on each tile in UB, the f32 sums copied out of L0C as they are.",
-                v.statement
-            ),
+            Epilogue::Vector(v) => {
+                let seconds: Vec<String> = (v.second_tiles().iter())
+                    .map(|&a| format!("`{}`", v.kernel.array(a).name))
+                    .collect();
+                format!(
+                    "Statement {} computed by the vector unit on each tile in UB, the f32 sums copied out of L0C as they are{}.",
+                    v.statement,
+                    match seconds.is_empty() {
+                        true => String::new(),
+                        false => format!(
+                            ", each span of {} loaded GM -> UB beside it (a ring of two slots)",
+                            seconds.join(" and ")
+                        ),
+                    }
+                )
+            }
         }
     }
 }

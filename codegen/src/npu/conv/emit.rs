@@ -23,7 +23,7 @@ use super::ring::Ring;
 use super::stream::{StreamBuffers, Streams};
 use super::tiles::{transposed_weights, Capacity, Footprint, Tiles};
 use super::{Activations, Conv};
-use crate::npu::matmul::tail::{Buffers, Tail};
+use crate::npu::matmul::tail::{Buffers, SpanAt, Tail};
 use crate::npu::vector::emit::{Place, Rows};
 use crate::npu::NpuError;
 use npu_sim::builder::Builder;
@@ -508,6 +508,17 @@ fn transposed_window(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, at: &S
     });
 }
 
+/// The index in an NHWC output (and in every input of its shape) of `tile`'s first pixel,
+/// at `slab`'s first channel.
+fn nhwc_index(cv: &Conv, slab: &Slab, tile: &Tile) -> Vec<Expr> {
+    vec![
+        slab.n.clone(),
+        c(0),
+        c(0),
+        tile.p0.clone() * cv.k + slab.k0.clone(),
+    ]
+}
+
 /// V converts the finished tile (L0C NZ -> UB ND, ReLU on the way if asked); MTE3 stores
 /// it.
 #[allow(clippy::too_many_arguments)]
@@ -556,7 +567,15 @@ fn drain(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, count: &Expr) {
                 count: rows.clone(),
                 max: t.mp,
             };
-            tail.span(b, bufs, (&at(n.c_ub), &at(n.c_out)), span, &slab.k0);
+            // (a vector epilogue follows an NHWC convolution only, and reads no second
+            // tile: `recognise`)
+            let gm = SpanAt {
+                index: nhwc_index(cv, slab, tile),
+                cols: cols.clone(),
+                row_stride: cv.k,
+                slot: c(0),
+            };
+            tail.span(b, bufs, (&at(n.c_ub), &at(n.c_out)), (span, &gm), &slab.k0);
             b.at(n.c_out, [slot])
         }
         None => ub,
@@ -566,15 +585,7 @@ fn drain(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, count: &Expr) {
     b.origin(Some("output tile store"));
     match cv.output_layout {
         Activations::Nhwc => {
-            let dst = b.at(
-                n.output,
-                [
-                    slab.n.clone(),
-                    c(0),
-                    c(0),
-                    tile.p0.clone() * cv.k + slab.k0.clone(),
-                ],
-            );
+            let dst = b.at(n.output, nhwc_index(cv, slab, tile));
             if t.ks == cv.k {
                 // whole pixel rows, back to back in UB and GM: one burst
                 b.push(Dma::new(dst, ub, 1, rows * cv.k));

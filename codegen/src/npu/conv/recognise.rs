@@ -250,6 +250,14 @@ fn epilogue(
         elem: ElemType::F32,
     };
     let (out, e) = super::super::epilogue::recognise(kernel, ctx, &acc, sizes)?;
+    if let Some(second) = (e.vector()).and_then(|v| v.second_tiles().first().copied()) {
+        // its streams may use the flags a product's epilogue loads them with
+        return refuse(format!(
+            "statement {} after the convolution reads `{}`, a tile of the output's shape (a residual): only a matrix product's epilogue loads one",
+            ctx.stmt.name,
+            kernel.array(second).name
+        ));
+    }
     let fits = match &e {
         Epilogue::None | Epilogue::Relu(ElemType::F32) => true,
         // rounded by the copy out of L0C into pixel rows of the output's type

@@ -1,7 +1,8 @@
 //! Epilogues the vector unit computes on each tile of the product in UB: any element-wise
 //! statement the vector path compiles (`crate::npu::vector`), over the accumulator's tile,
+//! inputs of the output's shape read at the element it writes (a residual `r[i, j]`),
 //! per-column vectors (a bias `b[j]`) and scalars, such as
-//! `C[i, j] = f16(max(acc[i, j] + f32(b[j]), 0.0))`.
+//! `C[i, j] = f16(max(acc[i, j] + f32(b[j]), 0.0))` or `C[i, j] = acc[i, j] + r[i, j]`.
 //!
 //! The statement is recognised as the vector path would recognise a kernel made of it alone
 //! whose input is the accumulator: its rows are the product's batches and rows, its columns
@@ -34,6 +35,15 @@ pub struct VectorEpilogue {
 }
 
 impl VectorEpilogue {
+    /// The inputs read at the element the statement writes besides the accumulator (a
+    /// residual): a tile of each is loaded with every tile of the product.
+    pub fn second_tiles(&self) -> Vec<ArrayId> {
+        (self.vk.arrays.iter())
+            .filter(|(a, k)| **k == Kind::Tile && **a != self.acc && **a != self.out)
+            .map(|(a, _)| *a)
+            .collect()
+    }
+
     /// The epilogue statement `ctx` over the product's accumulator `acc`, or why the vector
     /// unit does not compute it on the product's tiles.
     pub fn recognise(
@@ -65,21 +75,30 @@ impl VectorEpilogue {
             return Err("it reduces; an epilogue is element by element".into());
         }
         let out = stmt.target.array;
+        let out_shape = extents(kernel, out, sizes).map_err(|e| e.to_string())?;
         for (&a, &kind) in &vk.arrays {
-            let name = &kernel.array(a).name;
+            let array = kernel.array(a);
+            let name = &array.name;
+            // a second tile (a residual) is an input of the output's shape, read at the
+            // element the statement writes
+            let second = || {
+                array.role == Role::In && extents(kernel, a, sizes).is_ok_and(|e| e == out_shape)
+            };
             let fits = match kind {
-                Kind::Tile => a == acc.tensor || a == out,
+                Kind::Tile => a == acc.tensor || a == out || second(),
                 Kind::Col | Kind::Scalar => a != acc.tensor && a != out,
                 Kind::Row => false,
             };
             if !fits {
                 let what = match kind {
-                    Kind::Tile => "a tile other than the accumulator",
+                    Kind::Tile => {
+                        "a tile that is neither the accumulator nor an input of the output's shape"
+                    }
                     Kind::Row => "one value per row",
                     Kind::Col | Kind::Scalar => "not element by element",
                 };
                 return Err(format!(
-                    "it reads `{name}`, {what}; an epilogue reads the accumulator, per-column vectors and scalars"
+                    "it reads `{name}`, {what}; an epilogue reads the accumulator, inputs of the output's shape at the element it writes, per-column vectors and scalars"
                 ));
             }
         }

@@ -22,7 +22,7 @@
 //! and where a size sets a layout's pitch (K and N of the L0 operands) the sub-step is
 //! emitted once per pitch that occurs.
 
-use super::tail::{Buffers, Tail};
+use super::tail::{Buffers, SpanAt, Tail};
 use super::{c, dtype, index, round16, row_stride, Grid, Names, F, FRACTAL};
 use crate::npu::recognise::Matmul;
 use crate::npu::vector::emit::{Place, Rows};
@@ -171,6 +171,9 @@ pub(super) fn program(
     for (src, dst) in FREE {
         b.wait_flag(src, dst, 0);
         b.wait_flag(src, dst, 1);
+    }
+    if let Some((tail, bufs)) = epilogue {
+        tail.finish(&mut b, bufs);
     }
     Ok(b)
 }
@@ -352,6 +355,16 @@ fn sub_step(
 
 /// M hands the tile to V, which converts it (L0C NZ -> UB ND) and computes the vector
 /// epilogue, if any; MTE3 stores it.
+/// The index in C (and in every input of its shape) of `tile`'s first element.
+fn tile_index(mm: &Matmul, tile: &Tile) -> Vec<Expr> {
+    index(
+        &mm.c,
+        &tile.at.batch,
+        tile.at.row0.clone(),
+        tile.at.col0.clone(),
+    )
+}
+
 fn drain(
     b: &mut Builder,
     mm: &Matmul,
@@ -384,20 +397,25 @@ fn drain(
             count: tile.at.rows.clone(),
             max: t.tm,
         };
-        tail.span(b, bufs, (&at(n.c_ub), &at(n.c_out)), rows, &tile.at.col0);
+        let gm = SpanAt {
+            index: tile_index(mm, tile),
+            cols: tile.at.cols.clone(),
+            row_stride: row_stride(&mm.c),
+            // consecutive tiles alternate
+            slot: tile.slot.clone(),
+        };
+        tail.span(
+            b,
+            bufs,
+            (&at(n.c_ub), &at(n.c_out)),
+            (rows, &gm),
+            &tile.at.col0,
+        );
     }
     b.set_flag(Pipe::V, Pipe::M, s.clone());
     b.set_flag(Pipe::V, Pipe::Mte3, s.clone());
     b.wait_flag(Pipe::V, Pipe::Mte3, s.clone());
-    let dst = b.at(
-        n.c,
-        index(
-            &mm.c,
-            &tile.at.batch,
-            tile.at.row0.clone(),
-            tile.at.col0.clone(),
-        ),
-    );
+    let dst = b.at(n.c, tile_index(mm, tile));
     let src = b.at(n.c_out, [slot]);
     let store = Dma::new(dst, src, tile.at.rows.clone(), tile.at.cols.clone())
         .strides(t.tn, row_stride(&mm.c));

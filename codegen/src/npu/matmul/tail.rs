@@ -5,11 +5,14 @@
 //!
 //! Per core, before the tiles: MTE2 loads the per-column vectors and scalars (whole), and V
 //! computes what depends on them only (a bias converted to f32) over all the columns. Per
-//! span of rows drained from L0C: a `barrier V` (the copy out of L0C is on V too), the
-//! graph's instructions, the per-column values read at the tile's first column, and a
-//! `barrier V` (the next copy may write the sums they read: only V touches them, so the
-//! schedules keep one slot of sums where their flags do not tell slots apart). The tiles'
-//! columns must divide C's columns, so that every row of a tile is whole in UB.
+//! span of rows drained from L0C: MTE2 loads the span of each input of the output's shape
+//! (a residual) into the span's slot of a ring of two (the schedule picks the slot: any
+//! choice keeps the flags paired, alternating ones let a load overlap the span before),
+//! once V has freed it (flag ids 1 + slot both ways, `SECOND`); a `barrier V` (the copy out of L0C is on V too), the graph's instructions, the
+//! per-column values read at the tile's first column, and a `barrier V` (the next copy may
+//! write the sums they read: only V touches them, so the schedules keep one slot of sums
+//! where their flags do not tell slots apart). The tiles' columns must divide C's columns,
+//! so that every row of a tile is whole in UB.
 
 use super::dtype;
 use crate::npu::epilogue::VectorEpilogue;
@@ -22,7 +25,7 @@ use crate::npu::vector::recognise::Kind;
 use crate::npu::NpuError;
 use frontend::ir::ArrayId;
 use npu_sim::builder::Builder;
-use npu_sim::program::{BufferId, Direction, Dma, Expr, Pipe, Tier};
+use npu_sim::program::{BufferId, Direction, Dma, Expr, Pipe, TensorId, Tier};
 use npu_sim::Machine;
 use std::collections::BTreeMap;
 
@@ -30,6 +33,26 @@ use std::collections::BTreeMap;
 /// prologue comes before any other use of the pair in the program (a convolution's streams
 /// use it later), so its set and wait are the flag's first, which match each other.
 const LOADED: i64 = 0;
+
+/// The first flag id of (MTE2, V) and (V, MTE2) that orders a span's second tiles (a
+/// residual) between MTE2's load and V's use, one per slot: the products' schedules use
+/// neither pair otherwise (a convolution's streams do, and a convolution's epilogue reads
+/// no second tile).
+const SECOND: i64 = 1;
+
+/// Where a span of an output tile is in GM: the index of its first element (in the output,
+/// and in every input of the output's shape), its columns and the output's row stride; and
+/// the slot (0 or 1) its second tiles go to.
+pub struct SpanAt {
+    /// The first element's index.
+    pub index: Vec<Expr>,
+    /// The span's columns.
+    pub cols: Expr,
+    /// Elements between consecutive rows in GM.
+    pub row_stride: i64,
+    /// The second tiles' slot.
+    pub slot: Expr,
+}
 
 /// A vector epilogue laid out for tiles `tn` columns wide.
 pub struct Tail<'e> {
@@ -50,6 +73,8 @@ pub struct Tail<'e> {
 enum Home {
     /// A buffer of the tail's own (per-core values, temporaries).
     Own(BufferId),
+    /// A ring of two slots of this many elements (a second tile's spans).
+    Ring(BufferId, i64),
     /// The span's f32 sums.
     Sums,
     /// The span's result.
@@ -62,6 +87,8 @@ enum Home {
 /// lives.
 pub struct Buffers {
     homes: Vec<Home>,
+    /// Each second tile's GM tensor, UB ring and elements per slot.
+    seconds: Vec<(TensorId, BufferId, i64)>,
 }
 
 /// Bytes of `elems` elements of `d`, rounded up to `align`.
@@ -102,7 +129,28 @@ impl<'e> Tail<'e> {
 
     /// The values loaded once per core, with their arrays.
     fn given(&self) -> impl Iterator<Item = (Val, ArrayId)> + '_ {
-        (self.group.loaded.iter().copied()).filter(|(_, a)| *a != self.epi.acc)
+        (self.group.loaded.iter().copied())
+            .filter(|(_, a)| *a != self.epi.acc && self.epi.vk.arrays[a] != Kind::Tile)
+    }
+
+    /// The values loaded with every span (second tiles), with their arrays.
+    fn seconds(&self) -> impl Iterator<Item = (Val, ArrayId)> + '_ {
+        (self.group.loaded.iter().copied())
+            .filter(|(_, a)| *a != self.epi.acc && self.epi.vk.arrays[a] == Kind::Tile)
+    }
+
+    /// Elements of a span's slot of a value of `layout` and type `d`, `rows` rows.
+    fn span_elems(&self, layout: Layout, d: npu_sim::program::DType, rows: i64) -> i64 {
+        let f = &self.unit.frame;
+        alloc::LayoutKey::of(layout).elements(rows, f.width, f.lanes(d))
+    }
+
+    /// GM bytes the second tiles of a span of `rows` rows load.
+    pub fn second_bytes(&self, rows: i64) -> i64 {
+        let g = self.graph();
+        (self.seconds())
+            .map(|(v, _)| rows * self.unit.frame.width * g.nodes[v].dtype.size() as i64)
+            .sum()
     }
 
     /// The values computed once per core (per-column values and constants).
@@ -139,6 +187,10 @@ impl<'e> Tail<'e> {
             let n = &g.nodes[v];
             out.push((self.core_elems(n.layout, n.dtype), n.dtype));
         }
+        for (v, _) in self.seconds() {
+            let n = &g.nodes[v];
+            out.push((2 * self.span_elems(n.layout, n.dtype, rows), n.dtype));
+        }
         let f = &self.unit.frame;
         for (&class, &count) in &self.temps.count {
             let elems = class.layout.elements(rows, f.width, f.lanes(class.dtype));
@@ -173,31 +225,39 @@ impl<'e> Tail<'e> {
         let g = self.graph();
         let k = &self.epi.kernel;
         let mut homes = vec![Home::Unused; g.nodes.len()];
-        let mut loads = Vec::new();
-        for (v, a) in self.given() {
+        // an input's GM tensor and its UB buffer of `elems` elements
+        let input = |b: &mut Builder, (v, a): (Val, ArrayId), elems: i64| {
             let array = k.array(a);
-            let n = &g.nodes[v];
             let shape = (self.epi.shapes.get(&a))
                 .ok_or_else(|| NpuError::Internal(format!("no shape for `{}`", array.name)))?;
             let tensor = b.tensor(&array.name, dtype(array.elem)?, shape, Direction::In);
-            let elems = self.core_elems(n.layout, n.dtype);
-            let id = b.buffer(
-                &format!("ub_{}", array.name),
-                Tier::Ub,
-                n.dtype,
-                &[elems as u64],
-            );
+            let name = format!("ub_{}", array.name);
+            let id = b.buffer(&name, Tier::Ub, g.nodes[v].dtype, &[elems as u64]);
+            Ok::<_, NpuError>((tensor, id, shape.len()))
+        };
+        let mut loads = Vec::new();
+        for (v, a) in self.given() {
+            let n = &g.nodes[v];
+            let (tensor, id, rank) = input(b, (v, a), self.core_elems(n.layout, n.dtype))?;
             let len = match self.epi.vk.arrays[&a] {
                 Kind::Col => self.wide.frame.width,
                 _ => 1,
             };
             loads.push(Dma::new(
                 b.at(id, [Expr::Const(0)]),
-                b.at(tensor, vec![Expr::Const(0); shape.len()]),
+                b.at(tensor, vec![Expr::Const(0); rank]),
                 1,
                 len,
             ));
             homes[v] = Home::Own(id);
+        }
+        let mut seconds = Vec::new();
+        for (v, a) in self.seconds() {
+            let n = &g.nodes[v];
+            let elems = self.span_elems(n.layout, n.dtype, rows);
+            let (tensor, id, _) = input(b, (v, a), 2 * elems)?;
+            seconds.push((tensor, id, elems));
+            homes[v] = Home::Ring(id, elems);
         }
         for v in self.invariants() {
             let n = &g.nodes[v];
@@ -239,12 +299,17 @@ impl<'e> Tail<'e> {
                 homes[*v] = Home::Sums;
             }
         }
-        Ok((Buffers { homes }, loads))
+        Ok((Buffers { homes, seconds }, loads))
     }
 
     /// Per core, before the tiles: the per-core inputs loaded (`loads`, from
-    /// [`Tail::declare`]) and the values that depend on them only computed.
+    /// [`Tail::declare`]) and the values that depend on them only computed; the second
+    /// tiles' slots free.
     pub fn prologue(&self, b: &mut Builder, bufs: &Buffers, loads: Vec<Dma>) {
+        if !bufs.seconds.is_empty() {
+            b.set_flag(Pipe::V, Pipe::Mte2, SECOND);
+            b.set_flag(Pipe::V, Pipe::Mte2, SECOND + 1);
+        }
         if !loads.is_empty() {
             b.origin(Some(&format!("{}: per-core inputs", self.epi.statement)));
             for d in loads {
@@ -258,7 +323,8 @@ impl<'e> Tail<'e> {
             buf: BufferId(0),
             offset: Expr::Const(0),
         };
-        let place = |v: Val| self.place(bufs, v, (&none, &none), &Expr::Const(0));
+        let zero = Expr::Const(0);
+        let place = |v: Val| self.place(bufs, v, (&none, &none), (&zero, &zero));
         let once = Rows {
             count: Expr::Const(1),
             max: 1,
@@ -272,13 +338,23 @@ impl<'e> Tail<'e> {
     }
 
     /// Where value `v` is: the span's sums and result at `tile` (sums, result), a
-    /// per-column value at the tile's first column `col0`.
-    fn place(&self, bufs: &Buffers, v: Val, (sums, out): (&Place, &Place), col0: &Expr) -> Place {
+    /// per-column value at the tile's first column `col0`, a second tile in slot `slot`.
+    fn place(
+        &self,
+        bufs: &Buffers,
+        v: Val,
+        (sums, out): (&Place, &Place),
+        (col0, slot): (&Expr, &Expr),
+    ) -> Place {
         let col = self.graph().nodes[v].layout == Layout::Col;
         match bufs.homes[v] {
             Home::Own(buf) => Place {
                 buf,
                 offset: if col { col0.clone() } else { Expr::Const(0) },
+            },
+            Home::Ring(buf, elems) => Place {
+                buf,
+                offset: slot.clone() * elems,
             },
             Home::Sums => sums.clone(),
             Home::Out => out.clone(),
@@ -287,16 +363,41 @@ impl<'e> Tail<'e> {
         }
     }
 
+    /// After the tiles: the last "free" of the second tiles' slots waited for.
+    pub fn finish(&self, b: &mut Builder, bufs: &Buffers) {
+        if !bufs.seconds.is_empty() {
+            b.wait_flag(Pipe::V, Pipe::Mte2, SECOND);
+            b.wait_flag(Pipe::V, Pipe::Mte2, SECOND + 1);
+        }
+    }
+
     /// V: the epilogue over `rows` rows of a tile whose f32 sums are at `sums` and whose
-    /// result goes to `out`, the tile's first column `col0`.
+    /// result goes to `out`, the tile's first column `col0`; the span's second tiles loaded
+    /// first by MTE2 from `at`.
     pub fn span(
         &self,
         b: &mut Builder,
         bufs: &Buffers,
         (sums, out): (&Place, &Place),
-        rows: Rows,
+        (rows, at): (Rows, &SpanAt),
         col0: &Expr,
     ) {
+        let id = at.slot.clone() + SECOND;
+        if !bufs.seconds.is_empty() {
+            b.wait_flag(Pipe::V, Pipe::Mte2, id.clone());
+            b.origin(Some(&format!("{}: the tile's inputs", self.epi.statement)));
+            for &(tensor, buf, elems) in &bufs.seconds {
+                let dst = b.at(buf, [at.slot.clone() * elems]);
+                let src = b.at(tensor, at.index.clone());
+                b.push(
+                    Dma::new(dst, src, rows.count.clone(), at.cols.clone())
+                        .strides(at.row_stride, self.unit.frame.width),
+                );
+            }
+            b.origin(None);
+            b.set_flag(Pipe::Mte2, Pipe::V, id.clone());
+            b.wait_flag(Pipe::Mte2, Pipe::V, id.clone());
+        }
         let mut e = Emitter::new(b, self.unit);
         e.barrier();
         e.b.origin(Some(&format!("{} on the tile", self.epi.statement)));
@@ -304,12 +405,15 @@ impl<'e> Tail<'e> {
             e.node(
                 self.graph(),
                 v,
-                &|w| self.place(bufs, w, (sums, out), col0),
+                &|w| self.place(bufs, w, (sums, out), (col0, &at.slot)),
                 &rows,
             );
         }
         // the next copy out of L0C may write the sums these read
         e.barrier();
         e.b.origin(None);
+        if !bufs.seconds.is_empty() {
+            b.set_flag(Pipe::V, Pipe::Mte2, id);
+        }
     }
 }

@@ -259,7 +259,7 @@ impl<'a> Model<'a> {
                 false,
             ),
         };
-        let store = f.gm(tm, tn * c_bytes, 0, c_row);
+        let store = f.gm(tm, tn * c_bytes, 0, c_row) + seconds(mm, f, tm, tn);
         let per_tile = ((tm / strip) * steps) as f64 * f.mmad(strip, tk, tn);
         (shape.patterns.iter())
             .map(|bands| {
@@ -309,6 +309,7 @@ impl<'a> Model<'a> {
                     + f.stage((tm + tn) * r.tk * 2);
                 let tail = f.drain(tm * tn * 4)
                     + epilogue(mm, self.machine, tn, tm)
+                    + seconds(mm, f, tm, tn)
                     + f.store_latency
                     + f.gm(tm, tn * c_bytes, 0, c_row);
                 // split-K first zeroes each core's share of C, then waits for every core
@@ -325,7 +326,9 @@ impl<'a> Model<'a> {
                 let mut costs =
                     timeline::costs(st, mm.product.k, f, (a_row, b_row, c_row), c_bytes);
                 let sr = st.strip_rows();
-                costs.epilogue_row = epilogue(mm, self.machine, tn, sr) / sr as f64;
+                let second = seconds(mm, f, sr, tn);
+                costs.store_row += second / sr as f64;
+                costs.epilogue_row = (epilogue(mm, self.machine, tn, sr) + second) / sr as f64;
                 let steps = st.steps(mm.product.k);
                 (shape.patterns.iter())
                     .map(|bands| timeline::core_cycles(st, steps, f, &costs, bands))
@@ -333,6 +336,22 @@ impl<'a> Model<'a> {
             }
         }
     }
+}
+
+/// GM cycles of the second tiles (a residual) a vector epilogue loads with `rows` rows of
+/// a tile `tn` wide (0 without any). The vector unit waits for their data; their latency
+/// overlaps the span before (a ring of two slots).
+fn seconds(mm: &Matmul, f: &Figures, rows: i64, tn: i64) -> f64 {
+    let Some(epi) = mm.epilogue.vector() else {
+        return 0.0;
+    };
+    let stride = row_stride(&mm.c);
+    (epi.second_tiles().iter())
+        .map(|&a| {
+            let e = epi.kernel.array(a).elem.size_bytes() as i64;
+            f.gm(rows, tn * e, 0, stride * e)
+        })
+        .sum()
 }
 
 /// The vector unit's cycles for a vector epilogue over `rows` rows of tiles `tn` wide (0

@@ -2,7 +2,7 @@
 
 use super::{c_row_bytes, Strips};
 use crate::npu::matmul::fold::{at, clamp, fold, minus, positive, push, repeat, set, wait, when};
-use crate::npu::matmul::tail::{Buffers, Tail};
+use crate::npu::matmul::tail::{Buffers, SpanAt, Tail};
 use crate::npu::matmul::Names;
 use crate::npu::matmul::{c, dtype, index, round16, row_stride, Grid, Tile, F, FRACTAL};
 use crate::npu::recognise::Matmul;
@@ -158,6 +158,9 @@ pub(in crate::npu::matmul) fn program(
         when(&mut b, "has_tiles", positive(&e.mine), |b| e.last_steps(b));
     }
     e.free(&mut b, false);
+    if let Some((tail, bufs)) = e.epilogue {
+        tail.finish(&mut b, bufs);
+    }
     Ok(b)
 }
 
@@ -501,6 +504,13 @@ impl Emit<'_> {
         }
     }
 
+    /// The index in C (and in every input of its shape) of row `row` of `tile`, at its
+    /// first column.
+    fn span_index(&self, tile: &Tile, row: i64) -> Vec<Expr> {
+        let row = tile.row0.clone() + row;
+        index(&self.mm.c, &tile.batch, row, tile.col0.clone())
+    }
+
     /// V and MTE3: strip `p` of a tile, in spans (flag id, first row, rows): each converted
     /// L0C (NZ f32) -> UB (ND, C's type, the epilogue applied; f32 before a vector
     /// epilogue, which V then computes) and stored, V waiting for the previous store with
@@ -554,19 +564,22 @@ impl Emit<'_> {
                         count: rows.clone(),
                         max: n,
                     };
+                    let gm = SpanAt {
+                        index: self.span_index(tile, p * sr + r),
+                        cols: tile.cols.clone(),
+                        row_stride: row_stride(&mm.c),
+                        // a tile's spans alternate (its strips, or the last tile's
+                        // parts)
+                        slot: c(id % 2),
+                    };
                     let (sums, out) = (place(self.n.c_ub, sums), place(self.n.c_out, first));
-                    tail.span(b, bufs, (&sums, &out), span, &tile.col0);
+                    tail.span(b, bufs, (&sums, &out), (span, &gm), &tile.col0);
                 });
             }
             set(b, Pipe::V, Pipe::Mte3, id);
             wait(b, Pipe::V, Pipe::Mte3, id);
             when(b, "rows", positive(&rows), |b| {
-                let row = tile.row0.clone() + (p * sr + r);
-                let dst = at(
-                    b,
-                    self.n.c,
-                    index(&mm.c, &tile.batch, row, tile.col0.clone()),
-                );
+                let dst = at(b, self.n.c, self.span_index(tile, p * sr + r));
                 let src = at(b, self.n.c_out, [c(first)]);
                 push(
                     b,
