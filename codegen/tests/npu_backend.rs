@@ -308,6 +308,7 @@ fn every_example_kernel_compiles_or_is_refused_as_listed() {
         "column-mean-f16.pk",
         "conv-bias-relu.pk",
         "conv-relu.pk",
+        "conv-residual-relu.pk",
         "conv2d.pk",
         "depthwise-conv-nhwc.pk",
         "global-avgpool.pk",

@@ -726,15 +726,54 @@ fn convolutions_outside_its_reach_are_refused_with_a_reason() {
         "{:?}",
         refuse(offset, true)
     );
-    // a residual after an NHWC convolution (a product's epilogue loads one)
-    let residual = "kernel c(I: f16[1, 8, 8, 16], W: f16[16, 16], R: f32[1, 8, 8, 16]) -> (O: f32[1, 8, 8, 16])
-        { let acc: f32[1, 8, 8, 16];
-          acc[n, p, q, k] = sum(c) f32(I[n, p, q, c]) * f32(W[k, c]);
-          O[n, p, q, k] = acc[n, p, q, k] + R[n, p, q, k]; }";
+}
+
+/// A residual after an NHWC convolution (`max((sum ..) + R[n, p, q, k], 0)`, a ResNet
+/// bottleneck's last layer with the shortcut added; with a bias too) is added by the vector
+/// unit on each tile in UB, its spans loaded beside the tiles: no tensor for the sums, the
+/// interpreter's values on two presets, strided and padded, with both NHWC weight layouts.
+/// With input channels off multiples of 16 (whose streams spread them through the vector
+/// unit, with the flags the residual's loads need) it is refused with the reason.
+#[test]
+fn a_residual_after_an_nhwc_convolution_is_added_by_the_vector_unit() {
+    let with = |layout: Layout, st: i64, p: i64, bias: bool| {
+        let (extra, decl) = match bias {
+            true => (" + bias[k]", ", bias: f32[K], Res: f32[N, OH, OW, K]"),
+            false => ("", ", Res: f32[N, OH, OW, K]"),
+        };
+        after(
+            &conv(layout, st, p),
+            "max(",
+            &format!("){extra} + Res[n, p, q, k], 0.0"),
+        )
+        .replace(") -> (O:", &format!("{decl}) -> (O:"))
+    };
+    for (layout, st, p, bias) in [
+        (Layout::Nhwc, 1, 1, false),
+        (Layout::Hwio, 2, 1, false),
+        (Layout::Nhwc, 1, 0, true),
+    ] {
+        let text = with(layout, st, p, bias);
+        assert!(text.contains("+ Res[n, p, q, k], 0.0)"), "{text}");
+        for machine in ["ascend-like", "ascend-like-halfgm"] {
+            let sz = sizes((1, 32, 9, 7, 48), 3, p, st);
+            fused(
+                &text,
+                &sz,
+                machine,
+                ("by the vector unit", 4 + usize::from(bias)),
+            );
+        }
+    }
+    let m = Machine::load("ascend-like").unwrap();
+    let case = Case::new(
+        &with(Layout::Nhwc, 1, 1, false),
+        &sizes((1, 20, 9, 7, 48), 3, 1, 1),
+    );
+    let refused = compile(&case.kernel, &case.sizes, &m, true);
     assert!(
-        matches!(refuse(residual, true), NpuError::Unsupported(ref w) if w.contains("reads `R`, a tile of the output's shape")),
-        "{:?}",
-        refuse(residual, true)
+        matches!(refused, Err(NpuError::Unsupported(ref w)) if w.contains("reads `Res`, a tile of the output's shape (a residual), and its 20 input channels are not a multiple of 16")),
+        "{refused:?}"
     );
 }
 

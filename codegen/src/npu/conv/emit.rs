@@ -272,6 +272,9 @@ pub fn program(cv: &Conv, t: &Tiles, machine: &Machine) -> Result<npu_sim::Progr
     if let Some(st) = &streams {
         st.close(&mut b);
     }
+    if let (Some(tail), Some(bufs)) = (&tail, &bufs) {
+        tail.finish(&mut b, bufs);
+    }
     crate::npu::finish(b)
 }
 
@@ -567,13 +570,13 @@ fn drain(b: &mut Builder, cx: &Ctx, slab: &Slab, tile: &Tile, count: &Expr) {
                 count: rows.clone(),
                 max: t.mp,
             };
-            // (a vector epilogue follows an NHWC convolution only, and reads no second
-            // tile: `recognise`)
+            // (a vector epilogue follows an NHWC convolution only)
             let gm = SpanAt {
                 index: nhwc_index(cv, slab, tile),
                 cols: cols.clone(),
                 row_stride: cv.k,
-                slot: c(0),
+                // consecutive tiles alternate
+                slot: s.clone(),
             };
             tail.span(b, bufs, (&at(n.c_ub), &at(n.c_out)), (span, &gm), &slab.k0);
             b.at(n.c_out, [slot])

@@ -579,15 +579,10 @@ fn slab(
             at += tile(rows, ks as f64);
         }
         cube_free = at;
-        // the drain into UB once the store two back has left its slot
-        let slot = if g >= 2 { stores[g - 2] } else { 0.0 };
-        let epilogue = tail.map_or(0.0, |tl| tl.cycles(px));
-        drains.push(q.drain(at.max(slot), rows * ks as f64 * 4.0, epilogue));
         // the store: one burst (whole pixel rows), a burst per pixel (NHWC, part of K) or
-        // per channel (NCHW)
+        // per channel (NCHW), of elements `e` bytes wide
         let p = range.0 + t.start(g as i64);
-        let e = cv.out_bytes();
-        let run = |k0: i64| match orient {
+        let run = |k0: i64, e: i64| match orient {
             Orientation::PixelRows if ks >= cv.k => Run::one(p * cv.k * e, px * cv.k * e),
             Orientation::PixelRows => Run {
                 start: (p * cv.k + k0) * e,
@@ -602,8 +597,21 @@ fn slab(
                 stride: cv.pixels() * e,
             },
         };
-        let charged = f.charged_per_slab(cv, ks, run);
-        stores.push(q.gm(Way::Store, drains[g], run(0).count, charged));
+        // the drain into UB once the store two back has left its slot, and the epilogue's
+        // second tiles (a residual: NHWC, like the output) are in, loaded into a ring of
+        // two once the drain two back has freed their slot
+        let slot = if g >= 2 { stores[g - 2] } else { 0.0 };
+        let mut ready = at.max(slot);
+        for e in tail.map_or(vec![], |tl| tl.second_sizes()) {
+            let free = if g >= 2 { drains[g - 2] } else { 0.0 };
+            let charged = f.charged_per_slab(cv, ks, |k0| run(k0, e));
+            ready = ready.max(q.gm(Way::Load, free, run(0, e).count, charged));
+        }
+        let epilogue = tail.map_or(0.0, |tl| tl.cycles(px));
+        drains.push(q.drain(ready, rows * ks as f64 * 4.0, epilogue));
+        let e = cv.out_bytes();
+        let charged = f.charged_per_slab(cv, ks, |k0| run(k0, e));
+        stores.push(q.gm(Way::Store, drains[g], run(0, e).count, charged));
         // what waited for the load a store delayed waits longer
         if let Some((end, by)) = q.delayed.take() {
             (chunk_ready.iter_mut().chain(weights_ready.iter_mut()))

@@ -166,6 +166,16 @@ pub fn convolution(
         Some(ctx) => epilogue(kernel, ctx, output, output_layout, sizes)?,
         None => (output, Epilogue::None),
     };
+    let second = (epilogue.vector()).and_then(|v| Some((v, *v.second_tiles().first()?)));
+    if let Some((v, second)) = second.filter(|_| c % 16 != 0) {
+        // the streams spread such channels through the vector unit, with the flags the
+        // epilogue would load the residual with
+        return refuse(format!(
+            "statement {} after the convolution reads `{}`, a tile of the output's shape (a residual), and its {c} input channels are not a multiple of 16: the streams that spread them over blocks of 16 use the flags the residual's loads need",
+            v.statement,
+            kernel.array(second).name
+        ));
+    }
     let (elem, bytes) = match epilogue {
         Epilogue::Cast(e) | Epilogue::Relu(e) => (e, e.size_bytes() as i64),
         _ => (ElemType::F32, 4),
@@ -250,14 +260,6 @@ fn epilogue(
         elem: ElemType::F32,
     };
     let (out, e) = super::super::epilogue::recognise(kernel, ctx, &acc, sizes)?;
-    if let Some(second) = (e.vector()).and_then(|v| v.second_tiles().first().copied()) {
-        // its streams may use the flags a product's epilogue loads them with
-        return refuse(format!(
-            "statement {} after the convolution reads `{}`, a tile of the output's shape (a residual): only a matrix product's epilogue loads one",
-            ctx.stmt.name,
-            kernel.array(second).name
-        ));
-    }
     let fits = match &e {
         Epilogue::None | Epilogue::Relu(ElemType::F32) => true,
         // rounded by the copy out of L0C into pixel rows of the output's type

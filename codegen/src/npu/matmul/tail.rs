@@ -145,6 +145,14 @@ impl<'e> Tail<'e> {
         alloc::LayoutKey::of(layout).elements(rows, f.width, f.lanes(d))
     }
 
+    /// The element sizes in bytes of the second tiles (a residual), one each.
+    pub fn second_sizes(&self) -> Vec<i64> {
+        let g = self.graph();
+        (self.seconds())
+            .map(|(v, _)| g.nodes[v].dtype.size() as i64)
+            .collect()
+    }
+
     /// GM bytes the second tiles of a span of `rows` rows load.
     pub fn second_bytes(&self, rows: i64) -> i64 {
         let g = self.graph();
