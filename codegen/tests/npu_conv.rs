@@ -658,8 +658,8 @@ fn an_f16_output_is_rounded_on_its_way_out_of_l0c() {
 /// A bias and a ReLU after an NHWC convolution (`max((sum ..) + bias[k], 0)`, the shape of a
 /// ResNet layer with its batch normalisation folded) run on the vector unit on each tile in
 /// UB: no tensor for the sums, the interpreter's values on two presets, strided and padded,
-/// with both NHWC weight layouts; after an NCHW convolution (the bias would be per row of
-/// the tile) it is refused with the reason.
+/// with both NHWC weight layouts, and into an f16 output; after an NCHW convolution (the
+/// bias would be per row of the tile) it is refused with the reason.
 #[test]
 fn a_bias_and_relu_after_an_nhwc_convolution_run_on_the_vector_unit() {
     let with_bias = |layout: Layout, st: i64, p: i64| {
@@ -680,6 +680,18 @@ fn a_bias_and_relu_after_an_nhwc_convolution_run_on_the_vector_unit() {
             let sz = sizes((1, 20, 9, 7, 48), 3, p, st);
             fused(&text, &sz, machine, ("by the vector unit", 4));
         }
+    }
+    // into an f16 output: the sums drained in f32, the results rounded by the vector unit
+    let half = after(&conv(Layout::Nhwc, 1, 1), "f16(max(", ") + bias[k], 0.0)")
+        .replace(") -> (O: f32", ", bias: f32[K]) -> (O: f16");
+    assert!(half.contains("f16(max((sum("), "{half}");
+    for machine in ["ascend-like", "ascend-like-halfgm"] {
+        fused(
+            &half,
+            &sizes((1, 20, 9, 7, 48), 3, 1, 1),
+            machine,
+            ("by the vector unit", 4),
+        );
     }
     let m = Machine::load("ascend-like").unwrap();
     let case = Case::new(&with_bias(Layout::Nchw, 1, 0), &[]);
@@ -731,7 +743,8 @@ fn convolutions_outside_its_reach_are_refused_with_a_reason() {
 /// A residual after an NHWC convolution (`max((sum ..) + R[n, p, q, k], 0)`, a ResNet
 /// bottleneck's last layer with the shortcut added; with a bias too) is added by the vector
 /// unit on each tile in UB, its spans loaded beside the tiles: no tensor for the sums, the
-/// interpreter's values on two presets, strided and padded, with both NHWC weight layouts.
+/// interpreter's values on two presets, strided and padded, with both NHWC weight layouts,
+/// and f16 throughout.
 /// With input channels off multiples of 16 (whose streams spread them through the vector
 /// unit, with the flags the residual's loads need) it is refused with the reason.
 #[test]
@@ -764,6 +777,21 @@ fn a_residual_after_an_nhwc_convolution_is_added_by_the_vector_unit() {
                 ("by the vector unit", 4 + usize::from(bias)),
             );
         }
+    }
+    // f16 throughout: an f16 shortcut into an f16 output
+    let half = after(
+        &conv(Layout::Nhwc, 1, 1),
+        "f16(max(",
+        ") + f32(Res[n, p, q, k]), 0.0)",
+    )
+    .replace(") -> (O: f32", ", Res: f16[N, OH, OW, K]) -> (O: f16");
+    for machine in ["ascend-like", "ascend-like-halfgm"] {
+        fused(
+            &half,
+            &sizes((1, 32, 9, 7, 48), 3, 1, 1),
+            machine,
+            ("by the vector unit", 4),
+        );
     }
     let m = Machine::load("ascend-like").unwrap();
     let case = Case::new(

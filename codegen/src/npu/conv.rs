@@ -189,11 +189,11 @@ pub struct Conv {
     pub weights: Tensor,
     /// Their layout.
     pub weight_layout: Weights,
-    /// The output (f32).
+    /// The output.
     pub output: Tensor,
     /// What becomes of the sums on their way out (a statement after the convolution, over
     /// a temporary): nothing, a ReLU by the copy out of L0C, or an element-wise statement the
-    /// vector unit computes on each tile in UB (NHWC output, f32, streamed slabs only).
+    /// vector unit computes on each tile in UB (NHWC output, streamed slabs only).
     pub epilogue: crate::npu::epilogue::Epilogue,
     /// Its layout.
     pub output_layout: Activations,
@@ -204,18 +204,28 @@ pub struct Conv {
 }
 
 impl Conv {
-    /// The output's element type: f32, or f16/bf16 when the epilogue rounds the sums on
-    /// their way out of L0C.
+    /// The output's element type: f32, f16/bf16 when the epilogue rounds the sums on their
+    /// way out of L0C, or the vector epilogue's result's.
     pub fn out_elem(&self) -> ElemType {
-        match self.epilogue {
-            Epilogue::Cast(e) | Epilogue::Relu(e) => e,
-            Epilogue::None | Epilogue::Vector(_) => ElemType::F32,
+        match &self.epilogue {
+            Epilogue::Cast(e) | Epilogue::Relu(e) => *e,
+            Epilogue::None => ElemType::F32,
+            Epilogue::Vector(v) => v.kernel.array(v.out).elem,
         }
     }
 
     /// Bytes of an output element.
     pub fn out_bytes(&self) -> i64 {
         self.out_elem().size_bytes() as i64
+    }
+
+    /// The element type the copy out of L0C writes into UB: the output's, but f32 sums
+    /// before a vector epilogue.
+    pub fn drained_elem(&self) -> ElemType {
+        match self.epilogue {
+            Epilogue::Vector(_) => ElemType::F32,
+            _ => self.out_elem(),
+        }
     }
 
     /// Output pixels per image.

@@ -145,9 +145,10 @@ pub fn program(cv: &Conv, t: &Tiles, machine: &Machine) -> Result<npu_sim::Progr
         .streamed
         .then(|| Streams::new(cv, t, &sh, StreamBuffers::declare(&mut b, &fp)));
     let out = crate::npu::matmul::dtype(cv.out_elem())?;
-    let c_ub = b.buffer("c_ub", Tier::Ub, out, &[(2 * t.mp * t.ks) as u64]);
+    let drained = crate::npu::matmul::dtype(cv.drained_elem())?;
+    let c_ub = b.buffer("c_ub", Tier::Ub, drained, &[(2 * t.mp * t.ks) as u64]);
     let c_out = match &tail {
-        Some(_) => b.buffer("c_out", Tier::Ub, DType::F32, &[(2 * t.mp * t.ks) as u64]),
+        Some(_) => b.buffer("c_out", Tier::Ub, out, &[(2 * t.mp * t.ks) as u64]),
         None => c_ub,
     };
     // the epilogue's buffers before the scratch too; its per-core values computed first

@@ -242,7 +242,7 @@ pub fn convolution(
 /// The output written by `ctx`, an epilogue statement after the convolution whose sums are
 /// the temporary `sums` (laid out as `layout`), and what the back end makes of it: a ReLU or
 /// plain copy out of L0C, or (NHWC, the channels a tile's columns) an element-wise statement
-/// for the vector unit (into an f32 output), or (NHWC) the sums rounded to f16 or bf16 by that
+/// for the vector unit (into an output of any type it computes), or (NHWC) the sums rounded to f16 or bf16 by that
 /// copy, with or without the ReLU.
 fn epilogue(
     kernel: &Kernel,
@@ -264,11 +264,11 @@ fn epilogue(
         Epilogue::None | Epilogue::Relu(ElemType::F32) => true,
         // rounded by the copy out of L0C into pixel rows of the output's type
         Epilogue::Cast(_) | Epilogue::Relu(_) => layout == Activations::Nhwc,
-        Epilogue::Vector(_) => layout == Activations::Nhwc && out.elem == ElemType::F32,
+        Epilogue::Vector(_) => layout == Activations::Nhwc,
     };
     if !fits {
         return refuse(format!(
-            "statement {} after the convolution is fused as \"{}\", but only an NHWC convolution's output can be rounded to 16 bits on its way out of L0C or have an epilogue on the vector unit (into an f32 output)",
+            "statement {} after the convolution is fused as \"{}\", but only an NHWC convolution's output can be rounded to 16 bits on its way out of L0C or have an epilogue on the vector unit",
             ctx.stmt.name,
             e.describe()
         ));

@@ -339,7 +339,7 @@ fn gcd(a: i64, b: i64) -> i64 {
 /// 512-byte segments), or a multiple of 16 and UB too small.
 fn pieces(cv: &Conv, cap: Capacity, t: &Tiles, max_chunk: i64) -> Option<(i64, i64)> {
     // the output tiles, and room for the unused streams' buffers (16 elements a slot)
-    let free = cap.ub - 2 * t.mp * t.ks * cv.out_bytes() - 5 * 64;
+    let free = cap.ub - 2 * t.mp * t.ks * cv.drained_elem().size_bytes() as i64 - 5 * 64;
     if free < 0 {
         return None;
     }
@@ -557,7 +557,7 @@ impl Tiles {
             None => cap,
             Some(epi) => match crate::npu::matmul::tail::Tail::new(epi, machine, ks) {
                 Some(tail) => Capacity {
-                    ub: cap.ub - 2 * mp * ks * 4 - tail.ub_bytes(mp),
+                    ub: cap.ub - 2 * mp * ks * cv.out_bytes() - tail.ub_bytes(mp),
                     ..cap
                 },
                 None => return vec![],
@@ -566,7 +566,7 @@ impl Tiles {
         let rows = max_band_rows(cv, orient, ps);
         if !stores_apart(cv, orient, mp, ks, ps)
             || 2 * mp * ks * 4 > cap.l0c
-            || 2 * mp * ks * cv.out_bytes() > cap.ub
+            || 2 * mp * ks * cv.drained_elem().size_bytes() as i64 > cap.ub
         {
             return vec![];
         }
