@@ -715,6 +715,22 @@ fn epilogues_outside_both_units_reach_are_refused() {
     assert!(why.contains("not a temporary"), "{why}");
     let why = refuse(") -> (C: i32[M, N]", "C[i, j] = i32(acc[i, j]);");
     assert!(why.contains("truncates"), "{why}");
+    // a vector epilogue over C's whole rows of tiles: C's columns a multiple of 16
+    let k = kernel(&with_epilogue(
+        ", bias: f32[N]",
+        "f32",
+        "acc[i, j] + bias[j]",
+    ));
+    let sizes = BTreeMap::from([
+        ("M".to_string(), 32),
+        ("N".to_string(), 40),
+        ("K".to_string(), 32),
+    ]);
+    let why = match compile(&k, &sizes, &m, true) {
+        Err(NpuError::Unsupported(why)) => why,
+        other => panic!("{other:?}"),
+    };
+    assert!(why.contains("must divide C's 40 columns"), "{why}");
 }
 
 mod random_products {

@@ -211,10 +211,19 @@ fn compile_unchecked(
         return Err(NpuError::ReorderNotAllowed);
     }
     let schedule = matmul::Schedule::choose(&mm, machine).ok_or_else(|| {
-        NpuError::Unsupported(format!(
-            "no tile of the product fits `{}`'s buffers",
-            machine.name
-        ))
+        let n = mm.product.n;
+        NpuError::Unsupported(match mm.epilogue.vector() {
+            // a tile's columns are a multiple of 16
+            Some(epi) if n % 16 != 0 => format!(
+                "statement {} after the product runs on the vector unit over whole rows of each tile, so a tile's columns (a multiple of 16) must divide C's {n} columns, which no multiple of 16 does",
+                epi.statement
+            ),
+            Some(_) => format!(
+                "no tile of the product fits `{}`'s buffers beside the vector epilogue's",
+                machine.name
+            ),
+            None => format!("no tile of the product fits `{}`'s buffers", machine.name),
+        })
     })?;
     let program = matmul::program(&mm, machine, schedule)?;
     Ok(Compiled {
