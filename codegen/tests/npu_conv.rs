@@ -693,7 +693,16 @@ fn a_bias_and_relu_after_an_nhwc_convolution_run_on_the_vector_unit() {
             ("by the vector unit", 4),
         );
     }
+    // two images of f16 outputs: each starts on a GM block of 16 values, or is refused
+    let two = |k| sizes((2, 16, 3, 3, k), 3, 1, 1);
+    fused(&half, &two(32), "ascend-like", ("by the vector unit", 4));
     let m = Machine::load("ascend-like").unwrap();
+    let case = Case::new(&half, &two(24));
+    let refused = compile(&case.kernel, &case.sizes, &m, true);
+    assert!(
+        matches!(refused, Err(NpuError::Unsupported(ref w)) if w.contains("3 x 3 x 24 f16 values do not start on 32-byte GM blocks")),
+        "{refused:?}"
+    );
     let case = Case::new(&with_bias(Layout::Nchw, 1, 0), &[]);
     let refused = compile(&case.kernel, &case.sizes, &m, true);
     assert!(

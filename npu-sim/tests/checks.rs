@@ -90,8 +90,13 @@ fn atomic_adds_of_two_cores_after_a_sync_all_sum_their_rows() {
     );
     assert!(outcome.agreed(), "{outcome}");
     // Without the sync_all, core 1's add may come before core 0's zeroing: a race.
+    races_without_sync_all(&src, &m);
+}
+
+/// `src` without its `sync_all` lines is refused on `m` as a race.
+fn races_without_sync_all(src: &str, m: &Machine) {
     let unsynced = src.replace("sync_all\n", "");
-    let err = run(&assemble(&unsynced).unwrap(), &m, &Default::default(), 0).unwrap_err();
+    let err = run(&assemble(&unsynced).unwrap(), m, &Default::default(), 0).unwrap_err();
     assert_eq!(
         err.code,
         Code::Race,
@@ -146,14 +151,7 @@ fn a_scratch_tensor_carries_values_between_cores_across_a_sync_all() {
         2 * 128 * 4,
         "the workspace is not the kernel's"
     );
-    let unsynced = src.replace("sync_all\n", "");
-    let err = run(&assemble(&unsynced).unwrap(), &m, &Default::default(), 0).unwrap_err();
-    assert_eq!(
-        err.code,
-        Code::Race,
-        "{}",
-        err.render("unsynced.npu", &unsynced)
-    );
+    races_without_sync_all(src, &m);
 }
 
 /// A built program: `y = x` through UB in tiles of 48 with a partial last tile, each

@@ -203,15 +203,20 @@ pub struct Conv {
     pub rows: std::sync::Arc<footprint::RowReads>,
 }
 
+/// The element type of a convolution's output after `epilogue`: f32, f16/bf16 when the
+/// epilogue rounds the sums on their way out of L0C, or the vector epilogue's result's.
+pub fn output_elem(epilogue: &Epilogue) -> ElemType {
+    match epilogue {
+        Epilogue::Cast(e) | Epilogue::Relu(e) => *e,
+        Epilogue::None => ElemType::F32,
+        Epilogue::Vector(v) => v.kernel.array(v.out).elem,
+    }
+}
+
 impl Conv {
-    /// The output's element type: f32, f16/bf16 when the epilogue rounds the sums on their
-    /// way out of L0C, or the vector epilogue's result's.
+    /// The output's element type ([`output_elem`]).
     pub fn out_elem(&self) -> ElemType {
-        match &self.epilogue {
-            Epilogue::Cast(e) | Epilogue::Relu(e) => *e,
-            Epilogue::None => ElemType::F32,
-            Epilogue::Vector(v) => v.kernel.array(v.out).elem,
-        }
+        output_elem(&self.epilogue)
     }
 
     /// Bytes of an output element.

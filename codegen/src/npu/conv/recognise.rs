@@ -176,10 +176,8 @@ pub fn convolution(
             kernel.array(second).name
         ));
     }
-    let (elem, bytes) = match epilogue {
-        Epilogue::Cast(e) | Epilogue::Relu(e) => (e, e.size_bytes() as i64),
-        _ => (ElemType::F32, 4),
-    };
+    let elem = super::output_elem(&epilogue);
+    let bytes = elem.size_bytes() as i64;
     let per_block = npu_sim::hazards::BLOCK as i64 / bytes;
     if batch > 1 && (oh * ow * k) % per_block != 0 {
         return refuse(format!(
@@ -242,8 +240,8 @@ pub fn convolution(
 /// The output written by `ctx`, an epilogue statement after the convolution whose sums are
 /// the temporary `sums` (laid out as `layout`), and what the back end makes of it: a ReLU or
 /// plain copy out of L0C, or (NHWC, the channels a tile's columns) an element-wise statement
-/// for the vector unit (into an output of any type it computes), or (NHWC) the sums rounded to f16 or bf16 by that
-/// copy, with or without the ReLU.
+/// for the vector unit (into an output of any type it computes), or (NHWC) the sums rounded
+/// to f16 or bf16 by that copy, with or without the ReLU.
 fn epilogue(
     kernel: &Kernel,
     ctx: &StmtContext,

@@ -353,8 +353,6 @@ fn sub_step(
     b.set_flag(Pipe::M, Pipe::Mte1, l0);
 }
 
-/// M hands the tile to V, which converts it (L0C NZ -> UB ND) and computes the vector
-/// epilogue, if any; MTE3 stores it.
 /// The index in C (and in every input of its shape) of `tile`'s first element.
 fn tile_index(mm: &Matmul, tile: &Tile) -> Vec<Expr> {
     index(
@@ -365,6 +363,8 @@ fn tile_index(mm: &Matmul, tile: &Tile) -> Vec<Expr> {
     )
 }
 
+/// M hands the tile to V, which converts it (L0C NZ -> UB ND) and computes the vector
+/// epilogue, if any; MTE3 stores it.
 fn drain(
     b: &mut Builder,
     mm: &Matmul,

@@ -8,11 +8,12 @@
 //! span of rows drained from L0C: MTE2 loads the span of each input of the output's shape
 //! (a residual) into the span's slot of a ring of two (the schedule picks the slot: any
 //! choice keeps the flags paired, alternating ones let a load overlap the span before),
-//! once V has freed it (flag ids 1 + slot both ways, `SECOND`); a `barrier V` (the copy out of L0C is on V too), the graph's instructions, the
-//! per-column values read at the tile's first column, and a `barrier V` (the next copy may
-//! write the sums they read: only V touches them, so the schedules keep one slot of sums
-//! where their flags do not tell slots apart). The tiles' columns must divide C's columns,
-//! so that every row of a tile is whole in UB.
+//! once V has freed it (flag ids 1 + slot both ways, `SECOND`); a `barrier V` (the copy
+//! out of L0C is on V too), the graph's instructions, the per-column values read at the
+//! tile's first column, and a `barrier V` (the next copy may write the sums they read: only
+//! V touches them, so the schedules keep one slot of sums where their flags do not tell
+//! slots apart). The tiles' columns must divide C's columns, so that every row of a tile is
+//! whole in UB.
 
 use super::dtype;
 use crate::npu::epilogue::VectorEpilogue;
@@ -36,8 +37,8 @@ const LOADED: i64 = 0;
 
 /// The first flag id of (MTE2, V) and (V, MTE2) that orders a span's second tiles (a
 /// residual) between MTE2's load and V's use, one per slot: the products' schedules use
-/// neither pair otherwise (a convolution's streams do, and a convolution's epilogue reads
-/// no second tile).
+/// neither pair otherwise, a convolution's streams only when they spread its channels
+/// through V (and its epilogue then reads no second tile: `conv::recognise`).
 const SECOND: i64 = 1;
 
 /// Where a span of an output tile is in GM: the index of its first element (in the output,
@@ -151,14 +152,6 @@ impl<'e> Tail<'e> {
         (self.seconds())
             .map(|(v, _)| g.nodes[v].dtype.size() as i64)
             .collect()
-    }
-
-    /// GM bytes the second tiles of a span of `rows` rows load.
-    pub fn second_bytes(&self, rows: i64) -> i64 {
-        let g = self.graph();
-        (self.seconds())
-            .map(|(v, _)| rows * self.unit.frame.width * g.nodes[v].dtype.size() as i64)
-            .sum()
     }
 
     /// The values computed once per core (per-column values and constants).

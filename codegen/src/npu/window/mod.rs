@@ -383,7 +383,7 @@ pub fn compile(
         },
     )?;
     let program = program::program(w, machine, &model, &choice)?;
-    let meet = (choice.size.spread > 1).then(|| model.meet()).flatten();
+    let meet = model.meeting(choice.size);
     Ok((
         program,
         Plan {

@@ -339,6 +339,12 @@ impl<'a> Model<'a> {
         )
     }
 
+    /// How the pieces of tiles of `z` meet: [`Model::meet`] when they are spread, else
+    /// `None`.
+    pub fn meeting(&self, z: Size) -> Option<Meet> {
+        (z.spread > 1).then(|| self.meet()).flatten()
+    }
+
     /// Piece `piece` of a tile of `z`: its first part and how many ([`piece_of`]; every
     /// part, or the whole tile, without a spread).
     pub fn piece(&self, z: Size, piece: i64) -> (i64, i64) {
@@ -809,10 +815,7 @@ impl<'a> Model<'a> {
         let tiles = self.items(z);
         let latency = |from, to| m.path(from, to).map_or(0.0, |p| m.paths[p].latency);
         let (load_latency, store_latency) = (latency(Mem::Gm, Mem::Ub), latency(Mem::Ub, Mem::Gm));
-        let meet = match z.spread {
-            1 => None,
-            _ => self.meet(),
-        };
+        let meet = self.meeting(z);
         let start = match meet {
             Some(Meet::Atomic) => self.start_cycles(z),
             _ => 0.0,

@@ -5,7 +5,7 @@ use super::row::Tile;
 use super::{
     convert, input_box, modulo, over, pairwise, pass, placed, times, Buffers, Initial, Part,
 };
-use crate::npu::window::tiles::{piece_of, Model, Size};
+use crate::npu::window::tiles::{piece_of, Meet, Model, Size};
 use crate::npu::window::{Combine, Order, Term, Window};
 use npu_sim::builder::Builder;
 use npu_sim::program::{BarrierScope, CmpOp, Dma, Expr, Pipe, TensorId, VecOp};
@@ -372,9 +372,9 @@ impl<'a> Item<'a> {
             Some(_) => format!("store the piece's partial results of {}", w.output.name),
             None => format!("store the tile's rows of {}", w.output.name),
         }));
-        let store = |d: Dma| match z.spread {
-            1 => d,
-            _ => d.atomic_add(),
+        let store = |d: Dma| match cx.model.meeting(z) {
+            Some(Meet::Atomic) => d.atomic_add(),
+            _ => d,
         };
         if let Some(pieces) = cx.pieces {
             // a piece of global pooling (one output pixel, its group of channels) into its

@@ -302,7 +302,7 @@ pub fn program(
     if let (Some(tensor), Some(buf)) = (weights, bufs.weights) {
         load_weights(&mut b, (w, model), tensor, (buf, bufs.converted_weights));
     }
-    if z.spread > 1 && model.meet() == Some(Meet::Atomic) {
+    if model.meeting(z) == Some(Meet::Atomic) {
         start(&mut b, (w, model), (bufs.output.0, output), z.chans);
     }
     let pieces = workspace(&mut b, (w, model), z);
@@ -353,7 +353,7 @@ fn dealt(total: i64, cores: i64) -> (Expr, Expr) {
 /// `scratch` tensor of the output's type, a row of `chans` elements per work item, named
 /// apart from the kernel's arrays.
 fn workspace(b: &mut Builder, (w, model): (&Window, &Model), z: Size) -> Option<TensorId> {
-    (z.spread > 1 && model.meet() == Some(Meet::Workspace)).then(|| {
+    (model.meeting(z) == Some(Meet::Workspace)).then(|| {
         // a spread tile's terms are the input's (or scaled): no weights
         let mut name = format!("{}_pieces", w.output.name);
         while name == w.input.name {
