@@ -386,7 +386,6 @@ impl<'a> Model<'a> {
     /// waits for the slowest.
     fn start_cycles(&self, z: Size) -> f64 {
         let m = self.machine;
-        let bytes = size(self.types.1);
         let (share, cores) = (self.share(), m.cores as i64);
         let total: i64 = self.w.output.shape.iter().product();
         let dup = self.pass_cycles(1, z.chans);
@@ -395,17 +394,21 @@ impl<'a> Model<'a> {
             let (from, to) = (c * share, (c * share + share).min(total));
             let stores: f64 = (from..to)
                 .step_by(z.chans.max(1) as usize)
-                .map(|at| {
-                    let len = (to - at).min(z.chans) * bytes;
-                    m.gm.charged((at * bytes) as u64, len as u64) as f64
-                        / m.gm.bytes_per_cycle_per_core
-                        + m.gm.burst_cycles
-                })
+                .map(|at| self.burst(at, (to - at).min(z.chans)))
                 .sum();
             dup + if to > from { latency + stores } else { 0.0 }
         };
         let slowest = (0..cores).map(core).fold(0.0, f64::max);
         slowest + self.round_trip()
+    }
+
+    /// GM cycles of one burst of `elems` elements of the output's type from element `at`
+    /// of its tensor: the segments it touches at the core's bandwidth, and its set-up.
+    fn burst(&self, at: i64, elems: i64) -> f64 {
+        let (m, bytes) = (self.machine, size(self.types.1));
+        m.gm.charged((at * bytes) as u64, (elems * bytes) as u64) as f64
+            / m.gm.bytes_per_cycle_per_core
+            + m.gm.burst_cycles
     }
 
     /// Cycles of a barrier across the cores (`sync_all`): a GM round trip, the longest GM
@@ -425,19 +428,13 @@ impl<'a> Model<'a> {
     /// its vector cycles.
     fn meet_cycles(&self, z: Size, core: i64) -> (f64, f64, f64) {
         let m = self.machine;
-        let bytes = size(self.types.1);
         let latency = |from, to| m.path(from, to).map_or(0.0, |p| m.paths[p].latency);
-        let transfer = |at: i64, elems: i64| {
-            m.gm.charged((at * bytes) as u64, (elems * bytes) as u64) as f64
-                / m.gm.bytes_per_cycle_per_core
-                + m.gm.burst_cycles
-        };
         let (first, count) = self.deal(self.grid(z)[3], core);
         let (mut gm, mut vector) = (0.0, 0.0);
         for g in first..first + count {
             let t = self.tile(z, g);
-            gm += transfer(g * z.spread * z.chans, z.spread * z.chans)
-                + transfer(t.n * self.w.c + t.c0, z.chans);
+            gm += self.burst(g * z.spread * z.chans, z.spread * z.chans)
+                + self.burst(t.n * self.w.c + t.c0, z.chans);
             vector += self.halvings(z.chans, z.spread, 2);
         }
         let latencies = count as f64 * (latency(Mem::Gm, Mem::Ub) + latency(Mem::Ub, Mem::Gm));
