@@ -626,12 +626,15 @@ impl Tiles {
             .map(|e| 1 << e)
             .take_while(|&kb| kb <= blocks.min(4) && ks % (kb * 16) == 0)
             .filter(|&kb| (kb - 1) * (ks / kb) < last);
-        // a smaller first tile (about one output row, or half a tile) starts sooner
+        // a smaller first tile (about one output row, or half a tile) starts sooner, if the
+        // tile after it still stores from the start of a GM block (whole pixel rows of K
+        // values: a block multiple when K is not one)
         let firsts: Vec<i64> = match BandMode::of(cv, orient) {
             BandMode::Pixels => vec![mp],
             BandMode::Rows => {
                 let mut f = vec![mp, cv.ow.min(mp), up(mp / 2, 16)];
                 f.dedup();
+                f.retain(|&m0| m0 == mp || (m0 * cv.k * cv.out_bytes()) % BLOCK == 0);
                 f
             }
         };
