@@ -149,18 +149,63 @@ fn one_block_of_scores_in_l0c_and_forced_sizes_match() {
         let bad = disagreements(&k, &want, &got, Comparison::Tolerant).unwrap();
         assert!(bad.is_empty(), "{at}: {bad:?}");
     }
-    // sizes that do not divide the block are refused
+    // steps of keys that do not divide them are refused (blocks of rows need not divide
+    // the queries)
     let k = kernel(&text);
     let (_, all) = sizes_of(&k, &[("H", 3), ("L", 64), ("D", 32)]);
     let m = Machine::load("ascend-like").unwrap();
     let odd = Tiles {
         rows: 48,
-        keys: 32,
+        keys: 48,
         stage: 16,
         scores: 1,
     };
     let e = attention::compile_ranked(&k, &all, &m, true, (1, Some(odd))).unwrap_err();
     assert!(e.to_string().contains("do not divide"), "{e}");
+}
+
+/// ViT's 197 tokens and other counts off multiples of 16: the cube computes the queries
+/// and keys rounded up to fractals (zero queries, zero keys written once into L1), the
+/// softmax reads the real keys only, the probabilities of the zero keys are zero (`nd2nz`),
+/// and a head's last block may be shorter than the others, storing only its queries.
+#[test]
+fn queries_and_keys_off_multiples_of_16_match() {
+    let text = example("attention-f16.pk");
+    for machine in ["ascend-like", "ascend-like-halfgm"] {
+        let plan = differential(&text, &[("H", 2), ("L", 197), ("D", 64)], machine);
+        assert_eq!(plan.sizes, (197, 197, 64, 64));
+        // one head's single block of 5 queries (computed as 16), a key fractal of 5 keys
+        differential(&text, &[("H", 3), ("L", 5), ("D", 16)], machine);
+        // 37 queries by 45 keys, values of depth 16
+        differential(RECTANGULAR, &[("M", 37), ("N", 45)], machine);
+    }
+    // blocks that do not divide the queries: 100 = 48 + 48 + 4 (the last block computes
+    // 16 rows), with one block of scores, steps and stages of 16 keys (the last 4 keys and
+    // 4 values in their own fractal)
+    let k = kernel(&text);
+    let (params, all) = sizes_of(&k, &[("H", 3), ("L", 100), ("D", 32)]);
+    let m = Machine::load("ascend-like").unwrap();
+    for rows in [48, 64, 112] {
+        let forced = Tiles {
+            rows,
+            keys: 16,
+            stage: 16,
+            scores: 1,
+        };
+        let (program, plan) = attention::compile_ranked(&k, &all, &m, true, (1, Some(forced)))
+            .unwrap()
+            .unwrap()
+            .remove(0);
+        assert_eq!(plan.tiles, forced);
+        let compiled = Compiled {
+            program,
+            plan: Plan::Attention(plan),
+        };
+        let at = format!("blocks of {rows} rows");
+        let (want, got) = common::interpreted_and_simulated(&k, &params, &compiled, &m, 2, &at);
+        let bad = disagreements(&k, &want, &got, Comparison::Tolerant).unwrap();
+        assert!(bad.is_empty(), "{at}: {bad:?}");
+    }
 }
 
 #[test]
@@ -187,8 +232,13 @@ fn the_f32_example_and_other_kernels_are_refused_with_the_reason() {
         refusal(&text, &small, "ascend-like", false),
         NpuError::ReorderNotAllowed
     );
-    let e = why(refusal(&text, &[("L", 40)], "ascend-like", true));
-    assert!(e.contains("multiples of 16"), "{e}");
+    // queries and keys may be any number (`queries_and_keys_off_multiples_of_16_match`),
+    // the depths are the cube's fractals
+    let e = why(refusal(&text, &[("L", 40), ("D", 40)], "ascend-like", true));
+    assert!(
+        e.contains("depths 40 and 40") && e.contains("multiples of 16"),
+        "{e}"
+    );
     // no block fits the tiny machine: 16 rows' per-row values spread over a repeat of f32
     // lanes alone take its 4 KiB of UB
     let e = why(refusal(&text, &[("L", 16), ("D", 16)], "mini", true));
@@ -225,4 +275,50 @@ fn the_f32_example_and_other_kernels_are_refused_with_the_reason() {
     let square = [("H", 2), ("L", 64), ("D", 64)];
     let e = why(refusal(&early, &square, "ascend-like", true));
     assert!(e.contains("`O` is the output"), "{e}");
+}
+
+mod random_sizes {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        /// Random heads, queries, keys and depths (multiples of 16) on both presets, with
+        /// the model's sizes or with forced blocks of rows, steps of keys and stages of
+        /// values (whichever fit): every program matches the interpreter.
+        #[test]
+        fn any_attention_block_matches(
+            heads in 1i64..6, m in 1i64..120, n in 1i64..120, d in 1i64..4, e in 1i64..4,
+            halfgm in any::<bool>(), forced in proptest::option::of((1i64..9, 1usize..4, 1i64..3)),
+        ) {
+            let machine = if halfgm { "ascend-like-halfgm" } else { "ascend-like" };
+            let sizes = [("H", heads), ("M", m), ("N", n), ("D", 16 * d), ("E", 16 * e)];
+            let Some((rows, step, scores)) = forced else {
+                differential(RECTANGULAR, &sizes, machine);
+                return Ok(());
+            };
+            // a divisor of the keys rounded up to fractals, for the steps and the stages
+            let fractals = (n + 15) / 16;
+            let divisors: Vec<i64> = (1..=fractals).filter(|f| fractals % f == 0).collect();
+            let keys = 16 * divisors[step % divisors.len()];
+            let forced = Tiles { rows: 16 * rows.min((m + 15) / 16), keys, stage: keys, scores };
+            let k = kernel(RECTANGULAR);
+            let (params, all) = sizes_of(&k, &sizes);
+            let mm = Machine::load(machine).unwrap();
+            match attention::compile_ranked(&k, &all, &mm, true, (1, Some(forced))) {
+                Ok(Some(mut programs)) => {
+                    let (program, plan) = programs.remove(0);
+                    let compiled = Compiled { program, plan: Plan::Attention(plan) };
+                    let at = format!("{machine} {sizes:?} {forced:?}");
+                    let (want, got) =
+                        common::interpreted_and_simulated(&k, &params, &compiled, &mm, 2, &at);
+                    let bad = disagreements(&k, &want, &got, Comparison::Tolerant).unwrap();
+                    prop_assert!(bad.is_empty(), "{}: {:?}", at, bad);
+                }
+                Err(NpuError::Unsupported(why)) => prop_assert!(why.contains("do not fit"), "{why}"),
+                other => prop_assert!(false, "{other:?}"),
+            }
+        }
+    }
 }

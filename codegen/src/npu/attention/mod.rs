@@ -100,9 +100,9 @@ pub fn compile_ranked(
     }
     let unsupported = |why: String| Err(NpuError::Unsupported(format!("attention block: {why}")));
     let (m, n, d, dv) = (att.m(), att.n(), att.d(), att.dv());
-    if [m, n, d, dv].iter().any(|e| e % tiles::F != 0) {
+    if [d, dv].iter().any(|e| e % tiles::F != 0) {
         return unsupported(format!(
-            "{m} queries, {n} keys, depths {d} and {dv}: the attention program needs multiples of 16 (the cube's fractals)"
+            "depths {d} and {dv}: the attention program needs multiples of 16 (the cube's fractals; the queries and keys may be any number)"
         ));
     }
     if machine.flag_ids < program::FLAG_IDS {
@@ -131,6 +131,14 @@ pub fn compile_ranked(
         return unsupported(format!("`{}` has no UB", machine.name));
     };
     let frame = vector::frame(&att.vk, &att.softmax, machine);
+    if frame.width > att.np() {
+        return unsupported(format!(
+            "the softmax's rows in UB are {} values apart on `{}` (its UB alignment), more than the cube's {} columns of scores",
+            frame.width,
+            machine.name,
+            att.np()
+        ));
+    }
     let group = group::build(&att.vk, &att.softmax, frame)?;
     // the scores, as drained and as scaled, are temporaries like the softmax's own (the
     // subtraction of the maxima can then write over them); the other homes stay
@@ -158,7 +166,8 @@ pub fn compile_ranked(
             let fits = t.rows % tiles::F == 0
                 && t.keys % tiles::F == 0
                 && t.stage % tiles::F == 0
-                && [(m, t.rows), (n, t.keys), (n, t.stage)]
+                && (1..=att.mp()).contains(&t.rows)
+                && [(att.np(), t.keys), (att.np(), t.stage)]
                     .iter()
                     .all(|&(e, size)| size > 0 && e % size == 0)
                 && (1..=2).contains(&t.scores);

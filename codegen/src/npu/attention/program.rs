@@ -32,7 +32,7 @@
 //! values' stages).
 
 use super::recognise::Attention;
-use super::tiles::{Tiles, F};
+use super::tiles::{self, Tiles, F};
 use crate::npu::matmul::{dtype, index};
 use crate::npu::recognise::Operand;
 use crate::npu::vector::emit::Rows;
@@ -41,6 +41,7 @@ use crate::npu::NpuError;
 use npu_sim::builder::Builder;
 use npu_sim::program::{
     BarrierScope, BufferId, CmpOp, DType, Direction, Dma, DmaMode, Expr, Pipe, TensorId, Tier,
+    VecOp, Vector,
 };
 use std::collections::BTreeSet;
 
@@ -96,6 +97,12 @@ fn c(v: i64) -> Expr {
 struct Block {
     head: Expr,
     row0: Expr,
+    /// Whether it is its head's last block, when that one is shorter (the blocks do not
+    /// divide the queries), with the last block's queries: it computes them rounded up to
+    /// a fractal (the rows past them are zero queries, never stored).
+    short: Option<(Expr, i64)>,
+    /// Rows of a full block.
+    full: i64,
     /// Its ring slot (`t % 2`).
     slot: Expr,
     /// Its scores' slot in L0C.
@@ -104,18 +111,55 @@ struct Block {
     kv: Expr,
 }
 
+impl Block {
+    /// `e * k` times the rows it computes (which every layout of it on chip has per fractal
+    /// column).
+    fn times_rows(&self, e: Expr, k: i64) -> Expr {
+        match &self.short {
+            None => e * (k * self.full),
+            Some((last, valid)) => last
+                .clone()
+                .select(e.clone() * (k * up(*valid)), e * (k * self.full)),
+        }
+    }
+
+    /// The rows it computes.
+    fn rows(&self) -> Expr {
+        self.times_rows(c(1), 1)
+    }
+
+    /// Its rows that are queries.
+    fn valid(&self) -> Expr {
+        match &self.short {
+            None => c(self.full),
+            Some((last, valid)) => last.clone().select(*valid, self.full),
+        }
+    }
+}
+
+/// `x` rounded up to a fractal.
+fn up(x: i64) -> i64 {
+    super::recognise::up(x, F)
+}
+
 impl Gen<'_> {
-    /// Blocks per head.
+    /// Blocks per head (the last one may be shorter).
     fn per_head(&self) -> i64 {
-        self.att.m() / self.t.rows
+        (self.att.m() + self.t.rows - 1) / self.t.rows
     }
 
     /// The core's block `t`, its first block being `first`.
     fn block(&self, first: &Expr, t: Expr) -> Block {
         let idx = first.clone() + t.clone();
         let head = idx.clone() / self.per_head();
+        let row0 = idx % self.per_head() * self.t.rows;
+        let last = (self.per_head() - 1) * self.t.rows;
+        let short = (self.att.m() % self.t.rows != 0)
+            .then(|| (row0.clone().cmp(CmpOp::Eq, last), self.att.m() - last));
         Block {
-            row0: idx % self.per_head() * self.t.rows,
+            short,
+            full: self.t.rows,
+            row0,
             kv: head.clone() % 2,
             head,
             scores: match self.t.scores {
@@ -152,13 +196,19 @@ impl Gen<'_> {
 
     /// MTE2: a new head's keys, the block's queries, the new head's values into the stages.
     fn load(&self, b: &mut Builder, blk: &Block, starts_head: &Expr) {
-        let (n, d, dv, r) = (self.att.n(), self.att.d(), self.att.dv(), self.t.rows);
+        let (n, np, d, dv, r) = (
+            self.att.n(),
+            self.att.np(),
+            self.att.d(),
+            self.att.dv(),
+            self.t.rows,
+        );
         let stage = self.t.stage;
         b.when("head", starts_head.clone(), |b| {
             let id = blk.kv.clone() + 2;
             b.wait_flag(Pipe::Mte1, Pipe::Mte2, id.clone());
             let src = self.gm(b, &self.att.scores.b, self.n.k, blk, (c(0), c(0)));
-            let dst = b.at(self.n.k_l1, [blk.kv.clone() * (n * d)]);
+            let dst = b.at(self.n.k_l1, [blk.kv.clone() * (np * d)]);
             b.origin(Some("K of the head, GM -> L1 (ND)"));
             b.push(Dma::new(dst, src, 1, n * d));
             b.origin(None);
@@ -174,17 +224,23 @@ impl Gen<'_> {
         );
         let dst = b.at(self.n.q_l1, [blk.slot.clone() * (r * d)]);
         b.origin(Some("Q rows of the block, GM -> L1 (ND -> NZ)"));
-        b.push(Dma::new(dst, src, r, d).strides(d, r).mode(DmaMode::Nd2nz));
+        // a head's last block may hold fewer queries: `nd2nz` zeroes its fractal's rest
+        b.push(
+            Dma::new(dst, src, blk.valid(), d)
+                .strides(d, blk.rows())
+                .mode(DmaMode::Nd2nz),
+        );
         b.origin(None);
         b.set_flag(Pipe::Mte2, Pipe::Mte1, blk.slot.clone());
         b.when("head", starts_head.clone(), |b| {
-            b.repeat("vs", n / stage, |b, vs| {
+            b.repeat("vs", np / stage, |b, vs| {
                 let slot = vs.clone() % 2;
                 b.wait_flag(Pipe::Mte3, Pipe::Mte2, slot.clone());
+                let rows = stage_rows(n, stage, &vs);
                 let src = self.gm(b, &self.att.output.b, self.n.v, blk, (vs * stage, c(0)));
                 let dst = b.at(self.n.v_ub, [slot.clone() * (stage * dv)]);
                 b.origin(Some("V rows of the head, GM -> UB"));
-                b.push(Dma::new(dst, src, 1, stage * dv));
+                b.push(Dma::new(dst, src, 1, rows * dv));
                 b.origin(None);
                 b.set_flag(Pipe::Mte2, Pipe::Mte3, slot);
             });
@@ -193,17 +249,19 @@ impl Gen<'_> {
 
     /// MTE3: a new head's values, stage by stage, UB -> L1 (ND -> NZ).
     fn values(&self, b: &mut Builder, blk: &Block, starts_head: &Expr) {
-        let (n, dv, stage) = (self.att.n(), self.att.dv(), self.t.stage);
+        let (n, np, dv, stage) = (self.att.n(), self.att.np(), self.att.dv(), self.t.stage);
         b.when("head", starts_head.clone(), |b| {
-            b.repeat("vs", n / stage, |b, vs| {
+            b.repeat("vs", np / stage, |b, vs| {
                 let slot = vs.clone() % 2;
                 b.wait_flag(Pipe::Mte2, Pipe::Mte3, slot.clone());
-                let dst = b.at(self.n.v_l1, [blk.kv.clone() * (n * dv) + vs * (stage * F)]);
+                let rows = stage_rows(n, stage, &vs);
+                let dst = b.at(self.n.v_l1, [blk.kv.clone() * (np * dv) + vs * (stage * F)]);
                 let src = b.at(self.n.v_ub, [slot.clone() * (stage * dv)]);
                 b.origin(Some("V rows of the head, UB ND -> L1 NZ"));
+                // the last stage may hold fewer values: `nd2nz` zeroes its fractal's rest
                 b.push(
-                    Dma::new(dst, src, stage, dv)
-                        .strides(dv, n)
+                    Dma::new(dst, src, rows, dv)
+                        .strides(dv, np)
                         .mode(DmaMode::Nd2nz),
                 );
                 b.origin(None);
@@ -216,7 +274,7 @@ impl Gen<'_> {
     /// MTE1 and M: the block's scores, a step of `T` keys at a time (step `s` of the core's
     /// L0 ring is `step`).
     fn scores(&self, b: &mut Builder, blk: &Block, starts_head: &Expr) {
-        let (n, d, r, tk) = (self.att.n(), self.att.d(), self.t.rows, self.t.keys);
+        let (n, d, r, tk) = (self.att.np(), self.att.d(), self.t.rows, self.t.keys);
         let steps = n / tk;
         let a_slot = r * d.max(tk);
         let b_slot = tk * d.max(self.att.dv());
@@ -228,11 +286,13 @@ impl Gen<'_> {
             // steps alternate L0 slots: this block's scores, then the previous block's output
             let l0 = kc.clone() % 2;
             b.wait_flag(Pipe::M, Pipe::Mte1, l0.clone());
-            b.repeat("bi", r / F, |b, bi| {
+            b.repeat("bi", blk.rows() / F, |b, bi| {
                 let dst = b.at(self.n.a_l0, [l0.clone() * a_slot + bi.clone() * (d * F)]);
                 let src = b.at(self.n.q_l1, [blk.slot.clone() * (r * d) + bi * FRACTAL]);
                 b.origin(Some("Q rows, NZ -> zZ"));
-                b.push(Dma::new(dst, src, d / F, FRACTAL).strides(r * F, FRACTAL));
+                b.push(
+                    Dma::new(dst, src, d / F, FRACTAL).strides(blk.times_rows(c(1), F), FRACTAL),
+                );
             });
             b.repeat("db", d / F, |b, db| {
                 let dst = b.at(self.n.b_l0, [l0.clone() * b_slot + db.clone() * (tk * F)]);
@@ -251,12 +311,12 @@ impl Gen<'_> {
             b.wait_flag(Pipe::Mte1, Pipe::M, l0.clone());
             let cc = b.at(
                 self.n.s_l0,
-                [blk.scores.clone() * (r * n) + kc.clone() * (tk * r)],
+                [blk.scores.clone() * (r * n) + blk.times_rows(kc.clone(), tk)],
             );
             let a = b.at(self.n.a_l0, [l0.clone() * a_slot]);
             let bb = b.at(self.n.b_l0, [l0.clone() * b_slot]);
             b.origin(Some(&format!("{}: S = Q K^T", self.att.scores_stmt)));
-            b.mmad(cc, a, bb, (r, d, tk), 1);
+            b.mmad(cc, a, bb, (blk.rows(), d, tk), 1);
             b.origin(None);
             b.set_flag(Pipe::M, Pipe::Mte1, l0);
         });
@@ -266,35 +326,38 @@ impl Gen<'_> {
 
     /// V and MTE3: the block's scores out of L0C, the softmax, the probabilities into L1.
     fn softmax(&self, b: &mut Builder, blk: &Block) {
-        let (n, r) = (self.att.n(), self.t.rows);
+        // the scores' rows are drained whole (`width` columns: those past the keys are zero
+        // keys' scores, as the vector path's own padding is zero, and its reductions do not
+        // read them); the probabilities' columns past the keys are zeroed by `nd2nz` into L1
+        let (n, np, r) = (self.att.n(), self.att.np(), self.t.rows);
         let width = self.ctx.group.frame.width;
         b.wait_flag(Pipe::M, Pipe::V, blk.scores.clone());
         b.barrier(BarrierScope::Pipe(Pipe::V));
         let dst = b.at(self.n.s_ub, [c(0)]);
-        let src = b.at(self.n.s_l0, [blk.scores.clone() * (r * n)]);
+        let src = b.at(self.n.s_l0, [blk.scores.clone() * (r * np)]);
         b.origin(Some("S rows, L0C NZ -> UB ND"));
         b.push(
-            Dma::new(dst, src, r, n)
-                .strides(r, width)
+            Dma::new(dst, src, blk.rows(), width)
+                .strides(blk.rows(), width)
                 .mode(DmaMode::Nz2nd),
         );
         b.origin(None);
         b.set_flag(Pipe::V, Pipe::M, blk.scores.clone());
         b.wait_flag(Pipe::Mte3, Pipe::V, 0);
         let rows = Rows {
-            count: c(r),
+            count: blk.rows(),
             max: r,
         };
         vprog::group(self.ctx, b, &self.places, &c(0), &rows);
         b.set_flag(Pipe::V, Pipe::Mte3, 0);
         b.wait_flag(Pipe::V, Pipe::Mte3, 0);
         b.wait_flag(Pipe::Mte1, Pipe::Mte3, blk.slot.clone());
-        let dst = b.at(self.n.p_l1, [blk.slot.clone() * (r * n)]);
+        let dst = b.at(self.n.p_l1, [blk.slot.clone() * (r * np)]);
         let src = b.at(self.n.p_ub, [c(0)]);
         b.origin(Some("P rows, UB ND -> L1 NZ"));
         b.push(
-            Dma::new(dst, src, r, n)
-                .strides(width, r)
+            Dma::new(dst, src, blk.rows(), n)
+                .strides(width, blk.rows())
                 .mode(DmaMode::Nd2nz),
         );
         b.origin(None);
@@ -307,7 +370,7 @@ impl Gen<'_> {
     /// keys and values are free afterwards.
     fn output(&self, b: &mut Builder, blk: &Block, (starts_head, ends_head): (Expr, Expr)) {
         let (n, d, dv, r, tk) = (
-            self.att.n(),
+            self.att.np(),
             self.att.d(),
             self.att.dv(),
             self.t.rows,
@@ -324,14 +387,16 @@ impl Gen<'_> {
             // after the next block's `steps` steps of scores
             let l0 = (kc.clone() + steps) % 2;
             b.wait_flag(Pipe::M, Pipe::Mte1, l0.clone());
-            b.repeat("bi", r / F, |b, bi| {
+            b.repeat("bi", blk.rows() / F, |b, bi| {
                 let dst = b.at(self.n.a_l0, [l0.clone() * a_slot + bi.clone() * (tk * F)]);
                 let src = b.at(
                     self.n.p_l1,
-                    [blk.slot.clone() * (r * n) + kc.clone() * (tk * r) + bi * FRACTAL],
+                    [blk.slot.clone() * (r * n) + blk.times_rows(kc.clone(), tk) + bi * FRACTAL],
                 );
                 b.origin(Some("P columns, NZ -> zZ"));
-                b.push(Dma::new(dst, src, tk / F, FRACTAL).strides(r * F, FRACTAL));
+                b.push(
+                    Dma::new(dst, src, tk / F, FRACTAL).strides(blk.times_rows(c(1), F), FRACTAL),
+                );
             });
             // a fractal column of V's rows at a time (fractals along the keys are
             // contiguous in NZ, `dv / 16` apart in nZ)
@@ -359,7 +424,7 @@ impl Gen<'_> {
             let a = b.at(self.n.a_l0, [l0.clone() * a_slot]);
             let bb = b.at(self.n.b_l0, [l0.clone() * b_slot]);
             b.origin(Some(&format!("{}: O += P V", self.att.output_stmt)));
-            b.mmad(cc, a, bb, (r, tk, dv), first);
+            b.mmad(cc, a, bb, (blk.rows(), tk, dv), first);
             b.origin(None);
             b.set_flag(Pipe::M, Pipe::Mte1, l0);
         });
@@ -379,8 +444,8 @@ impl Gen<'_> {
         let src = b.at(self.n.o_l0, [blk.slot.clone() * (r * dv)]);
         b.origin(Some("O rows, L0C NZ -> UB ND"));
         b.push(
-            Dma::new(dst, src, r, dv)
-                .strides(r, dv)
+            Dma::new(dst, src, blk.rows(), dv)
+                .strides(blk.rows(), dv)
                 .mode(DmaMode::Nz2nd),
         );
         b.set_flag(Pipe::V, Pipe::M, blk.slot.clone() + 2);
@@ -395,9 +460,18 @@ impl Gen<'_> {
         );
         let src = b.at(self.n.o_ub, [c(0)]);
         b.origin(Some("O rows, UB -> GM"));
-        b.push(Dma::new(dst, src, 1, r * dv));
+        b.push(Dma::new(dst, src, 1, blk.valid() * dv));
         b.origin(None);
         b.set_flag(Pipe::Mte3, Pipe::V, 1);
+    }
+}
+
+/// The values in stage `vs` of `stage` rows: all but in the last when the keys are off
+/// multiples of 16.
+fn stage_rows(n: i64, stage: i64, vs: &Expr) -> Expr {
+    match n % stage {
+        0 => c(stage),
+        _ => (c(n) - vs.clone() * stage).min(stage),
     }
 }
 
@@ -437,7 +511,7 @@ pub fn program(
         tensor(&mut b, &att.output.b, Direction::In)?,
         tensor(&mut b, &att.output.acc, Direction::Out)?,
     );
-    let (n, d, dv, r, tk) = (att.n(), att.d(), att.dv(), t.rows, t.keys);
+    let (n, d, dv, r, tk) = (att.np(), att.d(), att.dv(), t.rows, t.keys);
     let h = DType::F16;
     let pe = dtype(att.output.a.elem)?;
     let mut buf = |name: &str, tier: Tier, dt: DType, elems: i64| {
@@ -457,6 +531,8 @@ pub fn program(
         buf("v_ub", Tier::Ub, h, 2 * t.stage * dv),
     ];
     let [k_l1, v_l1, q_l1, p_l1, a_l0, b_l0, s_l0, o_l0, o_ub, v_ub] = on_chip;
+    let zeros = tiles::zeros(att);
+    let k_zero = (zeros > 0).then(|| buf("k_zero", Tier::Ub, h, zeros));
     // the softmax's buffers: the scores are drained into the first value's place, the
     // probabilities taken from their home
     let bufs = vprog::declare(ctx, &mut b, r, &mut names);
@@ -485,6 +561,19 @@ pub fn program(
             .ok_or_else(|| NpuError::Internal(format!("no UB buffer holds {p_home:?}")))?,
     };
     vprog::invariants(ctx, &mut b, &places);
+    if let Some(z) = k_zero {
+        // MTE1 stages whole fractals of keys: the last one's rows past the last key are
+        // zero in both heads' slots, written once (no load writes them)
+        let dst = b.at(z, [c(0)]);
+        b.origin(Some("zeros for the keys' last fractal"));
+        b.push(Vector::new(VecOp::Dup { value: 0.0 }, dst, zeros / 128));
+        b.barrier(BarrierScope::All);
+        let dst = b.at(k_l1, [c(att.n() * d)]);
+        let src = b.at(z, [c(0)]);
+        b.push(Dma::new(dst, src, 2, (n - att.n()) * d).strides(0, n * d));
+        b.origin(None);
+        b.barrier(BarrierScope::All);
+    }
     let g = Gen {
         att,
         t,
@@ -517,7 +606,7 @@ pub fn program(
         });
         let prev = g.block(&first, it.clone() - 1);
         let ends_head = (it.clone().cmp(CmpOp::Eq, count.clone()))
-            .select(1, prev.row0.clone().cmp(CmpOp::Eq, att.m() - r));
+            .select(1, prev.row0.clone().cmp(CmpOp::Eq, (g.per_head() - 1) * r));
         let prev_starts = starts(&(it.clone() - 1), &prev);
         b.when("previous", it.cmp(CmpOp::Gt, 0), |b| {
             g.output(b, &prev, (prev_starts, ends_head));

@@ -1,8 +1,9 @@
 //! The attention program's sizes, chosen analytically, not by simulation: query rows per
 //! block (`rows`), keys per cube step (`keys`) and value rows per UB stage (`stage`).
 //!
-//! Every pair of multiples of 16 (rows dividing the queries, at most the vector unit's
-//! repeats; keys dividing the keys) whose buffers fit the tiers with their double buffering
+//! Every pair of multiples of 16 (rows at most the queries and the vector unit's repeats,
+//! a head's last block shorter where they do not divide the queries; keys dividing the
+//! keys counted in whole fractals, 197 as 208) whose buffers fit the tiers with their double buffering
 //! ([`Tiles::bytes`]) is costed: the busiest core's blocks times the largest of what a block
 //! takes on the vector unit (the softmax as the vector path emits it, and the two drains out
 //! of L0C), on the cube (its `mmad`s with their start-ups) and on MTE1 (the operands staged
@@ -24,12 +25,13 @@ pub const F: i64 = 16;
 /// The sizes of the attention program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Tiles {
-    /// Query rows per block (a multiple of 16 dividing the queries).
+    /// Query rows per block (a multiple of 16; a head's last block may have fewer).
     pub rows: i64,
-    /// Keys per cube step (a multiple of 16 dividing the keys): columns of the scores per
-    /// `mmad` of the first product, depth of the second's.
+    /// Keys per cube step (a multiple of 16 dividing the keys rounded up to 16): columns of
+    /// the scores per `mmad` of the first product, depth of the second's.
     pub keys: i64,
-    /// Rows of values per stage through UB (a multiple of 16 dividing the keys).
+    /// Rows of values per stage through UB (a multiple of 16 dividing the keys rounded up
+    /// to 16).
     pub stage: i64,
     /// Blocks of scores in L0C: 2 lets the cube compute the next block's scores before the
     /// vector unit has drained this one's; 1 leaves room for larger blocks.
@@ -47,14 +49,15 @@ pub struct Bytes {
     pub l0b: u64,
     /// One or two score blocks and two output blocks (f32).
     pub l0c: u64,
-    /// The output block's drain (f32) and two stages of values.
+    /// The output block's drain (f32), two stages of values and, with keys off multiples of
+    /// 16, the zeros of the keys' last fractal (whole repeats of the vector unit).
     pub ub: u64,
 }
 
 impl Tiles {
     /// What the buffers of these sizes take in each tier.
     pub fn bytes(&self, att: &Attention) -> Bytes {
-        let (m, n, d, dv) = (self.rows, att.n(), att.d(), att.dv());
+        let (m, n, d, dv) = (self.rows, att.np(), att.d(), att.dv());
         let t = self.keys;
         let b = |e: i64, size: i64| (e * size) as u64;
         Bytes {
@@ -62,9 +65,15 @@ impl Tiles {
             l0a: b(2 * m * d.max(t), 2),
             l0b: b(2 * t * d.max(dv), 2),
             l0c: b(self.scores * m * n + 2 * m * dv, 4),
-            ub: b(m * dv, 4) + b(2 * self.stage * dv, 2),
+            ub: b(m * dv, 4) + b(2 * self.stage * dv, 2) + b(zeros(att), 2),
         }
     }
+}
+
+/// Elements of the zeros that fill the keys' last fractal past the last key (in UB, whole
+/// repeats of 128 f16 lanes; none when the keys are a multiple of 16).
+pub fn zeros(att: &Attention) -> i64 {
+    super::recognise::up((att.np() - att.n()) * att.d(), 128)
 }
 
 /// What the choice needs beyond the kernel and the machine.
@@ -115,8 +124,8 @@ impl Model<'_> {
     pub fn cost(&self, t: Tiles) -> Option<Choice> {
         let ub_bytes = self.fits(t)?;
         let att = self.att;
-        let (r, k) = (t.rows as f64, t.keys as f64);
-        let (n, d, dv) = (att.n() as f64, att.d() as f64, att.dv() as f64);
+        let k = t.keys as f64;
+        let (n, d, dv) = (att.np() as f64, att.d() as f64, att.dv() as f64);
         let m = self.machine;
         let path = |from, to| {
             m.path(from, to).map_or((1.0, 0.0), |p| {
@@ -127,33 +136,64 @@ impl Model<'_> {
         let (mte1_bw, mte1_lat) = path(Mem::L1, Mem::L0a);
         let steps = n / k;
         let f = F as f64;
-        let vector = (self.vector)(t.rows) + 2.0 * drain_lat + (r * n + r * dv) * 4.0 / drain_bw;
-        let cube = 2.0 * steps * m.cube.startup
-            + (r / f) * (d / f) * (k / f) * steps
-            + (r / f) * (k / f) * (dv / f) * steps;
-        // a pipe overlaps a transfer's latency with the previous one's data: each takes
-        // the longer of the two
-        let move_ = |count: f64, elems: f64| count * (elems * 2.0 / mte1_bw).max(mte1_lat);
-        let qk_mte1 = move_(r / f, f * d) + move_(d / f, k * f);
-        let pv_mte1 = move_(r / f, k * f) + move_(dv / f, k * f);
-        let mte1 = steps * (qk_mte1 + pv_mte1);
-        let blocks_all = att.heads * att.m() / t.rows;
+        // a pipe starts a transfer's latency as soon as the one before it has started
+        // (`npu_sim::timing`): in a run of transfers, each pair costs one latency and both
+        // data phases, unless the data is longer than the latency
+        let move_ = |count: f64, elems: f64| {
+            let data = elems * 2.0 / mte1_bw;
+            count * data.max((data + mte1_lat) / 2.0)
+        };
+        let qk_mte1 = |r: f64| move_(r / f, f * d) + move_(d / f, k * f);
+        let pv_mte1 = |r: f64| move_(r / f, k * f) + move_(dv / f, k * f);
+        // a block computing `rows` rows: its vector, cube and MTE1 cycles
+        let block = |rows: i64| {
+            let r = rows as f64;
+            let vector = (self.vector)(rows) + 2.0 * drain_lat + (r * n + r * dv) * 4.0 / drain_bw;
+            let cube = 2.0 * steps * m.cube.startup
+                + (r / f) * (d / f) * (k / f) * steps
+                + (r / f) * (k / f) * (dv / f) * steps;
+            (vector, cube, steps * (qk_mte1(r) + pv_mte1(r)))
+        };
+        // blocks are dealt to the cores in contiguous ranges; a head's last block computes
+        // its queries rounded up to a fractal
+        let per_head = (att.m() + t.rows - 1) / t.rows;
+        let last = super::recognise::up(att.m() - (per_head - 1) * t.rows, F);
+        let (full, short) = (block(t.rows), block(last));
         let cores = m.cores as i64;
-        let blocks = (blocks_all + cores - 1) / cores;
+        let all = att.heads * per_head;
+        let (q, rem) = (all / cores, all % cores);
+        let work = |c: i64| {
+            let first = c * q + c.min(rem);
+            (first..first + q + i64::from(c < rem))
+                .map(|b| match b % per_head == per_head - 1 {
+                    true => short,
+                    false => full,
+                })
+                .map(|(v, cu, mt)| v.max(cu).max(mt))
+                .sum::<f64>()
+        };
+        let busiest = (0..cores).map(work).fold(0.0, f64::max);
         let (gm_bw, gm_lat) = path(Mem::Gm, Mem::L1);
-        // the first head's keys and values (a burst per stage)
-        // before the vector unit's first block: the first head's keys and the block's
-        // scores; after its last: the last block's output product, drain and store
-        let qk = steps * (m.cube.startup + (r / f) * (d / f) * (k / f) + qk_mte1 / steps);
-        let pv = steps * (m.cube.startup + (r / f) * (k / f) * (dv / f) + pv_mte1 / steps);
-        let fill = gm_lat + n * d * 2.0 / gm_bw + qk;
+        // before the vector unit's first block: the first head's keys, the block's queries
+        // and scores; after its last: the last block's output product, drain and store
+        let r = t.rows as f64;
+        // (a pipeline of two stages, MTE1's transfers and the cube's `mmad`, per step)
+        let piped = |mte1: f64, cube: f64| mte1 + steps * mte1.max(m.cube.startup + cube);
+        let qk = piped(qk_mte1(r), (r / f) * (d / f) * (k / f));
+        let pv = piped(pv_mte1(r), (r / f) * (k / f) * (dv / f));
+        // the block's queries come in a burst per row (`nd2nz`), each charged the GM
+        // segments it touches
+        let row = (att.d() * 2) as u64;
+        let queries: f64 = (0..t.rows as u64)
+            .map(|i| m.gm.charged(i * row, row) as f64 / gm_bw + m.gm.burst_cycles)
+            .sum();
+        let fill = gm_lat + n * d * 2.0 / gm_bw + queries + qk;
         let tail = pv + drain_lat + r * dv * 4.0 / drain_bw + gm_lat + r * dv * 4.0 / gm_bw;
-        let cycles = blocks as f64 * vector.max(cube).max(mte1) + fill + tail;
         Some(Choice {
             tiles: t,
-            blocks,
-            cycles,
-            per_block: (vector, cube, mte1),
+            blocks: (all + cores - 1) / cores,
+            cycles: busiest + fill + tail,
+            per_block: full,
             ub_bytes,
         })
     }
@@ -163,7 +203,8 @@ impl Model<'_> {
     /// among equals.
     pub fn ranked(&self) -> Vec<Choice> {
         let att = self.att;
-        let max_rows = att.m().min(self.machine.vector.max_repeat as i64);
+        let (mp, np) = (att.mp(), att.np());
+        let max_rows = mp.min(self.machine.vector.max_repeat as i64);
         let divisors = |e: i64, max: i64| -> Vec<i64> {
             (F..=max.min(e))
                 .step_by(F as usize)
@@ -171,11 +212,12 @@ impl Model<'_> {
                 .collect()
         };
         let mut out = Vec::new();
-        for rows in divisors(att.m(), max_rows).into_iter().rev() {
-            for keys in divisors(att.n(), att.n()).into_iter().rev() {
+        // a head's last block may be shorter; the keys and stages divide the keys
+        for rows in (1..=max_rows / F).rev().map(|b| b * F) {
+            for keys in divisors(np, np).into_iter().rev() {
                 // the largest stage of values that fits, two blocks of scores if they fit
                 let fit = [2, 1].into_iter().find_map(|scores| {
-                    (divisors(att.n(), att.n()).into_iter().rev()).find_map(|stage| {
+                    (divisors(np, np).into_iter().rev()).find_map(|stage| {
                         let t = Tiles {
                             rows,
                             keys,
