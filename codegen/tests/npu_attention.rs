@@ -16,18 +16,24 @@ use codegen::runner::{disagreements, Comparison};
 use npu_sim::Machine;
 
 /// Compiles `text` at `sizes` for `machine`, checks that no GM tensor but the kernel's
-/// inputs and output exists, runs it against the interpreter (and the timing oracle) and
-/// returns the plan.
+/// inputs and output exists (none for the scores or the probabilities), runs it against the
+/// interpreter (and the timing oracle) and returns the plan.
 fn differential(text: &str, sizes: &[(&str, i64)], machine: &str) -> codegen::npu::attention::Plan {
     let k = kernel(text);
     let (params, all) = sizes_of(&k, sizes);
     let m = Machine::load(machine).unwrap();
     let at = format!("{machine} {sizes:?}");
     let compiled = compile(&k, &all, &m, true).unwrap_or_else(|e| panic!("{at}: {e}"));
-    let tensors: Vec<&str> = (compiled.program.tensors.iter())
+    let mut tensors: Vec<&str> = (compiled.program.tensors.iter())
         .map(|t| t.name.as_str())
         .collect();
-    assert_eq!(tensors, ["Q", "K", "V", "O"], "{at}: the scores went to GM");
+    let mut arrays: Vec<&str> = (k.arrays.iter())
+        .filter(|a| a.role != frontend::ir::Role::Temp)
+        .map(|a| a.name.as_str())
+        .collect();
+    tensors.sort_unstable();
+    arrays.sort_unstable();
+    assert_eq!(tensors, arrays, "{at}: the scores went to GM");
     let (want, got) = common::interpreted_and_simulated(&k, &params, &compiled, &m, 2, &at);
     let bad = disagreements(&k, &want, &got, Comparison::Tolerant).unwrap();
     assert!(bad.is_empty(), "{at}: {bad:?}");
@@ -162,6 +168,34 @@ fn one_block_of_scores_in_l0c_and_forced_sizes_match() {
     };
     let e = attention::compile_ranked(&k, &all, &m, true, (1, Some(odd))).unwrap_err();
     assert!(e.to_string().contains("do not divide"), "{e}");
+}
+
+/// A per-key additive mask (BERT's padding mask for one sequence) and a scalar temperature,
+/// both inputs of the softmax: loaded once per core, whole (the mask's row padded with
+/// zeros in UB).
+const MASKED: &str = "kernel masked(Q: f16[H, L, D], K: f16[H, L, D], V: f16[H, L, D], M: f32[L], t: f32) -> (O: f32[H, L, D])
+  params H = 2, L = 197, D = 64
+{
+  let S: f32[H, L, L]; let m: f32[H, L]; let s: f32[H, L]; let P: f16[H, L, L];
+  S[h, i, j] = sum(d) f32(Q[h, i, d]) * f32(K[h, j, d]);
+  S[h, i, j] = S[h, i, j] * t + M[j];
+  m[h, i] = max(j) S[h, i, j];
+  s[h, i] = sum(j) exp(S[h, i, j] - m[h, i]);
+  P[h, i, j] = f16(exp(S[h, i, j] - m[h, i]) / s[h, i]);
+  O[h, i, d] = sum(j) f32(P[h, i, j]) * f32(V[h, j, d]);
+}";
+
+#[test]
+fn a_per_key_mask_and_a_scalar_input_match() {
+    for machine in ["ascend-like", "ascend-like-halfgm"] {
+        differential(MASKED, &[], machine);
+        differential(MASKED, &[("H", 5), ("L", 48), ("D", 16)], machine);
+        // an f16 mask, converted in the softmax
+        let f16_mask = MASKED
+            .replace("M: f32[L]", "M: f16[L]")
+            .replace("+ M[j]", "+ f32(M[j])");
+        differential(&f16_mask, &[("H", 3), ("L", 40), ("D", 32)], machine);
+    }
 }
 
 /// ViT's 197 tokens and other counts off multiples of 16: the cube computes the queries

@@ -3,7 +3,11 @@
 //! their product with the values, the output to GM. The scores and probabilities never go to
 //! GM.
 //!
-//! Blocks (a head's `R` query rows) are dealt to the cores in balanced contiguous ranges.
+//! Blocks (a head's `R` query rows; its last block may be shorter) are dealt to the cores in
+//! balanced contiguous ranges. Queries and keys off multiples of 16 are computed rounded up
+//! to fractals, the padding zero (the keys' rows past the last key zeroed once in L1), and
+//! only the real queries are stored. The softmax's per-key vectors and scalars are loaded
+//! once per core, before the loop.
 //! Per core, iteration `t` of one loop does block `t`'s first half and block `t - 1`'s
 //! second, so that the cube computes the next block's scores while the vector unit works:
 //!
@@ -34,16 +38,17 @@
 use super::recognise::Attention;
 use super::tiles::{self, Tiles, F};
 use crate::npu::matmul::{dtype, index};
-use crate::npu::recognise::Operand;
+use crate::npu::recognise::{extents, Operand};
 use crate::npu::vector::emit::Rows;
 use crate::npu::vector::program::{self as vprog, Context, Holds, Places};
+use crate::npu::vector::recognise::Kind;
 use crate::npu::NpuError;
 use npu_sim::builder::Builder;
 use npu_sim::program::{
     BarrierScope, BufferId, CmpOp, DType, Direction, Dma, DmaMode, Expr, Pipe, TensorId, Tier,
     VecOp, Vector,
 };
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Flag ids per pipe pair the program needs.
 pub const FLAG_IDS: u32 = 4;
@@ -535,6 +540,19 @@ pub fn program(
     let k_zero = (zeros > 0).then(|| buf("k_zero", Tier::Ub, h, zeros));
     // the softmax's buffers: the scores are drained into the first value's place, the
     // probabilities taken from their home
+    // the softmax's other inputs (per-key vectors, scalars), loaded once per core
+    let mut inputs = BTreeMap::new();
+    for (&a, &kind) in &att.vk.arrays {
+        let array = att.softmax.array(a);
+        if matches!(kind, Kind::Col | Kind::Scalar) && array.role.is_input() {
+            let shape = extents(&att.softmax, a, ctx.params)?;
+            let shape: Vec<u64> = shape.iter().map(|&e| e as u64).collect();
+            let shape = if shape.is_empty() { vec![1] } else { shape };
+            names.insert(array.name.clone());
+            let t = b.tensor(&array.name, dtype(array.elem)?, &shape, Direction::In);
+            inputs.insert(a, t);
+        }
+    }
     let bufs = vprog::declare(ctx, &mut b, r, &mut names);
     let places = Places::new(ctx, &bufs)?;
     let s = att.scores.acc.tensor;
@@ -560,6 +578,7 @@ pub fn program(
         p_ub: (bufs.get(&p_home).map(|(id, _)| *id))
             .ok_or_else(|| NpuError::Internal(format!("no UB buffer holds {p_home:?}")))?,
     };
+    vprog::per_core_inputs(ctx, &mut b, &bufs, &inputs, false)?;
     vprog::invariants(ctx, &mut b, &places);
     if let Some(z) = k_zero {
         // MTE1 stages whole fractals of keys: the last one's rows past the last key are

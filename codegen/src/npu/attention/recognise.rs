@@ -8,7 +8,9 @@
 //! Both products are proved onto the cube's intrinsic by the mapping layer
 //! (`recognise::product`); the statements between them are recognised, folded and lowered
 //! by the vector path itself, on the kernel restricted to them (`S` its input, `P` its
-//! output). The cube's intrinsic multiplies f16 operands, so `P` must be f16.
+//! output); besides the scores they may read per-key vectors (a padding mask `M[j]`) and
+//! scalars, loaded once per core. The cube's intrinsic multiplies f16 operands, so `P` must
+//! be f16.
 
 use crate::npu::recognise::{product, Dim, Operand, Product};
 use crate::npu::vector::recognise::{recognise as vector_kernel, Kind, VectorKernel};
@@ -208,7 +210,10 @@ pub fn attention(
         } else if a == o {
             Some("is the output, used between the products")
         } else if role.is_input() {
-            Some("is an input; the softmax between the products reads only the scores")
+            // loaded once per core, whole
+            (!matches!(kind, Kind::Col | Kind::Scalar)).then_some(
+                "is an input of the scores' rows; the softmax between the products reads the scores, per-key vectors and scalars",
+            )
         } else if role.is_output() {
             Some("is an output written between the products")
         } else {

@@ -390,54 +390,12 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
     // when every core has the same rows, a whole number of groups: sizes are constants
     let uniform =
         (rem == 0 && q * gran * cores == nr && (q * gran) % rows == 0).then_some(q * gran);
-    let unit = unit(ctx.machine, ctx.group);
     let cols = ctx.vk.cols.unwrap_or(1);
     let in_ring = !ctx.per_group().is_empty();
-    let per_core = ctx.per_core();
-    let padded = f.width != cols;
 
     // Per core: zero what loads leave partly unwritten, load per-core inputs, compute
     // invariants.
-    {
-        let mut e = Emitter::new(&mut b, unit);
-        if padded {
-            for (&h, &(id, elems)) in &d.bufs {
-                let (a, slots) = match h {
-                    Holds::In(a) if ctx.kind(a) == Kind::Tile => (a, 2),
-                    Holds::PerCore(a) if ctx.kind(a) == Kind::Col => (a, 1),
-                    _ => continue,
-                };
-                let place = Place {
-                    buf: id,
-                    offset: Expr::Const(0),
-                };
-                e.fill(&place, ctx.dtype(a), slots * elems);
-            }
-        }
-    }
-    if !per_core.is_empty() {
-        if padded {
-            b.set_flag(Pipe::V, Pipe::Mte2, 2);
-            b.wait_flag(Pipe::V, Pipe::Mte2, 2);
-        }
-        for &a in &per_core {
-            let (id, _) = d.buf(Holds::PerCore(a))?;
-            let len = match ctx.kind(a) {
-                Kind::Col => cols,
-                _ => 1,
-            };
-            let rank = k.array(a).dims.len().max(1);
-            let tensor = (d.tensors.get(&a).copied())
-                .ok_or_else(|| NpuError::Internal(format!("no tensor for array {a:?}")))?;
-            let src = b.at(tensor, vec![Expr::Const(0); rank]);
-            let dst = b.at(id, [Expr::Const(0)]);
-            b.origin(Some(&format!("load {}", k.array(a).name)));
-            b.push(Dma::new(dst, src, 1, len));
-        }
-        b.origin(None);
-        b.set_flag(Pipe::Mte2, Pipe::V, 2);
-        b.wait_flag(Pipe::Mte2, Pipe::V, 2);
-    }
+    per_core_inputs(ctx, &mut b, &d.bufs, &d.tensors, true)?;
     let places = Places::new(ctx, &d.bufs)?;
     invariants(ctx, &mut b, &places);
     if in_ring {
@@ -578,6 +536,64 @@ impl Places {
             },
         }
     }
+}
+
+/// V and MTE2, once per core: where the rows are padded (the frame is wider than the
+/// columns), the per-column inputs' buffers zeroed (and, with `tiles`, the per-group
+/// inputs' rings), then the per-core inputs (per-column vectors, scalars) loaded whole,
+/// V waiting for them (flag id 2 both ways).
+pub fn per_core_inputs(
+    ctx: &Context,
+    b: &mut Builder,
+    bufs: &BTreeMap<Holds, (BufferId, i64)>,
+    tensors: &BTreeMap<ArrayId, TensorId>,
+    tiles: bool,
+) -> Result<(), NpuError> {
+    let k = ctx.kernel;
+    let cols = ctx.vk.cols.unwrap_or(1);
+    let padded = ctx.group.frame.width != cols;
+    if padded {
+        let mut e = Emitter::new(b, unit(ctx.machine, ctx.group));
+        for (&h, &(id, elems)) in bufs {
+            let (a, slots) = match h {
+                Holds::In(a) if tiles && ctx.kind(a) == Kind::Tile => (a, 2),
+                Holds::PerCore(a) if ctx.kind(a) == Kind::Col => (a, 1),
+                _ => continue,
+            };
+            let place = Place {
+                buf: id,
+                offset: Expr::Const(0),
+            };
+            e.fill(&place, ctx.dtype(a), slots * elems);
+        }
+    }
+    let per_core = ctx.per_core();
+    if per_core.is_empty() {
+        return Ok(());
+    }
+    if padded {
+        b.set_flag(Pipe::V, Pipe::Mte2, 2);
+        b.wait_flag(Pipe::V, Pipe::Mte2, 2);
+    }
+    for &a in &per_core {
+        let (id, _) = (bufs.get(&Holds::PerCore(a)).copied())
+            .ok_or_else(|| NpuError::Internal(format!("no buffer holds {a:?}")))?;
+        let len = match ctx.kind(a) {
+            Kind::Col => cols,
+            _ => 1,
+        };
+        let rank = k.array(a).dims.len().max(1);
+        let tensor = (tensors.get(&a).copied())
+            .ok_or_else(|| NpuError::Internal(format!("no tensor for array {a:?}")))?;
+        let src = b.at(tensor, vec![Expr::Const(0); rank]);
+        let dst = b.at(id, [Expr::Const(0)]);
+        b.origin(Some(&format!("load {}", k.array(a).name)));
+        b.push(Dma::new(dst, src, 1, len));
+    }
+    b.origin(None);
+    b.set_flag(Pipe::Mte2, Pipe::V, 2);
+    b.wait_flag(Pipe::Mte2, Pipe::V, 2);
+    Ok(())
 }
 
 /// V: the values computed once per core (constants, what depends only on per-column inputs
