@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{example, kernel};
+use common::{example, kernel, sizes_of};
 
 use codegen::npu::matmul::ring::Ring;
 use codegen::npu::matmul::strips::Strips;
@@ -836,5 +836,25 @@ mod random_products {
             let tol = if f16 { F16_RESULT } else { tolerance(ElemType::F32) };
             prop_assert!(err <= tol, "{s:?}: {err:e}");
         }
+    }
+}
+
+/// C's rows off GM's 32-byte blocks and wider than the usual tiles (an f16 C of 1000
+/// columns: ResNet-50's classifier): tiles of whole rows (1008 columns wide, which no two
+/// cores share a block of), or, for a single row, tiles of any width; both presets.
+#[test]
+fn c_rows_off_gm_blocks_are_stored_by_tiles_of_whole_rows() {
+    for machine in ["ascend-like", "ascend-like-halfgm"] {
+        let (err, schedule) = differential(GEMM_F16, &[("M", 64), ("N", 1000), ("K", 96)], machine);
+        assert!(err <= F16_RESULT, "{machine}: {err:e}");
+        assert_eq!(schedule.tile().1, 1008, "{machine}: {schedule:?}");
+        let (err, schedule) = differential(GEMM_F16, &[("M", 1), ("N", 1000), ("K", 200)], machine);
+        assert!(err <= F16_RESULT, "{machine}: {err:e}");
+        assert!(schedule.tile().1 < 1000, "{machine}: {schedule:?}");
+        // 3001 columns: a whole row does not fit L0B beside a step of 16
+        let k = kernel(GEMM_F16);
+        let (_, all) = sizes_of(&k, &[("M", 77), ("N", 3001), ("K", 33)]);
+        let m = Machine::load(machine).unwrap();
+        assert!(compile(&k, &all, &m, true).is_err());
     }
 }

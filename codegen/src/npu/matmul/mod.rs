@@ -114,10 +114,13 @@ pub fn program(
 
 /// Whether tiles `tn` wide store C in 32-byte blocks of their own (the hardware writes GM in
 /// whole blocks, so two stores into one block race unless ordered): C's rows must start on
-/// a block, or a tile must hold whole rows. (Row bands start on a block: a tile's rows are a
+/// a block, or a tile must hold whole rows, or C is one row (per batch element: those start
+/// on blocks, `misaligned_batch`). (Row bands start on a block: a tile's rows are a
 /// multiple of 16.)
 fn stores_apart(mm: &Matmul, tn: i64, c_bytes: i64) -> bool {
-    (mm.product.n * c_bytes) % npu_sim::hazards::BLOCK as i64 == 0 || tn >= mm.product.n
+    (mm.product.n * c_bytes) % npu_sim::hazards::BLOCK as i64 == 0
+        || tn >= mm.product.n
+        || mm.product.m == 1
 }
 
 /// The byte distance between two elements of a batch of `op`, if some is not a multiple of

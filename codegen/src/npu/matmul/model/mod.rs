@@ -91,9 +91,14 @@ fn candidates(mm: &Matmul, machine: &Machine) -> Vec<Schedule> {
             .map(|k| k * F)
             .filter(move |&v| v <= round16(extent))
     };
+    // C's rows off GM blocks are stored by tiles of whole rows: those wider than 256 too
+    let whole = round16(mm.product.n);
+    let widths: Vec<i64> = (sizes(mm.product.n).chain((whole > 16 * F).then_some(whole)))
+        .filter(|&tn| stores_apart(mm, tn, c_bytes))
+        .collect();
     let mut out = Vec::new();
     for tm in sizes(mm.product.m) {
-        for tn in sizes(mm.product.n).filter(|&tn| stores_apart(mm, tn, c_bytes)) {
+        for &tn in &widths {
             for tk in [16, 32, 64, 128].into_iter().filter(|&tk| tk <= k16) {
                 if 2 * tm * tk * 2 > cap(Mem::L0a) || 2 * tk * tn * 2 > cap(Mem::L0b) {
                     continue;
