@@ -693,6 +693,18 @@ fn a_bias_and_relu_after_an_nhwc_convolution_run_on_the_vector_unit() {
             ("by the vector unit", 4),
         );
     }
+    // output channels that no slab of 16 divides but 16 itself (20, 40, 100): a last slab
+    // whose channels past K are computed on zeroed padding and never stored
+    for (k, text) in [
+        (20, &with_bias(Layout::Nhwc, 1, 1)),
+        (40, &half),
+        (100, &half),
+    ] {
+        for machine in ["ascend-like", "ascend-like-halfgm"] {
+            let sz = sizes((1, 16, 8, 7, k), 3, 1, 1);
+            fused(text, &sz, machine, ("by the vector unit", 4));
+        }
+    }
     // two images of f16 outputs: each starts on a GM block of 16 values, or is refused
     let two = |k| sizes((2, 16, 3, 3, k), 3, 1, 1);
     fused(&half, &two(32), "ascend-like", ("by the vector unit", 4));

@@ -211,13 +211,7 @@ fn compile_unchecked(
         return Err(NpuError::ReorderNotAllowed);
     }
     let schedule = matmul::Schedule::choose(&mm, machine).ok_or_else(|| {
-        let n = mm.product.n;
         NpuError::Unsupported(match mm.epilogue.vector() {
-            // a tile's columns are a multiple of 16
-            Some(epi) if n % 16 != 0 => format!(
-                "statement {} after the product runs on the vector unit over whole rows of each tile, so a tile's columns (a multiple of 16) must divide C's {n} columns, which no multiple of 16 does",
-                epi.statement
-            ),
             Some(_) => format!(
                 "no tile of the product fits `{}`'s buffers beside the vector epilogue's",
                 machine.name

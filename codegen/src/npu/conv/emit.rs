@@ -155,7 +155,7 @@ pub fn program(cv: &Conv, t: &Tiles, machine: &Machine) -> Result<npu_sim::Progr
     let bufs = match &tail {
         Some(tail) => {
             let (bufs, loads) = tail.declare(&mut b, t.mp)?;
-            tail.prologue(&mut b, &bufs, loads);
+            tail.prologue(&mut b, &bufs, loads, (c_ub, drained, 2 * t.mp * t.ks));
             Some(bufs)
         }
         None => None,

@@ -99,7 +99,7 @@ pub fn program(
     let tail = match mm.epilogue.vector() {
         Some(epi) => Some(tail::Tail::new(epi, machine, tn).ok_or_else(|| {
             NpuError::Unsupported(format!(
-                "tiles {tn} wide do not divide C's {} columns, which the vector epilogue needs",
+                "the vector epilogue is not computed on tiles {tn} wide of C's {} columns",
                 mm.product.n
             ))
         })?),
@@ -182,7 +182,7 @@ fn c_buffers(
             let c_ub = b.buffer("c_ub", Tier::Ub, DType::F32, &size(t.sums));
             let c_out = b.buffer("c_out", Tier::Ub, tc, &size(t.slots));
             let (bufs, loads) = tail.declare(b, t.rows)?;
-            tail.prologue(b, &bufs, loads);
+            tail.prologue(b, &bufs, loads, (c_ub, DType::F32, t.sums * t.elems));
             (c_ub, c_out, Some(bufs))
         }
     })

@@ -12,8 +12,9 @@
 //! out of L0C is on V too), the graph's instructions, the per-column values read at the
 //! tile's first column, and a `barrier V` (the next copy may write the sums they read: only
 //! V touches them, so the schedules keep one slot of sums where their flags do not tell
-//! slots apart). The tiles' columns must divide C's columns, so that every row of a tile is
-//! whole in UB.
+//! slots apart). Where the tiles do not divide C's columns, the last tile's columns past
+//! C's are computed on padding (zeroed once per core: the sums, the second tiles' rings, the
+//! per-column vectors past their end) and never stored.
 
 use super::dtype;
 use crate::npu::epilogue::VectorEpilogue;
@@ -26,7 +27,7 @@ use crate::npu::vector::recognise::Kind;
 use crate::npu::NpuError;
 use frontend::ir::ArrayId;
 use npu_sim::builder::Builder;
-use npu_sim::program::{BufferId, Direction, Dma, Expr, Pipe, TensorId, Tier};
+use npu_sim::program::{BufferId, DType, Direction, Dma, Expr, Pipe, TensorId, Tier};
 use npu_sim::Machine;
 use std::collections::BTreeMap;
 
@@ -98,13 +99,11 @@ pub(super) fn bytes(elems: i64, d: npu_sim::program::DType, align: i64) -> i64 {
 }
 
 impl<'e> Tail<'e> {
-    /// The tail of `epi` for tiles `tn` columns wide on `machine`, `None` when `tn` does not
-    /// divide C's columns.
+    /// The tail of `epi` for tiles `tn` columns wide on `machine` (when `tn` does not divide
+    /// C's columns, the last tile's columns past C's are computed on padding and never
+    /// stored).
     pub fn new(epi: &'e VectorEpilogue, machine: &Machine, tn: i64) -> Option<Tail<'e>> {
         let cols = epi.vk.cols?;
-        if cols % tn != 0 {
-            return None;
-        }
         let group = group::build(&epi.vk, &epi.kernel, Frame::of(machine, tn)).ok()?;
         let sums = (group.loaded.iter()).find(|(_, a)| *a == epi.acc)?.0;
         // the sums' slot is the first operation's to compute in place
@@ -119,7 +118,7 @@ impl<'e> Tail<'e> {
             temps,
             sums,
             unit: Unit::of(machine, tn),
-            wide: Unit::of(machine, cols),
+            wide: Unit::of(machine, (cols + tn - 1) / tn * tn),
             flag_cycles: machine.scalar.flag_cycles,
         })
     }
@@ -241,7 +240,7 @@ impl<'e> Tail<'e> {
             let n = &g.nodes[v];
             let (tensor, id, rank) = input(b, (v, a), self.core_elems(n.layout, n.dtype))?;
             let len = match self.epi.vk.arrays[&a] {
-                Kind::Col => self.wide.frame.width,
+                Kind::Col => self.epi.vk.cols.unwrap_or(1),
                 _ => 1,
             };
             loads.push(Dma::new(
@@ -303,15 +302,69 @@ impl<'e> Tail<'e> {
         Ok((Buffers { homes, seconds }, loads))
     }
 
-    /// Per core, before the tiles: the per-core inputs loaded (`loads`, from
+    /// Whether the tiles do not divide C's columns: the last tile's columns past C's are
+    /// computed from padding, which must be written.
+    fn padded(&self) -> bool {
+        self.epi
+            .vk
+            .cols
+            .is_some_and(|cols| self.wide.frame.width > cols)
+    }
+
+    /// Per core, before the tiles: with padded rows, the tiles' sums (`sums`: buffer, type
+    /// and elements) and the second tiles' rings zeroed (the copies out of L0C and the loads
+    /// write C's columns only); the per-core inputs loaded (`loads`, from
     /// [`Tail::declare`]) and the values that depend on them only computed; the second
     /// tiles' slots free.
-    pub fn prologue(&self, b: &mut Builder, bufs: &Buffers, loads: Vec<Dma>) {
+    pub fn prologue(
+        &self,
+        b: &mut Builder,
+        bufs: &Buffers,
+        loads: Vec<Dma>,
+        sums: (BufferId, DType, i64),
+    ) {
+        if self.padded() {
+            let mut e = Emitter::new(b, self.unit);
+            let rings = (self.seconds().zip(&bufs.seconds))
+                .map(|((v, _), &(_, buf, elems))| (buf, self.graph().nodes[v].dtype, 2 * elems));
+            for (buf, dtype, elems) in rings.chain([sums]) {
+                let place = Place {
+                    buf,
+                    offset: Expr::Const(0),
+                };
+                e.fill(&place, dtype, elems);
+            }
+            e.barrier();
+        }
         if !bufs.seconds.is_empty() {
             b.set_flag(Pipe::V, Pipe::Mte2, SECOND);
             b.set_flag(Pipe::V, Pipe::Mte2, SECOND + 1);
         }
         if !loads.is_empty() {
+            // per-column vectors shorter than the rows in UB: the rest zero, so that the
+            // padding's values are computed from written bytes
+            let cols = self.epi.vk.cols.unwrap_or(1);
+            let short: Vec<(Val, BufferId)> = (self.given())
+                .filter(|(v, _)| self.graph().nodes[*v].layout == Layout::Col)
+                .filter_map(|(v, _)| match bufs.homes[v] {
+                    Home::Own(id) => Some((v, id)),
+                    _ => None,
+                })
+                .filter(|_| self.wide.frame.width > cols)
+                .collect();
+            if !short.is_empty() {
+                let mut e = Emitter::new(b, self.wide);
+                for (v, id) in short {
+                    let n = &self.graph().nodes[v];
+                    let place = Place {
+                        buf: id,
+                        offset: Expr::Const(0),
+                    };
+                    e.fill(&place, n.dtype, self.core_elems(n.layout, n.dtype));
+                }
+                b.set_flag(Pipe::V, Pipe::Mte2, LOADED);
+                b.wait_flag(Pipe::V, Pipe::Mte2, LOADED);
+            }
             b.origin(Some(&format!("{}: per-core inputs", self.epi.statement)));
             for d in loads {
                 b.push(d);
