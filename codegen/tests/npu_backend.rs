@@ -750,6 +750,27 @@ mod random_products {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
+        /// Random sizes of an f16 result, whose rows are off GM's blocks unless its columns
+        /// are a multiple of 16 (up to 1100: tiles of whole rows), on both presets: the
+        /// program matches, or no tile fits and the product is refused with that reason.
+        #[test]
+        fn any_f16_product_matches_or_is_refused(
+            m in 1i64..80, n in 1i64..1100, k in 1i64..100, halfgm in any::<bool>(),
+        ) {
+            let machine = if halfgm { "ascend-like-halfgm" } else { "ascend-like" };
+            let kk = kernel(GEMM_F16);
+            let sizes = BTreeMap::from([("M".to_string(), m), ("N".to_string(), n), ("K".to_string(), k)]);
+            let mach = Machine::load(machine).unwrap();
+            match compile(&kk, &sizes, &mach, true) {
+                Ok(_) => {
+                    let (err, _) = differential(GEMM_F16, &[("M", m), ("N", n), ("K", k)], machine);
+                    prop_assert!(err <= F16_RESULT, "{err:e}");
+                }
+                Err(NpuError::Unsupported(why)) => prop_assert!(why.contains("no tile"), "{why}"),
+                Err(other) => prop_assert!(false, "{other:?}"),
+            }
+        }
+
         /// Random sizes on a full and a tiny machine: the program matches the interpreter,
         /// or no tile fits and the product is refused with that reason.
         #[test]
@@ -770,23 +791,26 @@ mod random_products {
             }
         }
 
-        /// Random sizes with a residual (f32, or f16 into an f16 result) on both presets, in
-        /// the model's schedule, C's columns a multiple of 16 (a vector epilogue's tiles
-        /// divide them): the program matches, or no tile fits and the product is refused
-        /// with that reason.
+        /// Random sizes with a residual (f32, or f16 into an f16 result) or a bias and ReLU
+        /// on both presets, in the model's schedule, C's columns any number (the last
+        /// tile's past them computed on padding): the program matches, or no tile fits
+        /// and the product is refused with that reason.
         #[test]
         fn any_product_with_a_residual_matches_or_is_refused(
-            m in 1i64..100, n16 in 1i64..7, k in 1i64..160, f16 in any::<bool>(),
-            halfgm in any::<bool>(),
+            m in 1i64..100, n in 1i64..100, k in 1i64..160, f16 in any::<bool>(),
+            halfgm in any::<bool>(), bias in any::<bool>(),
         ) {
-            let n = 16 * n16;
             let machine = if halfgm { "ascend-like-halfgm" } else { "ascend-like" };
-            let (text, tol) = match f16 {
-                true => (
+            let (text, tol) = match (f16, bias) {
+                (_, true) => (
+                    with_epilogue(", b: f16[N]", "f16", "f16(max(acc[i, j] + f32(b[j]), 0.0))"),
+                    F16_RESULT,
+                ),
+                (true, false) => (
                     with_epilogue(", R: f16[M, N]", "f16", "f16(acc[i, j] + f32(R[i, j]))"),
                     F16_RESULT,
                 ),
-                false => (
+                (false, false) => (
                     with_epilogue(", R: f32[M, N]", "f32", "acc[i, j] + R[i, j]"),
                     tolerance(ElemType::F32),
                 ),

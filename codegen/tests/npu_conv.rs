@@ -869,6 +869,35 @@ mod random_convolutions {
                 }
             }
         }
+
+        /// Random NHWC convolutions with a bias and ReLU on the vector unit, into f32 or f16,
+        /// output channels any number (a last slab's channels past them computed on
+        /// padding), on both presets: the program matches the interpreter.
+        #[test]
+        fn any_small_convolution_with_a_bias_matches(
+            c in 1i64..40, k in 1i64..70, h in 3i64..10, w in 3i64..10,
+            window in prop_oneof![Just(1i64), Just(3)], st in 1i64..3, pad in 0i64..2,
+            f16 in proptest::bool::ANY, halfgm in proptest::bool::ANY,
+        ) {
+            let machine = if halfgm { "ascend-like-halfgm" } else { "ascend-like" };
+            let p = if window == 1 { 0 } else { pad };
+            let sz = sizes((1, c, h, w, k), window, p, st);
+            let (f, out_elem) = if f16 { ("f16(max(", "f16") } else { ("max(", "f32") };
+            let close = if f16 { ") + bias[k], 0.0)" } else { ") + bias[k], 0.0" };
+            let text = after(&conv(Layout::Nhwc, st, p), f, close)
+                .replace(") -> (O: f32", &format!(", bias: f32[K]) -> (O: {out_elem}"));
+            prop_assert!(text.contains("+ bias[k]") && text.contains("bias: f32[K]"), "{}", text);
+            let case = Case::new(&text, &sz);
+            let m = Machine::load(machine).unwrap();
+            match compile(&case.kernel, &case.sizes, &m, true) {
+                Ok(compiled) => {
+                    let err = case.error(&compiled, &m);
+                    let elem = if f16 { ElemType::F16 } else { ElemType::F32 };
+                    prop_assert!(err <= tolerance(elem), "{sz:?} on {machine}: {err:e}");
+                }
+                Err(e) => prop_assert!(false, "{sz:?} on {machine}: {e}"),
+            }
+        }
     }
 }
 
