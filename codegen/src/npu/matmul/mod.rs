@@ -170,10 +170,17 @@ fn c_buffers(
     mm: &Matmul,
     tail: Option<&tail::Tail>,
     t: CTiles,
+    through: bool,
 ) -> Result<(BufferId, BufferId, Option<tail::Buffers>), NpuError> {
     let tc = dtype(mm.c.elem)?;
     let size = |slots: i64| [(slots * t.elems) as u64];
     Ok(match tail {
+        // split-K through a workspace: the parts' f32 sums, and C converted from them
+        None if through => {
+            let c_ub = b.buffer("c_ub", Tier::Ub, DType::F32, &size(t.slots));
+            let c_out = b.buffer("c_out", Tier::Ub, tc, &size(1));
+            (c_ub, c_out, None)
+        }
         None => {
             let c_ub = b.buffer("c_ub", Tier::Ub, tc, &size(t.slots));
             (c_ub, c_ub, None)
@@ -190,9 +197,11 @@ fn c_buffers(
 
 /// UB bytes of C's tiles and of the vector epilogue's buffers for tiles `tn` wide; `None`
 /// when that width does not suit the epilogue.
-fn c_ub_bytes(mm: &Matmul, machine: &Machine, tn: i64, t: CTiles) -> Option<i64> {
+fn c_ub_bytes(mm: &Matmul, machine: &Machine, tn: i64, t: CTiles, through: bool) -> Option<i64> {
     let c_bytes = mm.c.elem.size_bytes() as i64;
     match mm.epilogue.vector() {
+        // split-K through a workspace: f32 sums in every slot, one tile of C converted
+        None if through => Some(t.slots * t.elems * 4 + t.elems * c_bytes),
         None => Some(t.slots * t.elems * c_bytes),
         Some(epi) => {
             let tail = tail::Tail::new(epi, machine, tn)?;

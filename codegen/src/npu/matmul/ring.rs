@@ -14,7 +14,13 @@
 //! like a tile: every core first zeroes its share of C (`sync_all` after it, as an atomic
 //! add needs its destination written), and each item adds its partial tile into C with an
 //! atomic store (the simulator's `SetAtomicAdd`); the parts' sums then meet in any order,
-//! which `--reorder-reductions` allows. Only an f32 C without an epilogue is split.
+//! which `--reorder-reductions` allows. An f32 C without an epilogue is the sums
+//! themselves; any other C (f16, or with an epilogue) is split through an f32 workspace
+//! (`scratch`) of `ceil(split / 2)` slices of C's shape: parts `2s` and `2s + 1` add into
+//! slice `s` (two adds onto zero give the same bits in either order, so the result does not
+//! depend on timing), and after a `sync_all` each core takes its share of the tiles through
+//! V: the slices loaded GM -> UB and summed in order, the epilogue or the conversion, UB ->
+//! C.
 //!
 //! Every resource is a ring of two slots with a "full" flag one way and a "free" flag the
 //! other; the free flags are set once before the program and waited for at its end. Tiles
@@ -24,11 +30,16 @@
 
 use super::tail::{Buffers, SpanAt, Tail};
 use super::{c, dtype, index, round16, row_stride, Grid, Names, F, FRACTAL};
+use crate::npu::epilogue::Epilogue;
 use crate::npu::recognise::Matmul;
-use crate::npu::vector::emit::{Place, Rows};
+use crate::npu::vector::emit::{Emitter, Place, Rows, Unit};
+use crate::npu::vector::graph::{Graph, Imm, Layout, Op};
 use crate::npu::NpuError;
+use frontend::ir::ElemType;
 use npu_sim::builder::Builder;
-use npu_sim::program::{CmpOp, DType, Dma, DmaMode, Expr, Pipe, Tier};
+use npu_sim::program::{
+    BinaryOp, BufferId, CmpOp, DType, Direction, Dma, DmaMode, Expr, Pipe, ScalarOp, TensorId, Tier,
+};
 use npu_sim::Machine;
 
 /// The sizes of the ring schedule.
@@ -46,8 +57,9 @@ pub struct Ring {
     /// band (loaded with the band's first tile), instead of coming with every tile.
     pub panel: bool,
     /// Parts each tile's K chunks are cut into, each a work item whose partial tile is
-    /// added into C atomically (1: no split-K). More than 1 only without a panel, for an f32
-    /// C without an epilogue, with the chunks a multiple of it.
+    /// added atomically into C, or into an f32 workspace when C is not the f32 sums
+    /// themselves (1: no split-K). More than 1 only without a panel, with the chunks a
+    /// multiple of it.
     pub split: i64,
 }
 
@@ -71,7 +83,7 @@ impl Ring {
         };
         let split = if self.split > 1 {
             format!(
-                " Each tile's K is split into {} parts computed on their own, their sums added into C atomically.",
+                " Each tile's K is split into {} parts computed on their own, their f32 sums added atomically (into C, or into a workspace that a last pass turns into C).",
                 self.split
             )
         } else {
@@ -102,6 +114,37 @@ const FREE: [(Pipe, Pipe); 4] = [
     (Pipe::Mte3, Pipe::V),
 ];
 
+/// Whether split-K goes through an f32 workspace: C is not the f32 sums themselves (an f16
+/// C, or an epilogue), so that adding rounded or transformed parts would be wrong.
+pub fn through_workspace(mm: &Matmul) -> bool {
+    !(mm.c.elem == ElemType::F32 && mm.epilogue == Epilogue::None)
+}
+
+/// Slices of the workspace for `split` parts: two parts add into each.
+fn slices(split: i64) -> i64 {
+    (split + 1) / 2
+}
+
+/// The workspace of split-K's f32 sums: `slices` slices of C's shape, a `scratch` tensor
+/// named apart from the kernel's arrays.
+fn workspace(b: &mut Builder, mm: &Matmul, slices: i64) -> TensorId {
+    let mut name = "sums".to_string();
+    while [&mm.product.a, &mm.product.b, &mm.c]
+        .iter()
+        .any(|o| o.name == name)
+        || mm
+            .epilogue
+            .vector()
+            .is_some_and(|v| v.kernel.arrays.iter().any(|a| a.name == name))
+    {
+        name.push('_');
+    }
+    let shape: Vec<u64> = std::iter::once(slices as u64)
+        .chain(mm.c.shape.iter().map(|&e| e as u64))
+        .collect();
+    b.tensor(&name, DType::F32, &shape, Direction::Scratch)
+}
+
 /// The program of a matrix product on `cores` cores, not yet finished.
 pub(super) fn program(
     mm: &Matmul,
@@ -115,7 +158,9 @@ pub(super) fn program(
     let a_slots = if t.panel { chunks } else { 2 };
     let (a, bt, ct) = super::tensors(&mut b, mm)?;
     let (ta, tb) = (dtype(mm.product.a.elem)?, dtype(mm.product.b.elem)?);
-    let (c_ub, c_out, bufs) = super::c_buffers(&mut b, mm, tail, t.c_tiles())?;
+    let through = t.split > 1 && through_workspace(mm);
+    let ws = through.then(|| workspace(&mut b, mm, slices(t.split)));
+    let (c_ub, c_out, bufs) = super::c_buffers(&mut b, mm, tail, t.c_tiles(), through)?;
     let epilogue = tail.zip(bufs.as_ref());
     let names = Names {
         a,
@@ -134,9 +179,18 @@ pub(super) fn program(
         c_ub,
         c_out,
     };
+    if chunks % t.split != 0 {
+        return Err(NpuError::Internal(format!(
+            "{chunks} chunks of K cannot be cut into {} equal parts",
+            t.split
+        )));
+    }
     let grid = Grid::new(mm, t.tm, t.tn, cores).split(t.split);
     if t.split > 1 {
-        zero_c(&mut b, mm, &names, t, machine);
+        match ws {
+            Some(ws) => zero_c(&mut b, (ws, slices(t.split), 1), &names, t, machine, mm),
+            None => zero_c(&mut b, (names.c, 1, 0), &names, t, machine, mm),
+        }
     }
     for (src, dst) in FREE {
         b.set_flag(src, dst, 0);
@@ -165,12 +219,18 @@ pub(super) fn program(
                 load(b, mm, &names, t, &tile, &kc, &chunk);
                 steps(b, mm, &names, t, &tile, &kc, &chunk);
             });
-            drain(b, mm, &names, t, &tile, epilogue);
+            match (ws, part) {
+                (Some(ws), Some(p)) => drain_into(b, &names, t, &tile, (ws, p / 2), mm),
+                _ => drain(b, mm, &names, t, &tile, epilogue),
+            }
         });
     });
     for (src, dst) in FREE {
         b.wait_flag(src, dst, 0);
         b.wait_flag(src, dst, 1);
+    }
+    if let Some(ws) = ws {
+        pass(&mut b, (mm, machine), &names, t, ws, epilogue)?;
     }
     if let Some((tail, bufs)) = epilogue {
         tail.finish(&mut b, bufs);
@@ -178,11 +238,19 @@ pub(super) fn program(
     Ok(b)
 }
 
-/// Split-K's start: each core writes zeros over its share of C (from UB slot 0 of `c_ub`,
-/// zeroed by V), then every core waits for all of them (`sync_all`), so that the atomic
-/// adds find C written.
-fn zero_c(b: &mut Builder, mm: &Matmul, n: &Names, t: Ring, machine: &Machine) {
-    let total: i64 = mm.c.shape.iter().product();
+/// Split-K's start: each core writes zeros over its share of `target` (C, or the
+/// workspace's `copies` slices of C's shape, `extra` dimensions in front of C's: from UB
+/// slot 0 of `c_ub`, zeroed by V), then every core waits for all of them (`sync_all`), so
+/// that the atomic adds find it written.
+fn zero_c(
+    b: &mut Builder,
+    (target, copies, extra): (TensorId, i64, usize),
+    n: &Names,
+    t: Ring,
+    machine: &Machine,
+    mm: &Matmul,
+) {
+    let total: i64 = copies * mm.c.shape.iter().product::<i64>();
     let piece = t.tm * t.tn;
     {
         let unit = crate::npu::vector::emit::Unit::of(machine, piece);
@@ -200,7 +268,7 @@ fn zero_c(b: &mut Builder, mm: &Matmul, n: &Names, t: Ring, machine: &Machine) {
     let share = crate::npu::shares::share(total, machine.cores as i64, 4);
     crate::npu::shares::store_shares(
         b,
-        (n.c, mm.c.shape.len()),
+        (target, mm.c.shape.len() + extra),
         n.c_ub,
         (total, share, piece),
         "C zeroed before the atomic adds",
@@ -428,4 +496,222 @@ fn drain(
     }
     b.origin(None);
     b.set_flag(Pipe::Mte3, Pipe::V, s);
+}
+
+/// Split-K through the workspace: M hands the part's tile to V, which copies its f32 sums
+/// out of L0C as they are (no conversion, no ReLU); MTE3 adds them into the workspace `ws`'s
+/// slice `slice`.
+fn drain_into(
+    b: &mut Builder,
+    n: &Names,
+    t: Ring,
+    tile: &Tile,
+    (ws, slice): (TensorId, Expr),
+    mm: &Matmul,
+) {
+    let s = tile.slot.clone();
+    let slot = s.clone() * (t.tm * t.tn);
+    b.set_flag(Pipe::M, Pipe::V, s.clone());
+    b.wait_flag(Pipe::M, Pipe::V, s.clone());
+    b.wait_flag(Pipe::Mte3, Pipe::V, s.clone());
+    let dst = b.at(n.c_ub, [slot.clone()]);
+    let src = b.at(n.c_l0, [s.clone(), c(0)]);
+    b.origin(Some("C tile's partial sums, L0C NZ -> UB ND (f32)"));
+    b.push(
+        Dma::new(dst, src, tile.at.rows.clone(), tile.at.cols.clone())
+            .strides(tile.at.rows16.clone(), t.tn)
+            .mode(DmaMode::Nz2nd),
+    );
+    b.set_flag(Pipe::V, Pipe::M, s.clone());
+    b.set_flag(Pipe::V, Pipe::Mte3, s.clone());
+    b.wait_flag(Pipe::V, Pipe::Mte3, s.clone());
+    let dst = b.at(ws, slice_index(slice, mm, tile));
+    let src = b.at(n.c_ub, [slot]);
+    b.origin(Some(
+        "C tile's partial sums, added atomically into the workspace",
+    ));
+    b.push(
+        Dma::new(dst, src, tile.at.rows.clone(), tile.at.cols.clone())
+            .strides(t.tn, row_stride(&mm.c))
+            .atomic_add(),
+    );
+    b.origin(None);
+    b.set_flag(Pipe::Mte3, Pipe::V, s);
+}
+
+/// The flag id of MTE2 <-> V for the pass's second UB slot: the vector epilogue's second
+/// tiles use ids 1 and 2 of the pair (`tail`), its per-core loads id 0 before the tiles.
+const SLOT1: i64 = 3;
+
+/// The index of a tile's first element in slice `slice` of the workspace.
+fn slice_index(slice: Expr, mm: &Matmul, tile: &Tile) -> Vec<Expr> {
+    std::iter::once(slice).chain(tile_index(mm, tile)).collect()
+}
+
+/// Split-K's end through the workspace: after every core's parts (`sync_all`), each core's
+/// share of C's tiles (dealt like the tiles without split-K): the tile's first slice GM ->
+/// UB into `c_ub`'s slot 0 and each further one into slot 1 (MTE2), added into slot 0 in
+/// order (V), then the vector epilogue or the conversion and ReLU of the copy out of L0C
+/// (V), and UB -> C (MTE3), one tile at a time (flag ids 0, slot 0 and the tile's result,
+/// and [`SLOT1`] of MTE2 <-> V; 0 of V <-> MTE3). Both slots are zeroed first: a tile at
+/// C's edges loads fewer rows or columns than V reads.
+fn pass(
+    b: &mut Builder,
+    (mm, machine): (&Matmul, &Machine),
+    n: &Names,
+    t: Ring,
+    ws: TensorId,
+    epilogue: Option<(&Tail, &Buffers)>,
+) -> Result<(), NpuError> {
+    b.sync_all();
+    let unit = Unit::of(machine, t.tn);
+    let first = |buf| Place { buf, offset: c(0) };
+    {
+        let mut e = Emitter::new(b, unit);
+        e.b.origin(Some("the workspace's tile slots zeroed"));
+        e.fill(&first(n.c_ub), DType::F32, 2 * t.tm * t.tn);
+        e.b.origin(None);
+    }
+    let grid = Grid::new(mm, t.tm, t.tn, machine.cores as i64);
+    let out = dtype(mm.c.elem)?;
+    let more = slices(t.split) - 1;
+    b.set_flag(Pipe::V, Pipe::Mte2, 0);
+    b.set_flag(Pipe::V, Pipe::Mte2, SLOT1);
+    b.set_flag(Pipe::Mte3, Pipe::V, 0);
+    b.repeat("u", grid.per_core, |b, u| {
+        let item = grid.index(&u);
+        b.when("mine", item.clone().cmp(CmpOp::Lt, grid.items()), |b| {
+            let tile = Tile {
+                at: grid.tile(mm, item),
+                slot: c(0),
+                new_band: c(0),
+                k_first: c(0),
+            };
+            let at = tile_index(mm, &tile);
+            let (rows, cols) = (tile.at.rows.clone(), tile.at.cols.clone());
+            let load = |b: &mut Builder, slice: Expr, slot: i64| {
+                let dst = b.at(n.c_ub, [c(slot * t.tm * t.tn)]);
+                let src = b.at(ws, slice_index(slice, mm, &tile));
+                b.origin(Some("C tile's sums, a workspace slice -> UB"));
+                b.push(
+                    Dma::new(dst, src, rows.clone(), cols.clone()).strides(row_stride(&mm.c), t.tn),
+                );
+                b.origin(None);
+            };
+            b.wait_flag(Pipe::V, Pipe::Mte2, 0);
+            load(b, c(0), 0);
+            b.set_flag(Pipe::Mte2, Pipe::V, 0);
+            b.wait_flag(Pipe::Mte2, Pipe::V, 0);
+            b.wait_flag(Pipe::Mte3, Pipe::V, 0);
+            let span = Rows {
+                count: rows.clone(),
+                max: t.tm,
+            };
+            b.repeat("s", more, |b, s| {
+                b.wait_flag(Pipe::V, Pipe::Mte2, SLOT1);
+                load(b, s + 1, 1);
+                b.set_flag(Pipe::Mte2, Pipe::V, SLOT1);
+                b.wait_flag(Pipe::Mte2, Pipe::V, SLOT1);
+                add(b, unit, n.c_ub, t.tm * t.tn, &span);
+                b.set_flag(Pipe::V, Pipe::Mte2, SLOT1);
+            });
+            let from = match epilogue {
+                Some((tail, bufs)) => {
+                    let gm = SpanAt {
+                        index: at.clone(),
+                        cols: cols.clone(),
+                        row_stride: row_stride(&mm.c),
+                        slot: u.clone() % 2,
+                    };
+                    tail.span(
+                        b,
+                        bufs,
+                        (&first(n.c_ub), &first(n.c_out)),
+                        (span, &gm),
+                        &tile.at.col0,
+                    );
+                    n.c_out
+                }
+                None => convert(b, unit, (mm, out), (n.c_ub, n.c_out), &span),
+            };
+            b.set_flag(Pipe::V, Pipe::Mte2, 0);
+            b.set_flag(Pipe::V, Pipe::Mte3, 0);
+            b.wait_flag(Pipe::V, Pipe::Mte3, 0);
+            let dst = b.at(n.c, at);
+            let src = b.at(from, [c(0)]);
+            b.origin(Some("C tile store"));
+            b.push(Dma::new(dst, src, rows, cols).strides(t.tn, row_stride(&mm.c)));
+            b.origin(None);
+            b.set_flag(Pipe::Mte3, Pipe::V, 0);
+        });
+    });
+    b.wait_flag(Pipe::V, Pipe::Mte2, 0);
+    b.wait_flag(Pipe::V, Pipe::Mte2, SLOT1);
+    b.wait_flag(Pipe::Mte3, Pipe::V, 0);
+    Ok(())
+}
+
+/// V: `buf`'s slot 1 (`slot` elements on) added into its slot 0, over `rows` rows.
+fn add(b: &mut Builder, unit: Unit, buf: BufferId, slot: i64, rows: &Rows) {
+    let tile = Layout::Tile {
+        pitch: unit.frame.width,
+    };
+    let mut g = Graph::new();
+    let (x, y) = (g.given(DType::F32, tile), g.given(DType::F32, tile));
+    let sum = g.add(Op::Binary(BinaryOp::Add, x, y), DType::F32, tile);
+    let place = |w: usize| Place {
+        buf,
+        offset: c(if w == y { slot } else { 0 }),
+    };
+    let mut e = Emitter::new(b, unit);
+    e.barrier();
+    e.b.origin(Some("a workspace slice added"));
+    e.node(&g, sum, &place, rows);
+    e.barrier();
+    e.b.origin(None);
+}
+
+/// V: what the copy out of L0C would have done to a tile's f32 sums in `sums` (ReLU, the
+/// conversion to C's type `out`), on the vector unit, into `c_out` when C is narrower; the
+/// buffer C is stored from.
+fn convert(
+    b: &mut Builder,
+    unit: Unit,
+    (mm, out): (&Matmul, DType),
+    (sums, c_out): (BufferId, BufferId),
+    rows: &Rows,
+) -> BufferId {
+    let tile = Layout::Tile {
+        pitch: unit.frame.width,
+    };
+    let mut g = Graph::new();
+    let mut v = g.given(DType::F32, tile);
+    if mm.epilogue.relu() {
+        v = g.add(
+            Op::Scalar(ScalarOp::Maxs, v, Imm::new(0.0)),
+            DType::F32,
+            tile,
+        );
+    }
+    let narrow = out != DType::F32;
+    if narrow {
+        v = g.add(Op::Conv(v), out, tile);
+    }
+    let place = |w: usize| Place {
+        buf: if narrow && w == v { c_out } else { sums },
+        offset: c(0),
+    };
+    let mut e = Emitter::new(b, unit);
+    e.barrier();
+    e.b.origin(Some("C tile converted by the vector unit"));
+    for w in 1..g.nodes.len() {
+        e.node(&g, w, &place, rows);
+    }
+    e.barrier();
+    e.b.origin(None);
+    if narrow {
+        c_out
+    } else {
+        sums
+    }
 }

@@ -118,8 +118,14 @@ fn candidates(mm: &Matmul, machine: &Machine) -> Vec<Schedule> {
                         let a_l1 = if panel { chunks } else { 2 } * tm * kc * 2;
                         let fits = a_l1 + 2 * kc * tn * 2 <= cap(Mem::L1)
                             && 2 * tm * tn * 4 <= cap(Mem::L0c)
-                            && c_ub_bytes(mm, machine, tn, ring.c_tiles())
-                                .is_some_and(|b| b <= cap(Mem::Ub));
+                            && c_ub_bytes(
+                                mm,
+                                machine,
+                                tn,
+                                ring.c_tiles(),
+                                ring.split > 1 && super::ring::through_workspace(mm),
+                            )
+                            .is_some_and(|b| b <= cap(Mem::Ub));
                         // a resident band is rewritten behind the ring's flags, which needs
                         // two chunks
                         if fits && !(panel && chunks < 2) {
@@ -158,9 +164,9 @@ fn candidates(mm: &Matmul, machine: &Machine) -> Vec<Schedule> {
 }
 
 /// The ring schedule's variants for tiles `tm x tn` and `chunks` K chunks: with and without
-/// A's panel and, when there are fewer tiles than cores and C is f32 without an epilogue
-/// (atomic adds of partial sums compute it), split-K into 2 to 16 parts that divide the
-/// chunks, without a panel, as long as the parts do not outnumber the cores twice.
+/// A's panel and, when there are fewer tiles than cores, split-K into 2 to 16 parts that
+/// divide the chunks, without a panel, as long as the parts do not outnumber the cores
+/// twice (through an f32 workspace when C is not the f32 sums themselves).
 fn ring_variants(
     mm: &Matmul,
     machine: &Machine,
@@ -170,9 +176,7 @@ fn ring_variants(
     let mut out = vec![(false, 1), (true, 1)];
     let cores = machine.cores.max(1) as i64;
     let tiles = Grid::new(mm, tm, tn, cores).tiles;
-    let plain = mm.c.elem == frontend::ir::ElemType::F32
-        && mm.epilogue == crate::npu::epilogue::Epilogue::None;
-    if plain && tiles < cores {
+    if tiles < cores {
         for split in [2, 4, 8, 16] {
             if chunks % split == 0 && tiles * split <= 2 * cores {
                 out.push((false, split));
@@ -297,6 +301,32 @@ impl<'a> Model<'a> {
         grid.per_core as f64 * gm.max(cube)
     }
 
+    /// Split-K's pass through the workspace on the busiest core: a `sync_all` (a GM round
+    /// trip), then per tile of its share the workspace's slices of f32 sums loaded and
+    /// added, the epilogue or the conversion on V and the store, one after the other.
+    fn pass(&self, r: &Ring, f: &Figures) -> f64 {
+        let mm = self.mm;
+        let grid = Grid::new(mm, r.tm, r.tn, self.machine.cores.max(1) as i64);
+        let c_row = row_bytes(mm).2;
+        let w_row = c_row / mm.c.elem.size_bytes() as i64 * 4;
+        let c_bytes = mm.c.elem.size_bytes() as i64;
+        let vector = match mm.epilogue.vector() {
+            Some(_) => epilogue(mm, self.machine, r.tn, r.tm),
+            // a ReLU and a conversion, 64 f32 lanes a repeat
+            None => 2.0 * (self.machine.vector.startup + (r.tm * r.tn) as f64 / 64.0),
+        };
+        let slices = (r.split + 1) / 2;
+        let add = self.machine.vector.startup + (r.tm * r.tn) as f64 / 64.0;
+        let per_tile = f.load_latency
+            + slices as f64 * f.gm(r.tm, r.tn * 4, 0, w_row)
+            + (slices - 1) as f64 * add
+            + seconds(mm, f, r.tm, r.tn)
+            + vector
+            + f.store_latency
+            + f.gm(r.tm, r.tn * c_bytes, 0, c_row);
+        f.load_latency + grid.per_core as f64 * per_tile
+    }
+
     /// The model's cycles of the busiest core under `s`.
     fn cost(&mut self, s: &Schedule) -> f64 {
         let mm = self.mm;
@@ -317,15 +347,25 @@ impl<'a> Model<'a> {
                     + seconds(mm, f, tm, tn)
                     + f.store_latency
                     + f.gm(tm, tn * c_bytes, 0, c_row);
-                // split-K first zeroes each core's share of C, then waits for every core
+                // split-K first zeroes each core's share of C (or of the workspace's
+                // slices), then waits for every core
                 let zero = if r.split > 1 {
-                    let total: i64 = mm.c.shape.iter().product();
+                    let slices = match super::ring::through_workspace(mm) {
+                        true => (r.split + 1) / 2,
+                        false => 1,
+                    };
+                    let total: i64 = slices * mm.c.shape.iter().product::<i64>();
                     let cores = self.machine.cores.max(1) as i64;
                     f.store_latency + f.gm(1, total * 4 / cores, 0, 0) + f.load_latency
                 } else {
                     0.0
                 };
-                self.bound(s) + fill + tail + zero
+                let pass = if r.split > 1 && super::ring::through_workspace(mm) {
+                    self.pass(r, f)
+                } else {
+                    0.0
+                };
+                self.bound(s) + fill + tail + zero + pass
             }
             Schedule::Strips(st) => {
                 let mut costs =

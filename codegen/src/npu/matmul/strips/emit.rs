@@ -94,7 +94,7 @@ pub(in crate::npu::matmul) fn program(
     let (a, bt, ct) = crate::npu::matmul::tensors(&mut b, mm)?;
     let (ta, tb) = (dtype(mm.product.a.elem)?, dtype(mm.product.b.elem)?);
     let sr = s.strip_rows();
-    let (c_ub, c_out, bufs) = crate::npu::matmul::c_buffers(&mut b, mm, tail, s.c_tiles())?;
+    let (c_ub, c_out, bufs) = crate::npu::matmul::c_buffers(&mut b, mm, tail, s.c_tiles(), false)?;
     let n = Names {
         a,
         b: bt,

@@ -192,7 +192,7 @@ impl Strips {
             && 2 * self.tm * self.tk * a <= cap(Mem::L0a)
             && 2 * self.tk * self.tn * b <= cap(Mem::L0b)
             && self.tm * self.tn * 4 <= cap(Mem::L0c)
-            && super::c_ub_bytes(mm, machine, self.tn, self.c_tiles())
+            && super::c_ub_bytes(mm, machine, self.tn, self.c_tiles(), false)
                 .is_some_and(|b| b <= cap(Mem::Ub))
     }
 
