@@ -295,8 +295,10 @@ impl<'a> Model<'a> {
         let (a_row, b_row, c_row) = row_bytes(mm);
         let kc = r.kc.min(mm.product.k);
         let per = (mm.product.k + r.kc - 1) / r.kc / r.split;
-        let gm = per as f64 * (f.gm(r.tm, kc * 2, 0, a_row) + f.gm(kc, r.tn * 2, 0, b_row))
-            + f.gm(r.tm, r.tn * 4, 0, c_row);
+        // a tile is at most C's rows and columns
+        let (tm, tn) = (r.tm.min(mm.product.m), r.tn.min(mm.product.n));
+        let gm = per as f64 * (f.gm(tm, kc * 2, 0, a_row) + f.gm(kc, tn * 2, 0, b_row))
+            + f.gm(tm, tn * 4, 0, c_row);
         let cube = (per * (r.kc / r.tk)) as f64 * f.mmad(r.tm, r.tk, r.tn);
         grid.per_core as f64 * gm.max(cube)
     }
@@ -317,13 +319,15 @@ impl<'a> Model<'a> {
         };
         let slices = (r.split + 1) / 2;
         let add = self.machine.vector.startup + (r.tm * r.tn) as f64 / 64.0;
+        // a tile is at most C's rows and columns
+        let (tm, tn) = (r.tm.min(mm.product.m), r.tn.min(mm.product.n));
         let per_tile = f.load_latency
-            + slices as f64 * f.gm(r.tm, r.tn * 4, 0, w_row)
+            + slices as f64 * f.gm(tm, tn * 4, 0, w_row)
             + (slices - 1) as f64 * add
-            + seconds(mm, f, r.tm, r.tn)
+            + seconds(mm, f, tm, tn)
             + vector
             + f.store_latency
-            + f.gm(r.tm, r.tn * c_bytes, 0, c_row);
+            + f.gm(tm, tn * c_bytes, 0, c_row);
         f.load_latency + grid.per_core as f64 * per_tile
     }
 
