@@ -871,22 +871,29 @@ mod random_convolutions {
         }
 
         /// Random NHWC convolutions with a bias and ReLU on the vector unit, into f32 or f16,
-        /// output channels any number (a last slab's channels past them computed on
+        /// or with a residual (f32; input channels then a multiple of 16, as the residual
+        /// needs), output channels any number (a last slab's channels past them computed on
         /// padding), on both presets: the program matches the interpreter.
         #[test]
         fn any_small_convolution_with_a_bias_matches(
             c in 1i64..40, k in 1i64..70, h in 3i64..10, w in 3i64..10,
             window in prop_oneof![Just(1i64), Just(3)], st in 1i64..3, pad in 0i64..2,
             f16 in proptest::bool::ANY, halfgm in proptest::bool::ANY,
+            residual in proptest::bool::ANY,
         ) {
             let machine = if halfgm { "ascend-like-halfgm" } else { "ascend-like" };
             let p = if window == 1 { 0 } else { pad };
+            let c = if residual { (c + 15) / 16 * 16 } else { c };
             let sz = sizes((1, c, h, w, k), window, p, st);
-            let (f, out_elem) = if f16 { ("f16(max(", "f16") } else { ("max(", "f32") };
-            let close = if f16 { ") + bias[k], 0.0)" } else { ") + bias[k], 0.0" };
+            let (f16, (f, close, input)) = match (residual, f16) {
+                (true, _) => (false, ("max(", ") + Res[n, p, q, k], 0.0", "Res: f32[N, OH, OW, K]")),
+                (false, true) => (true, ("f16(max(", ") + bias[k], 0.0)", "bias: f32[K]")),
+                (false, false) => (false, ("max(", ") + bias[k], 0.0", "bias: f32[K]")),
+            };
+            let out_elem = if f16 { "f16" } else { "f32" };
             let text = after(&conv(Layout::Nhwc, st, p), f, close)
-                .replace(") -> (O: f32", &format!(", bias: f32[K]) -> (O: {out_elem}"));
-            prop_assert!(text.contains("+ bias[k]") && text.contains("bias: f32[K]"), "{}", text);
+                .replace(") -> (O: f32", &format!(", {input}) -> (O: {out_elem}"));
+            prop_assert!(text.contains(close) && text.contains(input), "{}", text);
             let case = Case::new(&text, &sz);
             let m = Machine::load(machine).unwrap();
             match compile(&case.kernel, &case.sizes, &m, true) {
