@@ -16,7 +16,8 @@
 //! atomic store (the simulator's `SetAtomicAdd`); the parts' sums then meet in any order,
 //! which `--reorder-reductions` allows. An f32 C without an epilogue is the sums
 //! themselves; any other C (f16, or with an epilogue) is split through an f32 workspace
-//! (`scratch`) of `ceil(split / 2)` slices of C's shape: parts `2s` and `2s + 1` add into
+//! (`scratch`) of `ceil(split / 2)` slices of C's elements (each padded to whole 32-byte
+//! blocks, where GM transfers start): parts `2s` and `2s + 1` add into
 //! slice `s` (two adds onto zero give the same bits in either order, so the result does not
 //! depend on timing), and after a `sync_all` each core takes its share of the tiles through
 //! V: the slices loaded GM -> UB and summed in order, the epilogue or the conversion, UB ->
@@ -125,8 +126,14 @@ fn slices(split: i64) -> i64 {
     (split + 1) / 2
 }
 
-/// The workspace of split-K's f32 sums: `slices` slices of C's shape, a `scratch` tensor
-/// named apart from the kernel's arrays.
+/// Elements of a workspace slice: C's, padded to whole 32-byte blocks of f32, so that every
+/// slice starts on a block.
+fn slice_elems(mm: &Matmul) -> i64 {
+    (mm.c.shape.iter().product::<i64>() + 7) / 8 * 8
+}
+
+/// The workspace of split-K's f32 sums: `slices` slices of C's elements (flat, each
+/// [`slice_elems`] long), a `scratch` tensor named apart from the kernel's arrays.
 fn workspace(b: &mut Builder, mm: &Matmul, slices: i64) -> TensorId {
     let mut name = "sums".to_string();
     while [&mm.product.a, &mm.product.b, &mm.c]
@@ -139,9 +146,7 @@ fn workspace(b: &mut Builder, mm: &Matmul, slices: i64) -> TensorId {
     {
         name.push('_');
     }
-    let shape: Vec<u64> = std::iter::once(slices as u64)
-        .chain(mm.c.shape.iter().map(|&e| e as u64))
-        .collect();
+    let shape = [slices as u64, slice_elems(mm) as u64];
     b.tensor(&name, DType::F32, &shape, Direction::Scratch)
 }
 
@@ -188,8 +193,23 @@ pub(super) fn program(
     let grid = Grid::new(mm, t.tm, t.tn, cores).split(t.split);
     if t.split > 1 {
         match ws {
-            Some(ws) => zero_c(&mut b, (ws, slices(t.split), 1), &names, t, machine, mm),
-            None => zero_c(&mut b, (names.c, 1, 0), &names, t, machine, mm),
+            Some(ws) => zero_c(
+                &mut b,
+                (ws, slices(t.split) * slice_elems(mm), 2),
+                &names,
+                t,
+                machine,
+            ),
+            None => {
+                let total = mm.c.shape.iter().product();
+                zero_c(
+                    &mut b,
+                    (names.c, total, mm.c.shape.len()),
+                    &names,
+                    t,
+                    machine,
+                )
+            }
         }
     }
     for (src, dst) in FREE {
@@ -238,19 +258,16 @@ pub(super) fn program(
     Ok(b)
 }
 
-/// Split-K's start: each core writes zeros over its share of `target` (C, or the
-/// workspace's `copies` slices of C's shape, `extra` dimensions in front of C's: from UB
-/// slot 0 of `c_ub`, zeroed by V), then every core waits for all of them (`sync_all`), so
-/// that the atomic adds find it written.
+/// Split-K's start: each core writes zeros over its share of `target`'s `total` elements
+/// (C, or the workspace; `rank` dimensions; from UB slot 0 of `c_ub`, zeroed by V), then
+/// every core waits for all of them (`sync_all`), so that the atomic adds find it written.
 fn zero_c(
     b: &mut Builder,
-    (target, copies, extra): (TensorId, i64, usize),
+    (target, total, rank): (TensorId, i64, usize),
     n: &Names,
     t: Ring,
     machine: &Machine,
-    mm: &Matmul,
 ) {
-    let total: i64 = copies * mm.c.shape.iter().product::<i64>();
     let piece = t.tm * t.tn;
     {
         let unit = crate::npu::vector::emit::Unit::of(machine, piece);
@@ -268,7 +285,7 @@ fn zero_c(
     let share = crate::npu::shares::share(total, machine.cores as i64, 4);
     crate::npu::shares::store_shares(
         b,
-        (target, mm.c.shape.len() + extra),
+        (target, rank),
         n.c_ub,
         (total, share, piece),
         "C zeroed before the atomic adds",
@@ -543,9 +560,14 @@ fn drain_into(
 /// tiles use ids 1 and 2 of the pair (`tail`), its per-core loads id 0 before the tiles.
 const SLOT1: i64 = 3;
 
-/// The index of a tile's first element in slice `slice` of the workspace.
+/// The index of a tile's first element in slice `slice` of the workspace: the slice, and
+/// the element's flat offset in C.
 fn slice_index(slice: Expr, mm: &Matmul, tile: &Tile) -> Vec<Expr> {
-    std::iter::once(slice).chain(tile_index(mm, tile)).collect()
+    let shape = &mm.c.shape;
+    let flat = (tile_index(mm, tile).into_iter().enumerate())
+        .map(|(d, i)| i * shape[d + 1..].iter().product::<i64>())
+        .fold(c(0), |acc, x| acc + x);
+    vec![slice, flat]
 }
 
 /// Split-K's end through the workspace: after every core's parts (`sync_all`), each core's
