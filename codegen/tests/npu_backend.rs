@@ -726,11 +726,15 @@ fn epilogues_outside_both_units_reach_are_refused() {
             other => panic!("{epilogue}: {other:?}"),
         }
     };
+    // a per-row vector of f16 (its span of 8 rows would start mid-block)
     let why = refuse(
-        ", r: f32[M]) -> (C: f32[M, N]",
-        "C[i, j] = acc[i, j] + r[i];",
+        ", r: f16[M]) -> (C: f32[M, N]",
+        "C[i, j] = acc[i, j] + f32(r[i]);",
     );
-    assert!(why.contains("one value per row"), "{why}");
+    assert!(
+        why.contains("one value per row, but not an f32 input"),
+        "{why}"
+    );
     let why = refuse(
         ", R: inout f32[M, N]) -> (C: f32[M, N]",
         "C[i, j] = acc[i, j] + R[i, j];",
@@ -753,6 +757,48 @@ fn epilogues_outside_both_units_reach_are_refused() {
     assert!(why.contains("not a temporary"), "{why}");
     let why = refuse(") -> (C: i32[M, N]", "C[i, j] = i32(acc[i, j]);");
     assert!(why.contains("truncates"), "{why}");
+}
+
+/// A per-row f32 vector in the epilogue (a scale per token, `C = acc * s[i] * t[j]`): each
+/// span's rows of it are loaded with the span, into a ring of two slots; the model's
+/// schedule (the strips schedule's parts of 8 rows included) and a forced ring, batches,
+/// both presets. A convolution's per-pixel vector is refused.
+#[test]
+fn a_per_row_vector_in_the_epilogue_matches() {
+    let scale = with_epilogue(
+        ", s: f32[M], t: f32[N]",
+        "f16",
+        "f16(acc[i, j] * s[i] * t[j])",
+    );
+    for machine in ["ascend-like", "ascend-like-halfgm"] {
+        for sizes in [
+            [("M", 70), ("N", 48), ("K", 90)],
+            [("M", 1), ("N", 1000), ("K", 64)],
+            [("M", 300), ("N", 256), ("K", 128)],
+            [("M", 40), ("N", 64), ("K", 3000)],
+        ] {
+            let (err, _) = differential(&scale, &sizes, machine);
+            assert!(err <= F16_RESULT, "{machine} {sizes:?}: {err:e}");
+        }
+    }
+    let ring = Schedule::Ring(Ring {
+        tm: 32,
+        tn: 32,
+        tk: 32,
+        kc: 64,
+        panel: true,
+        split: 1,
+    });
+    let sizes = [("M", 70), ("N", 80), ("K", 90)];
+    let (err, _) = differential_with(&scale, &sizes, "ascend-like", Some(ring));
+    assert!(err <= F16_RESULT, "{err:e}");
+    let batched =
+        "kernel b(A: f16[NB, M, K], B: f16[NB, K, N], s: f32[NB, M]) -> (C: f32[NB, M, N])
+        params NB = 3, M = 40, N = 32, K = 48
+        { let acc: f32[NB, M, N]; acc[b, i, j] = sum(k) f32(A[b, i, k]) * f32(B[b, k, j]);
+          C[b, i, j] = acc[b, i, j] * s[b, i]; }";
+    let (err, _) = differential(batched, &[], "ascend-like");
+    assert!(err <= tolerance(ElemType::F32), "{err:e}");
 }
 
 /// Vector epilogues on tiles that do not divide C's columns (C's columns off multiples of

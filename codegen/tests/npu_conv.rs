@@ -733,6 +733,16 @@ fn convolutions_outside_its_reach_are_refused_with_a_reason() {
             Ok(_) => panic!("compiled:\n{text}"),
         }
     };
+    // a vector per output pixel after the convolution (spans are pixels, not a product's
+    // rows)
+    let per_pixel = after(&conv(Layout::Nhwc, 1, 1), "max(", ") * sc[n, p, q], 0.0")
+        .replace(") -> (O: f32", ", sc: f32[N, OH, OW]) -> (O: f32");
+    assert!(per_pixel.contains("* sc[n, p, q]"), "{per_pixel}");
+    let case = Case::new(&per_pixel, &sizes((1, 16, 8, 8, 16), 3, 1, 1));
+    let e = compile(&case.kernel, &case.sizes, &m, true)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("reads `sc` once per output pixel"), "{e}");
     let depthwise = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../examples/depthwise-conv.pk"

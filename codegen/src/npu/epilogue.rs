@@ -65,7 +65,7 @@ impl Epilogue {
                 t.name()
             ),
             Epilogue::Vector(v) => {
-                let seconds: Vec<String> = (v.second_tiles().iter())
+                let seconds: Vec<String> = (v.second_tiles().iter().chain(&v.row_vectors()))
                     .map(|&a| format!("`{}`", v.kernel.array(a).name))
                     .collect();
                 format!(

@@ -166,6 +166,14 @@ pub fn convolution(
         Some(ctx) => epilogue(kernel, ctx, output, output_layout, sizes)?,
         None => (output, Epilogue::None),
     };
+    if let Some((v, row)) = (epilogue.vector()).and_then(|v| Some((v, *v.row_vectors().first()?))) {
+        // a convolution's spans are pixels, not rows of a product
+        return refuse(format!(
+            "statement {} after the convolution reads `{}` once per output pixel; an epilogue after a convolution reads the sums, inputs of the output's shape, per-channel vectors and scalars",
+            v.statement,
+            kernel.array(row).name
+        ));
+    }
     let second = (epilogue.vector()).and_then(|v| Some((v, *v.second_tiles().first()?)));
     if let Some((v, second)) = second.filter(|_| c % 16 != 0) {
         // the streams spread such channels through the vector unit, with the flags the

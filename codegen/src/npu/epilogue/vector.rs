@@ -1,7 +1,8 @@
 //! Epilogues the vector unit computes on each tile of the product in UB: any element-wise
 //! statement the vector path compiles (`crate::npu::vector`), over the accumulator's tile,
 //! inputs of the output's shape read at the element it writes (a residual `r[i, j]`),
-//! per-column vectors (a bias `b[j]`) and scalars, such as
+//! per-row f32 vectors (a scale per token `s[i]`), per-column vectors (a bias `b[j]`) and
+//! scalars, such as
 //! `C[i, j] = f16(max(acc[i, j] + f32(b[j]), 0.0))` or `C[i, j] = acc[i, j] + r[i, j]`.
 //!
 //! The statement is recognised as the vector path would recognise a kernel made of it alone
@@ -14,7 +15,7 @@ use super::super::vector::group::build;
 use super::super::vector::lower::Frame;
 use super::super::vector::recognise::{recognise, Kind, VectorKernel};
 use super::super::NpuError;
-use frontend::ir::{ArrayId, Kernel, Node, Role, StmtContext};
+use frontend::ir::{ArrayId, ElemType, Kernel, Node, Role, StmtContext};
 use std::collections::BTreeMap;
 
 /// An element-wise statement after the product, computed by the vector unit.
@@ -40,6 +41,15 @@ impl VectorEpilogue {
     pub fn second_tiles(&self) -> Vec<ArrayId> {
         (self.vk.arrays.iter())
             .filter(|(a, k)| **k == Kind::Tile && **a != self.acc && **a != self.out)
+            .map(|(a, _)| *a)
+            .collect()
+    }
+
+    /// The inputs read once per row (a scale per token): each tile's span of them is loaded
+    /// with the tile.
+    pub fn row_vectors(&self) -> Vec<ArrayId> {
+        (self.vk.arrays.iter())
+            .filter(|(_, k)| **k == Kind::Row)
             .map(|(a, _)| *a)
             .collect()
     }
@@ -84,21 +94,33 @@ impl VectorEpilogue {
             let second = || {
                 array.role == Role::In && extents(kernel, a, sizes).is_ok_and(|e| e == out_shape)
             };
+            // a per-row vector: an f32 input of the output's rows (its spans start on GM
+            // blocks wherever a tile's rows do, 8 rows apart at least), each batch's on a
+            // block
+            let per_row = || {
+                let rows = &out_shape[..out_shape.len().saturating_sub(1)];
+                array.role == Role::In
+                    && array.elem == ElemType::F32
+                    && extents(kernel, a, sizes).is_ok_and(|e| e == rows)
+                    && (rows.len() < 2 || rows.last().is_some_and(|m| (m * 4) % 32 == 0))
+            };
             let fits = match kind {
                 Kind::Tile => a == acc.tensor || a == out || second(),
                 Kind::Col | Kind::Scalar => a != acc.tensor && a != out,
-                Kind::Row => false,
+                Kind::Row => per_row(),
             };
             if !fits {
                 let what = match kind {
                     Kind::Tile => {
                         "a tile that is neither the accumulator nor an input of the output's shape"
                     }
-                    Kind::Row => "one value per row",
+                    Kind::Row => {
+                        "one value per row, but not an f32 input of the output's rows whose batches start on 32-byte GM blocks"
+                    }
                     Kind::Col | Kind::Scalar => "not element by element",
                 };
                 return Err(format!(
-                    "it reads `{name}`, {what}; an epilogue reads the accumulator, inputs of the output's shape at the element it writes, per-column vectors and scalars"
+                    "it reads `{name}`, {what}; an epilogue reads the accumulator, inputs of the output's shape at the element it writes, f32 per-row vectors, per-column vectors and scalars"
                 ));
             }
         }

@@ -89,8 +89,9 @@ enum Home {
 /// lives.
 pub struct Buffers {
     homes: Vec<Home>,
-    /// Each second tile's GM tensor, UB ring and elements per slot.
-    seconds: Vec<(TensorId, BufferId, i64)>,
+    /// Each second tile's or per-row vector's GM tensor, UB ring, elements per slot and
+    /// whether it is a per-row vector.
+    seconds: Vec<(TensorId, BufferId, i64, bool)>,
 }
 
 /// Bytes of `elems` elements of `d`, rounded up to `align`.
@@ -127,16 +128,18 @@ impl<'e> Tail<'e> {
         &self.group.graph
     }
 
-    /// The values loaded once per core, with their arrays.
+    /// The values loaded once per core (per-column vectors, scalars), with their arrays.
     fn given(&self) -> impl Iterator<Item = (Val, ArrayId)> + '_ {
-        (self.group.loaded.iter().copied())
-            .filter(|(_, a)| *a != self.epi.acc && self.epi.vk.arrays[a] != Kind::Tile)
+        (self.group.loaded.iter().copied()).filter(|(_, a)| {
+            *a != self.epi.acc && matches!(self.epi.vk.arrays[a], Kind::Col | Kind::Scalar)
+        })
     }
 
-    /// The values loaded with every span (second tiles), with their arrays.
+    /// The values loaded with every span (second tiles, per-row vectors), with their arrays.
     fn seconds(&self) -> impl Iterator<Item = (Val, ArrayId)> + '_ {
-        (self.group.loaded.iter().copied())
-            .filter(|(_, a)| *a != self.epi.acc && self.epi.vk.arrays[a] == Kind::Tile)
+        (self.group.loaded.iter().copied()).filter(|(_, a)| {
+            *a != self.epi.acc && matches!(self.epi.vk.arrays[a], Kind::Tile | Kind::Row)
+        })
     }
 
     /// Elements of a span's slot of a value of `layout` and type `d`, `rows` rows.
@@ -256,7 +259,7 @@ impl<'e> Tail<'e> {
             let n = &g.nodes[v];
             let elems = self.span_elems(n.layout, n.dtype, rows);
             let (tensor, id, _) = input(b, (v, a), 2 * elems)?;
-            seconds.push((tensor, id, elems));
+            seconds.push((tensor, id, elems, self.epi.vk.arrays[&a] == Kind::Row));
             homes[v] = Home::Ring(id, elems);
         }
         for v in self.invariants() {
@@ -326,7 +329,7 @@ impl<'e> Tail<'e> {
         if self.padded() {
             let mut e = Emitter::new(b, self.unit);
             let rings = (self.seconds().zip(&bufs.seconds))
-                .map(|((v, _), &(_, buf, elems))| (buf, self.graph().nodes[v].dtype, 2 * elems));
+                .map(|((v, _), &(_, buf, elems, _))| (buf, self.graph().nodes[v].dtype, 2 * elems));
             for (buf, dtype, elems) in rings.chain([sums]) {
                 let place = Place {
                     buf,
@@ -440,13 +443,21 @@ impl<'e> Tail<'e> {
         if !bufs.seconds.is_empty() {
             b.wait_flag(Pipe::V, Pipe::Mte2, id.clone());
             b.origin(Some(&format!("{}: the tile's inputs", self.epi.statement)));
-            for &(tensor, buf, elems) in &bufs.seconds {
+            for &(tensor, buf, elems, row) in &bufs.seconds {
                 let dst = b.at(buf, [at.slot.clone() * elems]);
-                let src = b.at(tensor, at.index.clone());
-                b.push(
-                    Dma::new(dst, src, rows.count.clone(), at.cols.clone())
-                        .strides(at.row_stride, self.unit.frame.width),
-                );
+                if row {
+                    // the span's rows of a per-row vector: its index is the tile's without
+                    // the column
+                    let index = &at.index[..at.index.len() - 1];
+                    let src = b.at(tensor, index.to_vec());
+                    b.push(Dma::new(dst, src, 1, rows.count.clone()));
+                } else {
+                    let src = b.at(tensor, at.index.clone());
+                    b.push(
+                        Dma::new(dst, src, rows.count.clone(), at.cols.clone())
+                            .strides(at.row_stride, self.unit.frame.width),
+                    );
+                }
             }
             b.origin(None);
             b.set_flag(Pipe::Mte2, Pipe::V, id.clone());

@@ -387,7 +387,7 @@ impl<'a> Model<'a> {
     }
 }
 
-/// GM cycles of the second tiles (a residual) a vector epilogue loads with `rows` rows of
+/// GM cycles of the second tiles (a residual) and per-row vectors a vector epilogue loads with `rows` rows of
 /// a tile `tn` wide (0 without any). The vector unit waits for their data; their latency
 /// overlaps the span before (a ring of two slots).
 fn seconds(mm: &Matmul, f: &Figures, rows: i64, tn: i64) -> f64 {
@@ -395,12 +395,14 @@ fn seconds(mm: &Matmul, f: &Figures, rows: i64, tn: i64) -> f64 {
         return 0.0;
     };
     let stride = row_stride(&mm.c);
-    (epi.second_tiles().iter())
+    let tiles: f64 = (epi.second_tiles().iter())
         .map(|&a| {
             let e = epi.kernel.array(a).elem.size_bytes() as i64;
             f.gm(rows, tn * e, 0, stride * e)
         })
-        .sum()
+        .sum();
+    // a per-row vector's span: one burst of f32
+    tiles + epi.row_vectors().len() as f64 * f.gm(1, rows * 4, 0, 0)
 }
 
 /// The vector unit's cycles for a vector epilogue over `rows` rows of tiles `tn` wide (0
