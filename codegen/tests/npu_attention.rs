@@ -43,6 +43,32 @@ fn differential(text: &str, sizes: &[(&str, i64)], machine: &str) -> codegen::np
     }
 }
 
+/// Compiles `text` at `sizes` for `machine` with the sizes `tiles`, runs it against the
+/// interpreter (and the timing oracle), or returns why the sizes were refused.
+fn forced_sizes(
+    text: &str,
+    sizes: &[(&str, i64)],
+    machine: &str,
+    tiles: Tiles,
+) -> Result<(), NpuError> {
+    let k = kernel(text);
+    let (params, all) = sizes_of(&k, sizes);
+    let m = Machine::load(machine).unwrap();
+    let (program, plan) = attention::compile_ranked(&k, &all, &m, true, (1, Some(tiles)))?
+        .expect("an attention block")
+        .remove(0);
+    assert_eq!(plan.tiles, tiles);
+    let compiled = Compiled {
+        program,
+        plan: Plan::Attention(plan),
+    };
+    let at = format!("{machine} {sizes:?} {tiles:?}");
+    let (want, got) = common::interpreted_and_simulated(&k, &params, &compiled, &m, 2, &at);
+    let bad = disagreements(&k, &want, &got, Comparison::Tolerant).unwrap();
+    assert!(bad.is_empty(), "{at}: {bad:?}");
+    Ok(())
+}
+
 fn refusal(text: &str, sizes: &[(&str, i64)], machine: &str, reorder: bool) -> NpuError {
     let k = kernel(text);
     let (_, all) = sizes_of(&k, sizes);
@@ -132,28 +158,13 @@ fn one_block_of_scores_in_l0c_and_forced_sizes_match() {
         ("ascend-like", [("H", 3), ("L", 64), ("D", 32)]),
         ("ascend-like-halfgm", [("H", 2), ("L", 96), ("D", 16)]),
     ] {
-        let k = kernel(&text);
-        let (params, all) = sizes_of(&k, &sizes);
-        let m = Machine::load(machine).unwrap();
-        let forced = Tiles {
+        let sizes16 = Tiles {
             rows: 16,
             keys: 32,
             stage: 16,
             scores: 1,
         };
-        let (program, plan) = attention::compile_ranked(&k, &all, &m, true, (1, Some(forced)))
-            .unwrap()
-            .unwrap()
-            .remove(0);
-        assert_eq!(plan.tiles, forced);
-        let compiled = Compiled {
-            program,
-            plan: Plan::Attention(plan),
-        };
-        let at = format!("{machine} {sizes:?}");
-        let (want, got) = common::interpreted_and_simulated(&k, &params, &compiled, &m, 2, &at);
-        let bad = disagreements(&k, &want, &got, Comparison::Tolerant).unwrap();
-        assert!(bad.is_empty(), "{at}: {bad:?}");
+        forced_sizes(&text, &sizes, machine, sizes16).unwrap();
     }
     // steps of keys that do not divide them are refused (blocks of rows need not divide
     // the queries)
@@ -216,29 +227,15 @@ fn queries_and_keys_off_multiples_of_16_match() {
     // blocks that do not divide the queries: 100 = 48 + 48 + 4 (the last block computes
     // 16 rows), with one block of scores, steps and stages of 16 keys (the last 4 keys and
     // 4 values in their own fractal)
-    let k = kernel(&text);
-    let (params, all) = sizes_of(&k, &[("H", 3), ("L", 100), ("D", 32)]);
-    let m = Machine::load("ascend-like").unwrap();
     for rows in [48, 64, 112] {
-        let forced = Tiles {
+        let blocks = Tiles {
             rows,
             keys: 16,
             stage: 16,
             scores: 1,
         };
-        let (program, plan) = attention::compile_ranked(&k, &all, &m, true, (1, Some(forced)))
-            .unwrap()
-            .unwrap()
-            .remove(0);
-        assert_eq!(plan.tiles, forced);
-        let compiled = Compiled {
-            program,
-            plan: Plan::Attention(plan),
-        };
-        let at = format!("blocks of {rows} rows");
-        let (want, got) = common::interpreted_and_simulated(&k, &params, &compiled, &m, 2, &at);
-        let bad = disagreements(&k, &want, &got, Comparison::Tolerant).unwrap();
-        assert!(bad.is_empty(), "{at}: {bad:?}");
+        let sizes = [("H", 3), ("L", 100), ("D", 32)];
+        forced_sizes(&text, &sizes, "ascend-like", blocks).unwrap();
     }
 }
 
@@ -336,22 +333,11 @@ mod random_sizes {
             let fractals = (n + 15) / 16;
             let divisors: Vec<i64> = (1..=fractals).filter(|f| fractals % f == 0).collect();
             let keys = 16 * divisors[step % divisors.len()];
-            let forced = Tiles { rows: 16 * rows.min((m + 15) / 16), keys, stage: keys, scores };
-            let k = kernel(RECTANGULAR);
-            let (params, all) = sizes_of(&k, &sizes);
-            let mm = Machine::load(machine).unwrap();
-            match attention::compile_ranked(&k, &all, &mm, true, (1, Some(forced))) {
-                Ok(Some(mut programs)) => {
-                    let (program, plan) = programs.remove(0);
-                    let compiled = Compiled { program, plan: Plan::Attention(plan) };
-                    let at = format!("{machine} {sizes:?} {forced:?}");
-                    let (want, got) =
-                        common::interpreted_and_simulated(&k, &params, &compiled, &mm, 2, &at);
-                    let bad = disagreements(&k, &want, &got, Comparison::Tolerant).unwrap();
-                    prop_assert!(bad.is_empty(), "{}: {:?}", at, bad);
-                }
+            let tiles = Tiles { rows: 16 * rows.min((m + 15) / 16), keys, stage: keys, scores };
+            match forced_sizes(RECTANGULAR, &sizes, machine, tiles) {
+                Ok(()) => {}
                 Err(NpuError::Unsupported(why)) => prop_assert!(why.contains("do not fit"), "{why}"),
-                other => prop_assert!(false, "{other:?}"),
+                Err(other) => prop_assert!(false, "{other:?}"),
             }
         }
     }

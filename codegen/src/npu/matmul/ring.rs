@@ -115,15 +115,14 @@ const FREE: [(Pipe, Pipe); 4] = [
     (Pipe::Mte3, Pipe::V),
 ];
 
-/// Whether split-K goes through an f32 workspace: C is not the f32 sums themselves (an f16
-/// C, or an epilogue), so that adding rounded or transformed parts would be wrong.
-pub fn through_workspace(mm: &Matmul) -> bool {
-    !(mm.c.elem == ElemType::F32 && mm.epilogue == Epilogue::None)
-}
-
-/// Slices of the workspace for `split` parts: two parts add into each.
-fn slices(split: i64) -> i64 {
-    (split + 1) / 2
+impl Ring {
+    /// The slices of the f32 workspace split-K goes through (two parts add into each), if
+    /// it does: when C is split and is not the f32 sums themselves (an f16 C, or an
+    /// epilogue), so that adding rounded or transformed parts would be wrong.
+    pub fn workspace(&self, mm: &Matmul) -> Option<i64> {
+        let plain = mm.c.elem == ElemType::F32 && mm.epilogue == Epilogue::None;
+        (self.split > 1 && !plain).then_some((self.split + 1) / 2)
+    }
 }
 
 /// Elements of a workspace slice: C's, padded to whole 32-byte blocks of f32, so that every
@@ -134,7 +133,7 @@ fn slice_elems(mm: &Matmul) -> i64 {
 
 /// The workspace of split-K's f32 sums: `slices` slices of C's elements (flat, each
 /// [`slice_elems`] long), a `scratch` tensor named apart from the kernel's arrays.
-fn workspace(b: &mut Builder, mm: &Matmul, slices: i64) -> TensorId {
+fn declare_workspace(b: &mut Builder, mm: &Matmul, slices: i64) -> TensorId {
     let mut name = "sums".to_string();
     while [&mm.product.a, &mm.product.b, &mm.c]
         .iter()
@@ -163,9 +162,9 @@ pub(super) fn program(
     let a_slots = if t.panel { chunks } else { 2 };
     let (a, bt, ct) = super::tensors(&mut b, mm)?;
     let (ta, tb) = (dtype(mm.product.a.elem)?, dtype(mm.product.b.elem)?);
-    let through = t.split > 1 && through_workspace(mm);
-    let ws = through.then(|| workspace(&mut b, mm, slices(t.split)));
-    let (c_ub, c_out, bufs) = super::c_buffers(&mut b, mm, tail, t.c_tiles(), through)?;
+    let slices = t.workspace(mm);
+    let ws = slices.map(|n| (declare_workspace(&mut b, mm, n), n));
+    let (c_ub, c_out, bufs) = super::c_buffers(&mut b, mm, tail, t.c_tiles(), ws.is_some())?;
     let epilogue = tail.zip(bufs.as_ref());
     let names = Names {
         a,
@@ -193,9 +192,9 @@ pub(super) fn program(
     let grid = Grid::new(mm, t.tm, t.tn, cores).split(t.split);
     if t.split > 1 {
         match ws {
-            Some(ws) => zero_c(
+            Some((ws, slices)) => zero_c(
                 &mut b,
-                (ws, slices(t.split) * slice_elems(mm), 2),
+                (ws, slices * slice_elems(mm), 2),
                 &names,
                 t,
                 machine,
@@ -239,10 +238,12 @@ pub(super) fn program(
                 load(b, mm, &names, t, &tile, &kc, &chunk);
                 steps(b, mm, &names, t, &tile, &kc, &chunk);
             });
-            match (ws, part) {
-                (Some(ws), Some(p)) => drain_into(b, &names, t, &tile, (ws, p / 2), mm),
-                _ => drain(b, mm, &names, t, &tile, epilogue),
-            }
+            let into = match (ws, part) {
+                (Some((ws, _)), Some(p)) => Into::Workspace(ws, p / 2),
+                (None, Some(_)) => Into::Atomic,
+                _ => Into::C(epilogue),
+            };
+            drain(b, mm, &names, t, &tile, into);
         });
     });
     for (src, dst) in FREE {
@@ -448,16 +449,20 @@ fn tile_index(mm: &Matmul, tile: &Tile) -> Vec<Expr> {
     )
 }
 
-/// M hands the tile to V, which converts it (L0C NZ -> UB ND) and computes the vector
-/// epilogue, if any; MTE3 stores it.
-fn drain(
-    b: &mut Builder,
-    mm: &Matmul,
-    n: &Names,
-    t: Ring,
-    tile: &Tile,
-    epilogue: Option<(&Tail, &Buffers)>,
-) {
+/// Where a finished tile goes.
+enum Into<'a> {
+    /// Into C, through the copy's conversion and ReLU and the vector epilogue, if any.
+    C(Option<(&'a Tail<'a>, &'a Buffers)>),
+    /// A split-K part's f32 sums added into C (an f32 C without an epilogue).
+    Atomic,
+    /// A split-K part's f32 sums added into the workspace's slice (`Expr`), as they are.
+    Workspace(TensorId, Expr),
+}
+
+/// M hands the tile to V, which copies it out of L0C (NZ -> UB ND: converted, with the
+/// vector epilogue, into C; as it is into the workspace); MTE3 stores it, or adds it
+/// atomically (`into`).
+fn drain(b: &mut Builder, mm: &Matmul, n: &Names, t: Ring, tile: &Tile, into: Into) {
     let s = tile.slot.clone();
     let slot = s.clone() * (t.tm * t.tn);
     b.set_flag(Pipe::M, Pipe::V, s.clone());
@@ -465,15 +470,17 @@ fn drain(
     b.wait_flag(Pipe::Mte3, Pipe::V, s.clone());
     let dst = b.at(n.c_ub, [slot.clone()]);
     let src = b.at(n.c_l0, [s.clone(), c(0)]);
+    let sizes = (tile.at.rows.clone(), tile.at.cols.clone());
+    let pitch = (tile.at.rows16.clone(), c(t.tn));
     b.origin(Some("C tile, L0C NZ -> UB ND"));
-    b.push(super::out_of_l0c(
-        mm,
-        (dst, src),
-        (tile.at.rows.clone(), tile.at.cols.clone()),
-        (tile.at.rows16.clone(), c(t.tn)),
-    ));
+    b.push(match into {
+        Into::Workspace(..) => Dma::new(dst, src, sizes.0, sizes.1)
+            .strides(pitch.0, pitch.1)
+            .mode(DmaMode::Nz2nd),
+        _ => super::out_of_l0c(mm, (dst, src), sizes, pitch),
+    });
     b.origin(None);
-    if let Some((tail, bufs)) = epilogue {
+    if let Into::C(Some((tail, bufs))) = into {
         let at = |buf| Place {
             buf,
             offset: slot.clone(),
@@ -500,58 +507,31 @@ fn drain(
     b.set_flag(Pipe::V, Pipe::M, s.clone());
     b.set_flag(Pipe::V, Pipe::Mte3, s.clone());
     b.wait_flag(Pipe::V, Pipe::Mte3, s.clone());
-    let dst = b.at(n.c, tile_index(mm, tile));
-    let src = b.at(n.c_out, [slot]);
+    let (dst, src) = match &into {
+        Into::Workspace(ws, slice) => (
+            b.at(*ws, slice_index(slice.clone(), mm, tile)),
+            b.at(n.c_ub, [slot]),
+        ),
+        _ => (b.at(n.c, tile_index(mm, tile)), b.at(n.c_out, [slot])),
+    };
     let store = Dma::new(dst, src, tile.at.rows.clone(), tile.at.cols.clone())
         .strides(t.tn, row_stride(&mm.c));
-    if t.split > 1 {
-        b.origin(Some("C tile's partial sums, added atomically"));
-        b.push(store.atomic_add());
-    } else {
-        b.origin(Some("C tile store"));
-        b.push(store);
+    match into {
+        Into::C(_) => {
+            b.origin(Some("C tile store"));
+            b.push(store);
+        }
+        Into::Atomic => {
+            b.origin(Some("C tile's partial sums, added atomically"));
+            b.push(store.atomic_add());
+        }
+        Into::Workspace(..) => {
+            b.origin(Some(
+                "C tile's partial sums, added atomically into the workspace",
+            ));
+            b.push(store.atomic_add());
+        }
     }
-    b.origin(None);
-    b.set_flag(Pipe::Mte3, Pipe::V, s);
-}
-
-/// Split-K through the workspace: M hands the part's tile to V, which copies its f32 sums
-/// out of L0C as they are (no conversion, no ReLU); MTE3 adds them into the workspace `ws`'s
-/// slice `slice`.
-fn drain_into(
-    b: &mut Builder,
-    n: &Names,
-    t: Ring,
-    tile: &Tile,
-    (ws, slice): (TensorId, Expr),
-    mm: &Matmul,
-) {
-    let s = tile.slot.clone();
-    let slot = s.clone() * (t.tm * t.tn);
-    b.set_flag(Pipe::M, Pipe::V, s.clone());
-    b.wait_flag(Pipe::M, Pipe::V, s.clone());
-    b.wait_flag(Pipe::Mte3, Pipe::V, s.clone());
-    let dst = b.at(n.c_ub, [slot.clone()]);
-    let src = b.at(n.c_l0, [s.clone(), c(0)]);
-    b.origin(Some("C tile's partial sums, L0C NZ -> UB ND (f32)"));
-    b.push(
-        Dma::new(dst, src, tile.at.rows.clone(), tile.at.cols.clone())
-            .strides(tile.at.rows16.clone(), t.tn)
-            .mode(DmaMode::Nz2nd),
-    );
-    b.set_flag(Pipe::V, Pipe::M, s.clone());
-    b.set_flag(Pipe::V, Pipe::Mte3, s.clone());
-    b.wait_flag(Pipe::V, Pipe::Mte3, s.clone());
-    let dst = b.at(ws, slice_index(slice, mm, tile));
-    let src = b.at(n.c_ub, [slot]);
-    b.origin(Some(
-        "C tile's partial sums, added atomically into the workspace",
-    ));
-    b.push(
-        Dma::new(dst, src, tile.at.rows.clone(), tile.at.cols.clone())
-            .strides(t.tn, row_stride(&mm.c))
-            .atomic_add(),
-    );
     b.origin(None);
     b.set_flag(Pipe::Mte3, Pipe::V, s);
 }
@@ -582,7 +562,7 @@ fn pass(
     (mm, machine): (&Matmul, &Machine),
     n: &Names,
     t: Ring,
-    ws: TensorId,
+    (ws, slices): (TensorId, i64),
     epilogue: Option<(&Tail, &Buffers)>,
 ) -> Result<(), NpuError> {
     b.sync_all();
@@ -596,7 +576,7 @@ fn pass(
     }
     let grid = Grid::new(mm, t.tm, t.tn, machine.cores as i64);
     let out = dtype(mm.c.elem)?;
-    let more = slices(t.split) - 1;
+    let more = slices - 1;
     b.set_flag(Pipe::V, Pipe::Mte2, 0);
     b.set_flag(Pipe::V, Pipe::Mte2, SLOT1);
     b.set_flag(Pipe::Mte3, Pipe::V, 0);

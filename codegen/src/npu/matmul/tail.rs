@@ -346,14 +346,12 @@ impl<'e> Tail<'e> {
         if !loads.is_empty() {
             // per-column vectors shorter than the rows in UB: the rest zero, so that the
             // padding's values are computed from written bytes
-            let cols = self.epi.vk.cols.unwrap_or(1);
             let short: Vec<(Val, BufferId)> = (self.given())
-                .filter(|(v, _)| self.graph().nodes[*v].layout == Layout::Col)
+                .filter(|(v, _)| self.padded() && self.graph().nodes[*v].layout == Layout::Col)
                 .filter_map(|(v, _)| match bufs.homes[v] {
                     Home::Own(id) => Some((v, id)),
                     _ => None,
                 })
-                .filter(|_| self.wide.frame.width > cols)
                 .collect();
             if !short.is_empty() {
                 let mut e = Emitter::new(b, self.wide);

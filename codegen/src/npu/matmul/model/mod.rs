@@ -123,7 +123,7 @@ fn candidates(mm: &Matmul, machine: &Machine) -> Vec<Schedule> {
                                 machine,
                                 tn,
                                 ring.c_tiles(),
-                                ring.split > 1 && super::ring::through_workspace(mm),
+                                ring.workspace(mm).is_some(),
                             )
                             .is_some_and(|b| b <= cap(Mem::Ub));
                         // a resident band is rewritten behind the ring's flags, which needs
@@ -306,7 +306,7 @@ impl<'a> Model<'a> {
     /// Split-K's pass through the workspace on the busiest core: a `sync_all` (a GM round
     /// trip), then per tile of its share the workspace's slices of f32 sums loaded and
     /// added, the epilogue or the conversion on V and the store, one after the other.
-    fn pass(&self, r: &Ring, f: &Figures) -> f64 {
+    fn pass(&self, r: &Ring, f: &Figures, slices: i64) -> f64 {
         let mm = self.mm;
         let grid = Grid::new(mm, r.tm, r.tn, self.machine.cores.max(1) as i64);
         let c_row = row_bytes(mm).2;
@@ -317,7 +317,6 @@ impl<'a> Model<'a> {
             // a ReLU and a conversion, 64 f32 lanes a repeat
             None => 2.0 * (self.machine.vector.startup + (r.tm * r.tn) as f64 / 64.0),
         };
-        let slices = (r.split + 1) / 2;
         let add = self.machine.vector.startup + (r.tm * r.tn) as f64 / 64.0;
         // a tile is at most C's rows and columns
         let (tm, tn) = (r.tm.min(mm.product.m), r.tn.min(mm.product.n));
@@ -354,21 +353,16 @@ impl<'a> Model<'a> {
                 // split-K first zeroes each core's share of C (or of the workspace's
                 // slices), then waits for every core
                 let zero = if r.split > 1 {
-                    let slices = match super::ring::through_workspace(mm) {
-                        true => (r.split + 1) / 2,
-                        false => 1,
-                    };
+                    let slices = r.workspace(mm).unwrap_or(1);
                     let total: i64 = slices * mm.c.shape.iter().product::<i64>();
                     let cores = self.machine.cores.max(1) as i64;
                     f.store_latency + f.gm(1, total * 4 / cores, 0, 0) + f.load_latency
                 } else {
                     0.0
                 };
-                let pass = if r.split > 1 && super::ring::through_workspace(mm) {
-                    self.pass(r, f)
-                } else {
-                    0.0
-                };
+                let pass = r
+                    .workspace(mm)
+                    .map_or(0.0, |slices| self.pass(r, f, slices));
                 self.bound(s) + fill + tail + zero + pass
             }
             Schedule::Strips(st) => {
