@@ -317,13 +317,19 @@ mod random_sizes {
 
         /// Random heads, queries, keys and depths (multiples of 16) on both presets, with
         /// the model's sizes or with forced blocks of rows, steps of keys and stages of
-        /// values (whichever fit): every program matches the interpreter.
+        /// values (whichever fit): every program matches the interpreter. Some draws are
+        /// the masked kernel (a per-key mask and a temperature, queries as many as keys).
         #[test]
         fn any_attention_block_matches(
             heads in 1i64..6, m in 1i64..120, n in 1i64..120, d in 1i64..4, e in 1i64..4,
             halfgm in any::<bool>(), forced in proptest::option::of((1i64..9, 1usize..4, 1i64..3)),
+            masked in any::<bool>(),
         ) {
             let machine = if halfgm { "ascend-like-halfgm" } else { "ascend-like" };
+            if masked {
+                differential(MASKED, &[("H", heads), ("L", n), ("D", 16 * d)], machine);
+                return Ok(());
+            }
             let sizes = [("H", heads), ("M", m), ("N", n), ("D", 16 * d), ("E", 16 * e)];
             let Some((rows, step, scores)) = forced else {
                 differential(RECTANGULAR, &sizes, machine);
