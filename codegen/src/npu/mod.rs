@@ -211,12 +211,21 @@ fn compile_unchecked(
         return Err(NpuError::ReorderNotAllowed);
     }
     let schedule = matmul::Schedule::choose(&mm, machine).ok_or_else(|| {
-        NpuError::Unsupported(match mm.epilogue.vector() {
-            Some(_) => format!(
-                "no tile of the product fits `{}`'s buffers beside the vector epilogue's",
-                machine.name
-            ),
-            None => format!("no tile of the product fits `{}`'s buffers", machine.name),
+        let beside = match mm.epilogue.vector() {
+            Some(_) => " beside the vector epilogue's",
+            None => "",
+        };
+        let row_bytes = mm.product.n * mm.c.elem.size_bytes() as i64;
+        NpuError::Unsupported(if row_bytes % 32 != 0 && mm.product.m > 1 {
+            // only tiles of whole rows store into GM blocks of their own
+            format!(
+                "no tile of the product fits `{}`'s buffers{beside}: C's rows ({} values, {row_bytes} bytes) do not start on 32-byte GM blocks, so only tiles of whole rows may store them, and a tile {} wide does not fit",
+                machine.name,
+                mm.product.n,
+                (mm.product.n + 15) / 16 * 16
+            )
+        } else {
+            format!("no tile of the product fits `{}`'s buffers{beside}", machine.name)
         })
     })?;
     let program = matmul::program(&mm, machine, schedule)?;
