@@ -240,6 +240,20 @@ fn compile_unchecked(
     })
 }
 
+/// A name for a program's own tensor (a workspace): `base`, with `_` appended until no
+/// kernel array is `taken` by it.
+pub(crate) fn name_apart(mut base: String, taken: impl Fn(&str) -> bool) -> String {
+    while taken(&base) {
+        base.push('_');
+    }
+    base
+}
+
+/// `x` rounded up to a multiple of `to` (sizes padded to fractals, blocks, repeats).
+pub(crate) fn up(x: i64, to: i64) -> i64 {
+    (x + to - 1) / to * to
+}
+
 /// The program `b` built, or an internal error: every path emits only what assembles.
 pub fn finish(b: npu_sim::builder::Builder) -> Result<npu_sim::Program, NpuError> {
     b.finish().map_err(|d| {

@@ -122,9 +122,10 @@ impl Block {
     fn times_rows(&self, e: Expr, k: i64) -> Expr {
         match &self.short {
             None => e * (k * self.full),
-            Some((last, valid)) => last
-                .clone()
-                .select(e.clone() * (k * up(*valid)), e * (k * self.full)),
+            Some((last, valid)) => last.clone().select(
+                e.clone() * (k * crate::npu::up(*valid, F)),
+                e * (k * self.full),
+            ),
         }
     }
 
@@ -140,11 +141,6 @@ impl Block {
             Some((last, valid)) => last.clone().select(*valid, self.full),
         }
     }
-}
-
-/// `x` rounded up to a fractal.
-fn up(x: i64) -> i64 {
-    super::recognise::up(x, F)
 }
 
 impl Gen<'_> {

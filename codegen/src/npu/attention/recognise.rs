@@ -61,19 +61,14 @@ impl Attention {
     /// Query rows per head rounded up to whole fractals: the rows the cube computes (those
     /// past [`Self::m`] are zero queries, never stored).
     pub fn mp(&self) -> i64 {
-        up(self.m(), super::tiles::F)
+        crate::npu::up(self.m(), super::tiles::F)
     }
     /// Keys per head rounded up to whole fractals: the scores' columns the cube computes
     /// (those past [`Self::n`] are zero keys, which the softmax does not read and whose
     /// probabilities are zero).
     pub fn np(&self) -> i64 {
-        up(self.n(), super::tiles::F)
+        crate::npu::up(self.n(), super::tiles::F)
     }
-}
-
-/// `x` rounded up to a multiple of `to`.
-pub(super) fn up(x: i64, to: i64) -> i64 {
-    (x + to - 1) / to * to
 }
 
 /// Whether `ctx` is an update `X += a * b`.

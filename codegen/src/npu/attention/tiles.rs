@@ -73,7 +73,7 @@ impl Tiles {
 /// Elements of the zeros that fill the keys' last fractal past the last key (in UB, whole
 /// repeats of 128 f16 lanes; none when the keys are a multiple of 16).
 pub fn zeros(att: &Attention) -> i64 {
-    super::recognise::up((att.np() - att.n()) * att.d(), 128)
+    crate::npu::up((att.np() - att.n()) * att.d(), 128)
 }
 
 /// What the choice needs beyond the kernel and the machine.
@@ -157,7 +157,7 @@ impl Model<'_> {
         // blocks are dealt to the cores in contiguous ranges; a head's last block computes
         // its queries rounded up to a fractal
         let per_head = (att.m() + t.rows - 1) / t.rows;
-        let last = super::recognise::up(att.m() - (per_head - 1) * t.rows, F);
+        let last = crate::npu::up(att.m() - (per_head - 1) * t.rows, F);
         let (full, short) = (block(t.rows), block(last));
         let cores = m.cores as i64;
         let all = att.heads * per_head;

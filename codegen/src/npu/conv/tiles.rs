@@ -17,6 +17,7 @@
 
 use super::geometry::{align_pixels, align_rows, band_layout, need, BandMode, Orientation};
 use super::{Activations, Conv, Weights};
+use crate::npu::up;
 use npu_sim::machine::Mem;
 use npu_sim::program::{CmpOp, Expr};
 use npu_sim::Machine;
@@ -114,10 +115,6 @@ impl Tiles {
             self.nrs
         }
     }
-}
-
-fn up(v: i64, m: i64) -> i64 {
-    (v + m - 1) / m * m
 }
 
 fn cdiv(a: i64, b: i64) -> i64 {

@@ -34,7 +34,7 @@ use super::{c, dtype, index, round16, row_stride, Grid, Names, F, FRACTAL};
 use crate::npu::epilogue::Epilogue;
 use crate::npu::recognise::Matmul;
 use crate::npu::vector::emit::{Emitter, Place, Rows, Unit};
-use crate::npu::vector::graph::{Graph, Imm, Layout, Op};
+use crate::npu::vector::graph::{Graph, Imm, Layout, Op, Val};
 use crate::npu::NpuError;
 use frontend::ir::ElemType;
 use npu_sim::builder::Builder;
@@ -128,23 +128,19 @@ impl Ring {
 /// Elements of a workspace slice: C's, padded to whole 32-byte blocks of f32, so that every
 /// slice starts on a block.
 fn slice_elems(mm: &Matmul) -> i64 {
-    (mm.c.shape.iter().product::<i64>() + 7) / 8 * 8
+    crate::npu::up(mm.c.shape.iter().product(), 8)
 }
 
 /// The workspace of split-K's f32 sums: `slices` slices of C's elements (flat, each
 /// [`slice_elems`] long), a `scratch` tensor named apart from the kernel's arrays.
 fn declare_workspace(b: &mut Builder, mm: &Matmul, slices: i64) -> TensorId {
-    let mut name = "sums".to_string();
-    while [&mm.product.a, &mm.product.b, &mm.c]
-        .iter()
-        .any(|o| o.name == name)
-        || mm
-            .epilogue
-            .vector()
-            .is_some_and(|v| v.kernel.arrays.iter().any(|a| a.name == name))
-    {
-        name.push('_');
-    }
+    let name = crate::npu::name_apart("sums".into(), |name| {
+        [&mm.product.a, &mm.product.b, &mm.c]
+            .iter()
+            .any(|o| o.name == name)
+            || (mm.epilogue.vector())
+                .is_some_and(|v| v.kernel.arrays.iter().any(|a| a.name == name))
+    });
     let shape = [slices as u64, slice_elems(mm) as u64];
     b.tensor(&name, DType::F32, &shape, Direction::Scratch)
 }
@@ -159,6 +155,12 @@ pub(super) fn program(
     let cores = machine.cores as i64;
     let mut b = Builder::new();
     let chunks = (mm.product.k + t.kc - 1) / t.kc;
+    if chunks % t.split != 0 {
+        return Err(NpuError::Internal(format!(
+            "{chunks} chunks of K cannot be cut into {} equal parts",
+            t.split
+        )));
+    }
     let a_slots = if t.panel { chunks } else { 2 };
     let (a, bt, ct) = super::tensors(&mut b, mm)?;
     let (ta, tb) = (dtype(mm.product.a.elem)?, dtype(mm.product.b.elem)?);
@@ -183,33 +185,13 @@ pub(super) fn program(
         c_ub,
         c_out,
     };
-    if chunks % t.split != 0 {
-        return Err(NpuError::Internal(format!(
-            "{chunks} chunks of K cannot be cut into {} equal parts",
-            t.split
-        )));
-    }
     let grid = Grid::new(mm, t.tm, t.tn, cores).split(t.split);
     if t.split > 1 {
-        match ws {
-            Some((ws, slices)) => zero_c(
-                &mut b,
-                (ws, slices * slice_elems(mm), 2),
-                &names,
-                t,
-                machine,
-            ),
-            None => {
-                let total = mm.c.shape.iter().product();
-                zero_c(
-                    &mut b,
-                    (names.c, total, mm.c.shape.len()),
-                    &names,
-                    t,
-                    machine,
-                )
-            }
-        }
+        let target = match ws {
+            Some((ws, slices)) => (ws, slices * slice_elems(mm), 2),
+            None => (names.c, mm.c.shape.iter().product(), mm.c.shape.len()),
+        };
+        zero_c(&mut b, target, &names, t, machine);
     }
     for (src, dst) in FREE {
         b.set_flag(src, dst, 0);
@@ -653,24 +635,45 @@ fn pass(
     Ok(())
 }
 
+/// V: every value of `g` but the given ones, over `rows` rows of tiles `unit.frame.width`
+/// apart, each where `place` says, between barriers (the operands were written by other
+/// pipes or V's own instructions), noted `origin`.
+fn on_v(
+    b: &mut Builder,
+    unit: Unit,
+    g: &Graph,
+    place: &dyn Fn(Val) -> Place,
+    rows: &Rows,
+    origin: &str,
+) {
+    let mut e = Emitter::new(b, unit);
+    e.barrier();
+    e.b.origin(Some(origin));
+    for v in (0..g.nodes.len()).filter(|&v| g.nodes[v].op != Op::Given) {
+        e.node(g, v, place, rows);
+    }
+    e.barrier();
+    e.b.origin(None);
+}
+
+/// A tile of f32 rows `unit.frame.width` apart.
+fn f32_tile(unit: Unit) -> Layout {
+    Layout::Tile {
+        pitch: unit.frame.width,
+    }
+}
+
 /// V: `buf`'s slot 1 (`slot` elements on) added into its slot 0, over `rows` rows.
 fn add(b: &mut Builder, unit: Unit, buf: BufferId, slot: i64, rows: &Rows) {
-    let tile = Layout::Tile {
-        pitch: unit.frame.width,
-    };
+    let tile = f32_tile(unit);
     let mut g = Graph::new();
     let (x, y) = (g.given(DType::F32, tile), g.given(DType::F32, tile));
-    let sum = g.add(Op::Binary(BinaryOp::Add, x, y), DType::F32, tile);
-    let place = |w: usize| Place {
+    g.add(Op::Binary(BinaryOp::Add, x, y), DType::F32, tile);
+    let place = |w: Val| Place {
         buf,
         offset: c(if w == y { slot } else { 0 }),
     };
-    let mut e = Emitter::new(b, unit);
-    e.barrier();
-    e.b.origin(Some("a workspace slice added"));
-    e.node(&g, sum, &place, rows);
-    e.barrier();
-    e.b.origin(None);
+    on_v(b, unit, &g, &place, rows, "a workspace slice added");
 }
 
 /// V: what the copy out of L0C would have done to a tile's f32 sums in `sums` (ReLU, the
@@ -683,9 +686,7 @@ fn convert(
     (sums, c_out): (BufferId, BufferId),
     rows: &Rows,
 ) -> BufferId {
-    let tile = Layout::Tile {
-        pitch: unit.frame.width,
-    };
+    let tile = f32_tile(unit);
     let mut g = Graph::new();
     let mut v = g.given(DType::F32, tile);
     if mm.epilogue.relu() {
@@ -699,18 +700,18 @@ fn convert(
     if narrow {
         v = g.add(Op::Conv(v), out, tile);
     }
-    let place = |w: usize| Place {
+    let place = |w: Val| Place {
         buf: if narrow && w == v { c_out } else { sums },
         offset: c(0),
     };
-    let mut e = Emitter::new(b, unit);
-    e.barrier();
-    e.b.origin(Some("C tile converted by the vector unit"));
-    for w in 1..g.nodes.len() {
-        e.node(&g, w, &place, rows);
-    }
-    e.barrier();
-    e.b.origin(None);
+    on_v(
+        b,
+        unit,
+        &g,
+        &place,
+        rows,
+        "C tile converted by the vector unit",
+    );
     if narrow {
         c_out
     } else {

@@ -119,7 +119,7 @@ impl<'e> Tail<'e> {
             temps,
             sums,
             unit: Unit::of(machine, tn),
-            wide: Unit::of(machine, (cols + tn - 1) / tn * tn),
+            wide: Unit::of(machine, crate::npu::up(cols, tn)),
             flag_cycles: machine.scalar.flag_cycles,
         })
     }

@@ -355,10 +355,9 @@ fn dealt(total: i64, cores: i64) -> (Expr, Expr) {
 fn workspace(b: &mut Builder, (w, model): (&Window, &Model), z: Size) -> Option<TensorId> {
     (model.meeting(z) == Some(Meet::Workspace)).then(|| {
         // a spread tile's terms are the input's (or scaled): no weights
-        let mut name = format!("{}_pieces", w.output.name);
-        while name == w.input.name {
-            name.push('_');
-        }
+        let name = crate::npu::name_apart(format!("{}_pieces", w.output.name), |name| {
+            name == w.input.name
+        });
         let shape = [model.items(z) as u64, z.chans as u64];
         b.tensor(&name, model.types.1, &shape, Direction::Scratch)
     })
