@@ -354,6 +354,153 @@ fn what_the_vector_unit_cannot_do_is_refused_naming_the_statement() {
     );
 }
 
+/// Softmax that also stores its row maxima and sums, and normalises a copy of its input in
+/// place: per-row outputs, an in-out tile read in one pass and written in another.
+const SOFTMAX_ROWS_OUT: &str =
+    "kernel k(X: f32[B, L], Z: inout f32[B, L]) -> (Y: f32[B, L], m: f32[B], s: f32[B])
+  params B = 4, L = 8
+{
+  let t: f32[B];
+  m[b] = max(l) X[b, l];
+  s[b] = sum(l) exp(X[b, l] - m[b]);
+  t[b] = sum(l) Z[b, l];
+  Y[b, l] = exp(X[b, l] - m[b]) / s[b];
+  Z[b, l] = Z[b, l] / t[b];
+}";
+
+/// A row sum of f16 values into f32: one pass, a per-row output.
+const ROW_SUM: &str = "kernel rowsum(X: f16[B, L]) -> (s: f32[B]) params B = 4, L = 8
+{ s[b] = sum(l) f32(X[b, l]); }";
+
+#[test]
+fn rows_too_long_for_ub_go_through_it_in_column_chunks() {
+    // (kernel, sizes, machine, whether the inputs stay in UB for the group's passes)
+    let softmax = example("softmax.pk");
+    let layernorm = example("layernorm.pk");
+    let softmax_f16 = example("softmax-f16.pk");
+    type Case<'a> = (&'a str, Vec<(&'a str, i64)>, &'a str, bool);
+    let cases: Vec<Case> = vec![
+        // rows of 66 KB: whole per group, chunks with a narrower last one
+        (
+            &softmax,
+            vec![("B", 20), ("L", 16_504)],
+            "ascend-like",
+            true,
+        ),
+        (
+            &layernorm,
+            vec![("B", 9), ("D", 9_000)],
+            "ascend-like",
+            true,
+        ),
+        (
+            &layernorm,
+            vec![("B", 12), ("D", 8_192)],
+            "ascend-like-halfgm",
+            true,
+        ),
+        // rows that share 32-byte blocks (stores ordered by a barrier) start groups on
+        // blocks: 8 rows, too many to keep whole
+        (
+            &softmax,
+            vec![("B", 20), ("L", 16_501)],
+            "ascend-like",
+            false,
+        ),
+        (
+            &layernorm,
+            vec![("B", 9), ("D", 9_001)],
+            "ascend-like",
+            false,
+        ),
+        // rows of 160 KB: every chunk of every pass loaded (per-column inputs per chunk)
+        (
+            &softmax,
+            vec![("B", 3), ("L", 40_003)],
+            "ascend-like",
+            false,
+        ),
+        (
+            &layernorm,
+            vec![("B", 2), ("D", 40_000)],
+            "ascend-like",
+            false,
+        ),
+        (
+            &softmax_f16,
+            vec![("B", 17), ("L", 50_257)],
+            "ascend-like",
+            false,
+        ),
+        // mini's 4 KiB of UB
+        (&softmax, vec![("B", 5), ("L", 700)], "mini", false),
+        (&layernorm, vec![("B", 3), ("D", 336)], "mini", false),
+        (
+            SOFTMAX_ROWS_OUT,
+            vec![("B", 10), ("L", 20_000)],
+            "ascend-like-halfgm",
+            false,
+        ),
+        (
+            SOFTMAX_ROWS_OUT,
+            vec![("B", 11), ("L", 12_344)],
+            "ascend-like",
+            false,
+        ),
+        (
+            ROW_SUM,
+            vec![("B", 19), ("L", 40_001)],
+            "ascend-like",
+            false,
+        ),
+    ];
+    for (text, sizes, machine, resident) in cases {
+        let plan = differential(text, &sizes, machine, Comparison::Tolerant);
+        let chunks = plan
+            .chunks
+            .unwrap_or_else(|| panic!("{sizes:?}: whole rows"));
+        assert!(chunks.count >= 2, "{sizes:?}: {chunks:?}");
+        if text != ROW_SUM {
+            assert_eq!(chunks.resident, resident, "{machine} {sizes:?}: {chunks:?}");
+        }
+    }
+}
+
+#[test]
+fn chunked_rows_refuse_what_cannot_stay_in_a_pass() {
+    // a tile computed in one pass and read in the next would have to go through GM
+    let tile = "kernel k(X: f32[B, L]) -> (Y: f32[B, L]) params B = 4, L = 100000 {
+                  let t: f32[B, L]; let s: f32[B];
+                  t[b, l] = X[b, l] * 2.0;
+                  s[b] = sum(l) t[b, l];
+                  Y[b, l] = t[b, l] / s[b];
+                }";
+    match refusal(tile, true) {
+        NpuError::Unsupported(why) => assert!(
+            why.contains("no group of rows fits")
+                && why.contains("in column chunks: statement S")
+                && why.contains("reads `t` in a later pass"),
+            "{why}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    // a per-row input is loaded with each chunk, not between passes
+    let row_input = "kernel k(X: f32[B, L], g: f32[B]) -> (Y: f32[B, L]) params B = 4, L = 100000 {
+                       let s: f32[B];
+                       s[b] = g[b] * 2.0;
+                       Y[b, l] = X[b, l] * s[b];
+                     }";
+    match refusal(row_input, true) {
+        NpuError::Unsupported(why) => {
+            assert!(
+                why.contains("reads `g`, an input per row, outside the column loop"),
+                "{why}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 mod random_sizes {
     use super::*;
     use proptest::prelude::*;
@@ -382,6 +529,48 @@ mod random_sizes {
                     differential(&text, &sizes, PRESETS[machine], comparison);
                 }
                 Err(NpuError::Unsupported(why)) => prop_assert!(why.contains("no group of rows fits"), "{why}"),
+                Err(other) => prop_assert!(false, "{other:?}"),
+            }
+        }
+    }
+}
+
+mod random_long_rows {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+        /// Rows too long for `mini`'s 4 KiB of UB, at random sizes: softmax, layernorm, the
+        /// broadcast kernel, a softmax with per-row outputs and an in-out tile, and a row
+        /// sum match the interpreter in column chunks, or nothing fits and the kernel is
+        /// refused saying so.
+        #[test]
+        fn long_rows_match_or_are_refused(
+            rows in 1i64..12, cols in 300i64..3000, blocks in any::<bool>(), which in 0usize..5
+        ) {
+            // rows of whole 32-byte blocks deal groups of any rows; others groups of 8
+            let cols = if blocks { cols / 8 * 8 } else { cols };
+            let (text, names, comparison) = [
+                (example("softmax.pk"), ("B", "L"), Comparison::Tolerant),
+                (example("layernorm.pk"), ("B", "D"), Comparison::Tolerant),
+                (SCALE_BIAS_RELU.to_string(), ("M", "N"), Comparison::Exact),
+                (SOFTMAX_ROWS_OUT.to_string(), ("B", "L"), Comparison::Tolerant),
+                (ROW_SUM.to_string(), ("B", "L"), Comparison::Tolerant),
+            ][which].clone();
+            let sizes = [(names.0, rows), (names.1, cols)];
+            let k = kernel(&text);
+            let (_, all) = sizes_of(&k, &sizes);
+            match vector::compile(&k, &all, &Machine::load("mini").unwrap(), true) {
+                Ok((_, plan)) => {
+                    prop_assert!(plan.chunks.is_some(), "{plan:?}");
+                    differential(&text, &sizes, "mini", comparison);
+                }
+                Err(NpuError::Unsupported(why)) => prop_assert!(
+                    why.contains("no group of rows fits") && why.contains("in column chunks"),
+                    "{why}"
+                ),
                 Err(other) => prop_assert!(false, "{other:?}"),
             }
         }

@@ -18,8 +18,13 @@ pub struct Traffic {
 impl Traffic {
     /// The traffic of `program` on `machine`.
     pub fn of(program: &Program, machine: &Machine) -> Result<Traffic, NpuError> {
-        let refused = |d: npu_sim::Diagnostic| {
-            NpuError::Internal(format!("the simulator refuses the program: {}", d.message))
+        // a program longer than the simulator walks is refused as too large, not as ours
+        let refused = |d: npu_sim::Diagnostic| match d.code {
+            npu_sim::diag::Code::TooLong => NpuError::Unsupported(format!(
+                "the program for these sizes is too long for the simulator: {}",
+                d.message
+            )),
+            _ => NpuError::Internal(format!("the simulator refuses the program: {}", d.message)),
         };
         let mut stored = vec![0; program.tensors.len()];
         let mut loaded: Vec<Vec<u64>> = (program.tensors.iter())

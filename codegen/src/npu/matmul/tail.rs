@@ -161,7 +161,7 @@ impl<'e> Tail<'e> {
         let g = self.graph();
         (0..g.nodes.len())
             .filter(move |&v| self.group.live[v] && g.nodes[v].op != Op::Given)
-            .filter(move |&v| g.nodes[v].layout.invariant())
+            .filter(move |&v| g.invariant(v))
     }
 
     /// The values computed per span of rows, in order.
@@ -169,7 +169,7 @@ impl<'e> Tail<'e> {
         let g = self.graph();
         (0..g.nodes.len())
             .filter(move |&v| self.group.live[v] && g.nodes[v].op != Op::Given)
-            .filter(move |&v| !g.nodes[v].layout.invariant())
+            .filter(move |&v| !g.invariant(v))
     }
 
     /// Elements of a per-core value of `layout` and type `d`.

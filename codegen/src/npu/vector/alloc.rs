@@ -96,7 +96,7 @@ pub fn temps(graph: &Graph, live: &[bool], fixed: &dyn Fn(Val) -> bool) -> Temps
         operands.dedup();
         operands.sort_unstable();
         operands.dedup();
-        let needs = !fixed(i) && !n.layout.invariant();
+        let needs = !fixed(i) && !graph.invariant(i);
         if n.op.elementwise() {
             operands.iter().for_each(|&a| release(&t, &mut free, a, i));
         }

@@ -195,7 +195,11 @@ impl Unit {
                     ) if pitch == full && sp == len => {
                         runs(rows * len, self.partial_chunk(n.dtype))
                     }
-                    _ => rows as f64 * (self.startup + full as f64),
+                    _ => {
+                        let instrs =
+                            (full + self.partial_chunk(n.dtype) - 1) / self.partial_chunk(n.dtype);
+                        rows as f64 * (instrs as f64 * self.startup + full as f64)
+                    }
                 }
             }
             _ => {
@@ -441,9 +445,23 @@ impl<'b> Emitter<'b> {
                 reduce(e, &run.first, run.repeat, (lanes, 1))
             });
         } else {
-            // row by row, each row's results on an aligned block
+            // row by row, each row's results on an aligned block, a row's repeats in
+            // instructions of at most `chunk` (each one's results start on an aligned block)
+            let chunk = self.unit.partial_chunk(dtype);
             self.each("row", rows.count.clone(), rows.max == 1, &mut |e, row| {
-                reduce(e, &row, Expr::Const(full), (sp, pitch))
+                for first in (0..full).step_by(chunk as usize) {
+                    let src_at = scaled(&row, sp) + first * lanes;
+                    let dst_at = scaled(&row, pitch) + first;
+                    let v = Vector::new(
+                        VecOp::Reduce {
+                            op,
+                            a: e.at(&src.place, src_at),
+                        },
+                        e.at(&dst.place, dst_at),
+                        Expr::Const((full - first).min(chunk)),
+                    );
+                    e.push(v);
+                }
             });
         }
     }

@@ -143,11 +143,38 @@ pub struct Node {
     pub home: Option<usize>,
 }
 
+/// How a group's rows go through UB.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Columns {
+    /// Whole rows: every value of a group is in UB at once.
+    #[default]
+    Whole,
+    /// Column chunks, every input loaded per chunk (a per-column value differs from chunk
+    /// to chunk and is computed per chunk).
+    Streamed,
+    /// Column chunks computed over inputs loaded whole per group (tiles of `width`
+    /// elements a row) and per core (per-column inputs): computed per-column values are
+    /// computed per chunk.
+    Resident {
+        /// Elements per row of a loaded tile.
+        width: i64,
+    },
+}
+
+impl Columns {
+    /// Whether rows go through UB in column chunks.
+    pub fn chunked(self) -> bool {
+        self != Columns::Whole
+    }
+}
+
 /// The values of a group of rows, in the order they are computed.
 #[derive(Debug, Default)]
 pub struct Graph {
     /// Every value; operands come before their users.
     pub nodes: Vec<Node>,
+    /// How the rows' columns go through UB.
+    pub columns: Columns,
     shared: HashMap<(Op, DType, Layout), Val>,
 }
 
@@ -155,6 +182,26 @@ impl Graph {
     /// An empty graph.
     pub fn new() -> Graph {
         Graph::default()
+    }
+
+    /// Whether value `v` is the same for every group of rows (computed once per core).
+    pub fn invariant(&self, v: Val) -> bool {
+        match self.nodes[v].layout {
+            Layout::Col => match self.columns {
+                Columns::Whole => true,
+                Columns::Streamed => false,
+                Columns::Resident { .. } => self.nodes[v].op == Op::Given,
+            },
+            l => l.invariant(),
+        }
+    }
+
+    /// Ends the values shared so far: no later operation reuses an earlier one (a step of
+    /// a chunked program recomputes what it needs) but a constant or a spread scalar,
+    /// computed once per core.
+    pub fn fence(&mut self) {
+        self.shared
+            .retain(|(_, _, layout), _| matches!(layout, Layout::Splat | Layout::One));
     }
 
     /// A value the caller places (it is computed by nothing here).

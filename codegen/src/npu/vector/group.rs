@@ -9,9 +9,9 @@
 //! Reductions reduce the right-hand side over the columns (`Lowerer::reduce_rows`) and
 //! combine the result with the target's value.
 
-use super::graph::{Graph, Layout, Op, Val};
+use super::graph::{Columns, Graph, Layout, Op, Val};
 use super::lower::{binary, combining, Frame, Lowerer};
-use super::recognise::{Kind, VectorKernel};
+use super::recognise::{Kind, Statement, VectorKernel};
 use crate::npu::matmul::dtype;
 use crate::npu::NpuError;
 use frontend::ir::{ArrayId, AssignOp, BinOp, Kernel};
@@ -48,38 +48,156 @@ pub fn layout(kind: Kind, frame: &Frame) -> Layout {
 
 /// The graph of `vk`'s statements over groups of rows in `frame`.
 pub fn build(vk: &VectorKernel, kernel: &Kernel, frame: Frame) -> Result<Group, NpuError> {
-    let mut graph = Graph::new();
-    let mut current: BTreeMap<ArrayId, Val> = BTreeMap::new();
-    let mut loaded = Vec::new();
-    let mut homes = BTreeSet::new();
-    let mut roots = Vec::new();
-    let mut origins = Vec::new();
+    let mut st = State::new(vk, kernel, frame, Columns::Whole);
     let cols = vk.cols.unwrap_or(1);
-    // The value of `array` now: its last result, else what was loaded, else zero.
-    let mut value_of = |g: &mut Graph, a: ArrayId, current: &mut BTreeMap<ArrayId, Val>| {
-        if let Some(&v) = current.get(&a) {
+    for s in &vk.stmts {
+        st.statement(s, cols)?;
+    }
+    // Every output ends in its home, written or not (an output never written is zero, an
+    // in-out one keeps what was loaded).
+    st.origins
+        .push((st.graph.nodes.len(), "outputs into their slots".into()));
+    let outputs: Vec<ArrayId> = (vk.arrays.keys())
+        .filter(|&&a| kernel.array(a).role.is_output())
+        .copied()
+        .collect();
+    let roots = st.store_homes(&outputs)?;
+    Ok(st.finish(&roots))
+}
+
+/// A run of statements computed together over a group of rows: one step of a program whose
+/// rows go through UB in column chunks (`passes`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepSpec {
+    /// The statements, by their index in the kernel's row statements.
+    pub stmts: Vec<usize>,
+    /// The columns the step's reductions reduce (a chunk's).
+    pub cols: i64,
+    /// Tile outputs no statement writes, stored by this step (zero, or an in-out array as
+    /// loaded).
+    pub unwritten: Vec<ArrayId>,
+}
+
+/// The graph of `steps`, each step's values a range of nodes of its own: nothing computed
+/// in one step is shared with another, and every array is read afresh at a step's start
+/// (an input as loaded for the step, a written array from its home).
+pub fn build_steps(
+    vk: &VectorKernel,
+    kernel: &Kernel,
+    frame: Frame,
+    columns: Columns,
+    steps: &[StepSpec],
+) -> Result<(Group, Vec<std::ops::Range<Val>>), NpuError> {
+    let mut st = State::new(vk, kernel, frame, columns);
+    let mut ranges = Vec::new();
+    let mut roots = Vec::new();
+    for step in steps {
+        st.graph.fence();
+        st.arrays.current.clear();
+        let start = st.graph.nodes.len();
+        for &i in &step.stmts {
+            st.statement(&vk.stmts[i], step.cols)?;
+        }
+        let written: Vec<(ArrayId, Val)> = (st.arrays.current.iter())
+            .filter(|(a, _)| st.arrays.homes.contains(a))
+            .map(|(&a, &v)| (a, v))
+            .collect();
+        roots.extend(written.iter().map(|&(_, v)| v));
+        let rows = written.iter().filter(|(a, _)| vk.arrays[a] == Kind::Row);
+        st.arrays.carried.extend(rows.map(|&(a, _)| a));
+        if !step.unwritten.is_empty() {
+            st.origins
+                .push((st.graph.nodes.len(), "outputs into their slots".into()));
+            roots.extend(st.store_homes(&step.unwritten)?);
+        }
+        ranges.push(start..st.graph.nodes.len());
+    }
+    Ok((st.finish(&roots), ranges))
+}
+
+/// A graph under construction, with each array's value.
+struct State<'k> {
+    graph: Graph,
+    arrays: Arrays<'k>,
+    origins: Vec<(Val, String)>,
+}
+
+/// Each array's current value, what was loaded and which arrays have homes.
+struct Arrays<'k> {
+    vk: &'k VectorKernel,
+    kernel: &'k Kernel,
+    frame: Frame,
+    current: BTreeMap<ArrayId, Val>,
+    loaded: Vec<(Val, ArrayId)>,
+    homes: BTreeSet<ArrayId>,
+    /// The per-row arrays earlier steps wrote: read back from their homes, which outlive a
+    /// step (a tile's home holds a chunk).
+    carried: BTreeSet<ArrayId>,
+}
+
+impl Arrays<'_> {
+    /// The value of `a` now: its last result, else its home's (a per-row array a step
+    /// before wrote), else what was loaded (an input), else zero.
+    fn value_of(&mut self, g: &mut Graph, a: ArrayId) -> Result<Val, NpuError> {
+        if let Some(&v) = self.current.get(&a) {
             return Ok(v);
         }
-        let array = kernel.array(a);
+        let array = self.kernel.array(a);
         let d = dtype(array.elem)?;
-        let kind = vk.arrays[&a];
-        let v = if array.role.is_input() {
-            let v = g.given(d, layout(kind, &frame));
-            loaded.push((v, a));
+        let kind = self.vk.arrays[&a];
+        let v = if self.carried.contains(&a) {
+            let v = g.given(d, layout(kind, &self.frame));
+            g.pin(v, a.0);
+            v
+        } else if array.role.is_input() {
+            let layout = match (kind, g.columns) {
+                (Kind::Tile, Columns::Resident { width }) => Layout::Tile { pitch: width },
+                _ => layout(kind, &self.frame),
+            };
+            let v = g.given(d, layout);
+            self.loaded.push((v, a));
             match kind {
                 Kind::Scalar => g.add(Op::Spread(v), d, Layout::Splat),
                 _ => v,
             }
         } else {
-            Lowerer { graph: g, frame }.constant(d, 0.0)
+            Lowerer {
+                graph: g,
+                frame: self.frame,
+            }
+            .constant(d, 0.0)
         };
-        current.insert(a, v);
+        self.current.insert(a, v);
         Ok(v)
-    };
-    for s in &vk.stmts {
+    }
+}
+
+impl<'k> State<'k> {
+    fn new(vk: &'k VectorKernel, kernel: &'k Kernel, frame: Frame, columns: Columns) -> Self {
+        let mut graph = Graph::new();
+        graph.columns = columns;
+        State {
+            graph,
+            arrays: Arrays {
+                vk,
+                kernel,
+                frame,
+                current: BTreeMap::new(),
+                loaded: Vec::new(),
+                homes: BTreeSet::new(),
+                carried: BTreeSet::new(),
+            },
+            origins: Vec::new(),
+        }
+    }
+
+    /// Lowers statement `s`, its reductions over `cols` columns, and stores its result into
+    /// its target's home.
+    fn statement(&mut self, s: &Statement, cols: i64) -> Result<(), NpuError> {
         let refuse = |why: String| NpuError::Unsupported(format!("statement {}: {why}", s.name));
-        let start = graph.nodes.len();
-        origins.push((
+        let (kernel, frame) = (self.arrays.kernel, self.arrays.frame);
+        let start = self.graph.nodes.len();
+        self.origins.push((
             start,
             format!(
                 "{}: {} {}",
@@ -88,16 +206,17 @@ pub fn build(vk: &VectorKernel, kernel: &Kernel, frame: Frame) -> Result<Group, 
                 s.op.symbol()
             ),
         ));
+        let arrays = &mut self.arrays;
         let mut err = None;
         let mut leaf = |g: &mut Graph, a: &frontend::ir::Access| {
-            value_of(g, a.array, &mut current).map_err(|e: NpuError| {
+            arrays.value_of(g, a.array).map_err(|e: NpuError| {
                 let text = e.to_string();
                 err = Some(e);
                 text
             })
         };
         let mut low = Lowerer {
-            graph: &mut graph,
+            graph: &mut self.graph,
             frame,
         };
         let v = low.expr(&s.rhs, &mut leaf);
@@ -107,12 +226,16 @@ pub fn build(vk: &VectorKernel, kernel: &Kernel, frame: Frame) -> Result<Group, 
         let v = v.map_err(refuse)?;
         let target = s.target;
         let d = dtype(kernel.array(target).elem)?;
-        let mut old = |low: &mut Lowerer| value_of(low.graph, target, &mut current);
+        let arrays = &mut self.arrays;
         let new = match (s.reduce, s.op) {
             (Some(op), _) => {
-                let tile = low.to_layout(v, Layout::Tile { pitch: frame.width });
+                // (a tile of any pitch reduces as it is)
+                let tile = match low.graph.nodes[v].layout {
+                    Layout::Tile { .. } => v,
+                    _ => low.to_layout(v, Layout::Tile { pitch: frame.width }),
+                };
                 let red = low.reduce_rows(op, tile, cols).map_err(refuse)?;
-                let o = old(&mut low)?;
+                let o = arrays.value_of(low.graph, target)?;
                 if identity(low.graph, o, op) {
                     // `m = -inf; m max= ...`: the reduction's result is the value (a sum
                     // may then be -0 where the kernel's is +0, equal as numbers)
@@ -132,53 +255,60 @@ pub fn build(vk: &VectorKernel, kernel: &Kernel, frame: Frame) -> Result<Group, 
                     _ => Ok(BinaryOp::Min),
                 }
                 .map_err(refuse)?;
-                let o = old(&mut low)?;
+                let o = arrays.value_of(low.graph, target)?;
                 low.elementwise(d, &[o, v], |x| Op::Binary(bop, x[0], x[1]))
             }
         };
-        let target_layout = layout(vk.arrays[&target], &frame);
+        let target_layout = layout(arrays.vk.arrays[&target], &frame);
         let mut new = low.to_layout(new, target_layout);
         let n = &low.graph.nodes[new];
         if new < start || n.home.is_some() || n.op == Op::Given {
             new = low.copy(new);
         }
-        graph.pin(new, target.0);
-        current.insert(target, new);
-        homes.insert(target);
+        self.graph.pin(new, target.0);
+        arrays.current.insert(target, new);
+        arrays.homes.insert(target);
+        Ok(())
     }
-    // Every output ends in its home, written or not (an output never written is zero, an
-    // in-out one keeps what was loaded).
-    origins.push((graph.nodes.len(), "outputs into their slots".into()));
-    for (&a, &kind) in &vk.arrays {
-        if !kernel.array(a).role.is_output() {
-            continue;
+
+    /// Puts the current value of each of `arrays` into its home (copying it when it is
+    /// elsewhere); their values in their homes.
+    fn store_homes(&mut self, arrays: &[ArrayId]) -> Result<Vec<Val>, NpuError> {
+        let frame = self.arrays.frame;
+        let mut roots = Vec::new();
+        for &a in arrays {
+            let kind = self.arrays.vk.arrays[&a];
+            let v = self.arrays.value_of(&mut self.graph, a)?;
+            if self.graph.nodes[v].home == Some(a.0) {
+                roots.push(v);
+                continue;
+            }
+            let mut low = Lowerer {
+                graph: &mut self.graph,
+                frame,
+            };
+            let mut w = low.to_layout(v, layout(kind, &frame));
+            if w == v {
+                w = low.copy(v);
+            }
+            self.graph.pin(w, a.0);
+            self.arrays.homes.insert(a);
+            roots.push(w);
         }
-        let v = value_of(&mut graph, a, &mut current)?;
-        if graph.nodes[v].home == Some(a.0) {
-            roots.push(v);
-            continue;
-        }
-        let mut low = Lowerer {
-            graph: &mut graph,
-            frame,
-        };
-        let mut w = low.to_layout(v, layout(kind, &frame));
-        if w == v {
-            w = low.copy(v);
-        }
-        graph.pin(w, a.0);
-        homes.insert(a);
-        roots.push(w);
+        Ok(roots)
     }
-    let live = graph.live(&roots);
-    Ok(Group {
-        graph,
-        loaded,
-        homes,
-        origins,
-        live,
-        frame,
-    })
+
+    fn finish(self, roots: &[Val]) -> Group {
+        let live = self.graph.live(roots);
+        Group {
+            graph: self.graph,
+            loaded: self.arrays.loaded,
+            homes: self.arrays.homes,
+            origins: self.origins,
+            live,
+            frame: self.arrays.frame,
+        }
+    }
 }
 
 /// Whether value `v` is the identity of reduction `op` everywhere (0 for sums, -inf for

@@ -106,12 +106,14 @@ pub fn combining(op: ReduceOp) -> BinaryOp {
     }
 }
 
-/// The layout of an element-wise result from its operands' (`width` the tile pitch).
+/// The layout of an element-wise result from its operands' (`width` the tile pitch): a
+/// tile's is the frame's whatever its operands' pitches (a tile loaded whole with rows in
+/// column chunks is wider).
 fn join(a: Layout, b: Layout, width: i64) -> Layout {
     match (a, b) {
+        (Layout::Tile { .. }, _) | (_, Layout::Tile { .. }) => Layout::Tile { pitch: width },
         (Layout::Splat, x) | (x, Layout::Splat) => x,
         (x, y) if x == y => x,
-        (t @ Layout::Tile { .. }, _) | (_, t @ Layout::Tile { .. }) => t,
         _ => Layout::Tile { pitch: width },
     }
 }
@@ -198,13 +200,8 @@ impl Lowerer<'_> {
         // each row's partial results start on an aligned block.
         let part = if pitch == full * lanes {
             full
-        } else if full <= self.frame.max_repeat {
-            self.frame.aligned(d, full)
         } else {
-            return Err(format!(
-                "reduces rows of {len} values, more than {} repeats of the vector unit",
-                self.frame.max_repeat
-            ));
+            self.frame.aligned(d, full)
         };
         let partials = Op::Partials {
             op,

@@ -15,11 +15,13 @@
 //! See `docs/npu-backend.md`, "Vector path".
 
 pub mod alloc;
+pub mod chunks;
 pub mod emit;
 pub mod fold;
 pub mod graph;
 pub mod group;
 pub mod lower;
+pub mod passes;
 pub mod program;
 pub mod recognise;
 pub mod tiles;
@@ -61,6 +63,8 @@ pub struct Plan {
     pub ub_capacity: u64,
     /// Whether reductions are reordered.
     pub reduces: bool,
+    /// With rows too long for UB, how they go through it in column chunks.
+    pub chunks: Option<chunks::Chunks>,
 }
 
 impl Plan {
@@ -69,15 +73,32 @@ impl Plan {
         let columns = self.cols.map_or(String::new(), |c| {
             format!(" of {c} columns (UB rows of {})", self.width)
         });
+        let each = match self.chunks {
+            None => format!(
+                "Each group: MTE2 loads it GM -> UB, V computes every statement, MTE3 stores it UB -> GM; two slots each way. UB: {} of {} bytes; intermediates never leave UB.",
+                self.ub_bytes, self.ub_capacity
+            ),
+            Some(c) => format!(
+                "Rows too long for UB: each group is computed in {} chunks of {} columns, {} {} over them (per-row statements between passes); {}, V computes a pass's statements chunk by chunk, MTE3 stores each chunk's tiles UB -> GM; two slots each way. UB: {} of {} bytes; per-row values never leave UB.",
+                c.count,
+                c.width,
+                c.passes,
+                if c.passes == 1 { "pass" } else { "passes" },
+                if c.resident {
+                    "MTE2 loads the group's input rows whole GM -> UB (per-column inputs once per core)"
+                } else {
+                    "MTE2 loads every chunk of every pass GM -> UB"
+                },
+                self.ub_bytes,
+                self.ub_capacity
+            ),
+        };
         let mut lines = vec![
             format!(
                 "Vector path: {} rows{columns} dealt to {} cores in contiguous ranges (multiples of {} rows), in groups of {} rows ({} on the busiest core).",
                 self.rows, self.cores, self.granule, self.group_rows, self.groups
             ),
-            format!(
-                "Each group: MTE2 loads it GM -> UB, V computes every statement, MTE3 stores it UB -> GM; two slots each way. UB: {} of {} bytes; intermediates never leave UB.",
-                self.ub_bytes, self.ub_capacity
-            ),
+            each,
             format!(
                 "Model of the busiest core: {} GM cycles, {} vector cycles.",
                 self.gm_cycles, self.vector_cycles
@@ -178,15 +199,25 @@ pub fn compile_with(
         })?),
         None => model.choose(),
     };
-    let tiling = tiling.ok_or_else(|| {
-        NpuError::Unsupported(format!(
+    let Some(tiling) = tiling else {
+        let whole = format!(
             "no group of rows fits `{}`'s UB ({} bytes; a group of {} rows needs {} bytes with its temporaries)",
             machine.name,
             ub.capacity,
             granule,
             ctx.ub_bytes(granule)
-        ))
-    })?;
+        );
+        if vk.cols.is_none() {
+            return Err(NpuError::Unsupported(whole));
+        }
+        // rows too long for UB go through it in column chunks
+        return chunks::compile(&vk, kernel, params, machine).map_err(|e| match e {
+            NpuError::Unsupported(why) => {
+                NpuError::Unsupported(format!("{whole}; in column chunks: {why}"))
+            }
+            e => e,
+        });
+    };
     let program = program::program(&ctx, tiling.rows)?;
     Ok((
         program,
@@ -204,6 +235,7 @@ pub fn compile_with(
             ub_bytes: tiling.ub_bytes,
             ub_capacity: ub.capacity,
             reduces: vk.reduces(),
+            chunks: None,
         },
     ))
 }
@@ -213,6 +245,16 @@ pub fn compile_with(
 pub fn frame(vk: &recognise::VectorKernel, kernel: &Kernel, machine: &Machine) -> Frame {
     let unpadded = Frame::of(machine, 0);
     // Rows in UB start on aligned blocks for the narrowest type they hold.
+    let per = unpadded.align / narrowest(vk, kernel);
+    let cols = vk.cols.unwrap_or(1);
+    Frame {
+        width: (cols + per - 1) / per * per,
+        ..unpadded
+    }
+}
+
+/// Bytes of the narrowest type `vk`'s arrays and values hold.
+pub fn narrowest(vk: &recognise::VectorKernel, kernel: &Kernel) -> i64 {
     let mut narrowest = 4;
     for a in vk.arrays.keys() {
         narrowest = narrowest.min(kernel.array(*a).elem.size_bytes() as i64);
@@ -224,10 +266,5 @@ pub fn frame(vk: &recognise::VectorKernel, kernel: &Kernel, machine: &Machine) -
             }
         });
     }
-    let per = unpadded.align / narrowest;
-    let cols = vk.cols.unwrap_or(1);
-    Frame {
-        width: (cols + per - 1) / per * per,
-        ..unpadded
-    }
+    narrowest
 }

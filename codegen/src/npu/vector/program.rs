@@ -19,7 +19,7 @@
 
 use super::alloc::{Class, Temps};
 use super::emit::{Emitter, Place, Rows, Unit};
-use super::graph::{Graph, Layout, Op, Val};
+use super::graph::{Columns, Graph, Layout, Op, Val};
 use super::group::Group;
 use super::recognise::{aff_value, Kind, VectorKernel};
 use super::tiles::Transfer;
@@ -100,17 +100,21 @@ impl Context<'_> {
         self.vk.arrays[&a]
     }
 
-    /// The arrays loaded per group (tiles and per-row values).
-    fn per_group(&self) -> BTreeSet<ArrayId> {
-        self.loaded_where(|k| matches!(k, Kind::Tile | Kind::Row))
+    /// The arrays loaded per group (tiles and per-row values; with column chunks, per chunk
+    /// and per-column values too).
+    pub fn per_group(&self) -> BTreeSet<ArrayId> {
+        let streamed = self.graph().columns == Columns::Streamed;
+        self.loaded_where(|k| matches!(k, Kind::Tile | Kind::Row) || (streamed && k == Kind::Col))
     }
 
-    /// The arrays loaded once per core (per-column values and scalars).
+    /// The arrays loaded once per core (per-column values and scalars; with column chunks,
+    /// scalars only).
     fn per_core(&self) -> BTreeSet<ArrayId> {
-        self.loaded_where(|k| matches!(k, Kind::Col | Kind::Scalar))
+        let streamed = self.graph().columns == Columns::Streamed;
+        self.loaded_where(|k| k == Kind::Scalar || (!streamed && k == Kind::Col))
     }
 
-    fn loaded_where(&self, kind: fn(Kind) -> bool) -> BTreeSet<ArrayId> {
+    fn loaded_where(&self, kind: impl Fn(Kind) -> bool) -> BTreeSet<ArrayId> {
         (self.group.loaded.iter())
             .filter(|(_, a)| kind(self.kind(*a)))
             .map(|(_, a)| *a)
@@ -118,24 +122,42 @@ impl Context<'_> {
     }
 
     /// The output arrays (stored per group).
-    fn outputs(&self) -> BTreeSet<ArrayId> {
+    pub fn outputs(&self) -> BTreeSet<ArrayId> {
         (self.group.homes.iter())
             .filter(|a| self.kernel.array(**a).role.is_output())
             .copied()
             .collect()
     }
 
-    /// Elements of one group's rows of an array.
-    fn group_elems(&self, a: ArrayId, rows: i64) -> i64 {
+    /// Elements of one group's rows of an array (`loaded`: as loaded, for an input).
+    fn group_elems(&self, a: ArrayId, rows: i64, loaded: bool) -> i64 {
         let d = self.dtype(a);
         let f = &self.group.frame;
         match self.kind(a) {
+            Kind::Tile if loaded => rows * self.loaded_width(),
             Kind::Tile => rows * f.width,
+            Kind::Col => f.width,
             _ => f.aligned(d, rows),
         }
     }
 
-    fn dtype(&self, a: ArrayId) -> DType {
+    /// Elements per row of a loaded tile or per-column input in UB: the frame's, but with
+    /// column chunks over inputs loaded whole, the whole rows'.
+    pub fn loaded_width(&self) -> i64 {
+        match self.graph().columns {
+            Columns::Resident { width } => width,
+            _ => self.group.frame.width,
+        }
+    }
+
+    /// Whether output `a` is stored from a ring slot per group (else, a per-row output of
+    /// column chunks, from its home once the group's passes are done).
+    pub fn ringed(&self, a: ArrayId) -> bool {
+        !self.graph().columns.chunked() || self.kind(a) == Kind::Tile
+    }
+
+    /// The element type of array `a` on the NPU.
+    pub fn dtype(&self, a: ArrayId) -> DType {
         dtype(self.kernel.array(a).elem).unwrap_or(DType::F32)
     }
 
@@ -152,14 +174,14 @@ impl Context<'_> {
                 holds: Holds::In(a),
                 dtype: self.dtype(a),
                 slots: self.slots,
-                elems: self.group_elems(a, rows),
+                elems: self.group_elems(a, rows, true),
             });
         }
         for &a in &self.group.homes {
             if self.placed(|v| g.nodes[v].home == Some(a.0)) {
                 continue;
             }
-            let output = self.kernel.array(a).role.is_output();
+            let output = self.kernel.array(a).role.is_output() && self.ringed(a);
             out.push(Spec {
                 holds: if output {
                     Holds::Out(a)
@@ -168,13 +190,13 @@ impl Context<'_> {
                 },
                 dtype: self.dtype(a),
                 slots: if output { self.slots } else { 1 },
-                elems: self.group_elems(a, rows),
+                elems: self.group_elems(a, rows, false),
             });
         }
         for a in self.per_core() {
             let d = self.dtype(a);
             let elems = match self.kind(a) {
-                Kind::Col => f.width,
+                Kind::Col => self.loaded_width(),
                 _ => f.aligned(d, 1),
             };
             out.push(Spec {
@@ -185,7 +207,7 @@ impl Context<'_> {
             });
         }
         for (v, n) in g.nodes.iter().enumerate() {
-            if n.layout.invariant() && n.op != Op::Given && self.group.live[v] {
+            if g.invariant(v) && n.op != Op::Given && self.group.live[v] {
                 let lanes = f.lanes(n.dtype);
                 let elems = super::alloc::LayoutKey::of(n.layout).elements(1, f.width, lanes);
                 out.push(Spec {
@@ -233,7 +255,7 @@ impl Context<'_> {
     }
 
     /// GM bytes per row of an array moved per group.
-    fn row_bytes(&self, a: ArrayId) -> i64 {
+    pub fn row_bytes(&self, a: ArrayId) -> i64 {
         let e = self.dtype(a).size() as i64;
         match self.kind(a) {
             Kind::Tile => self.vk.cols.unwrap_or(1) * e,
@@ -259,17 +281,18 @@ impl Context<'_> {
     pub fn granule(&self) -> i64 {
         let block = (self.machine.gm.align as i64).max(npu_sim::hazards::BLOCK as i64);
         (self.per_group().into_iter().chain(self.outputs()))
+            .filter(|&a| matches!(self.kind(a), Kind::Tile | Kind::Row))
             .map(|a| block / gcd(block, self.row_bytes(a)))
             .fold(1, |g, k| g / gcd(g, k) * k)
     }
 
     /// The nodes computed per group, in order.
-    fn group_nodes(&self) -> Vec<Val> {
+    pub fn group_nodes(&self) -> Vec<Val> {
         let g = self.graph();
         (0..g.nodes.len())
             .filter(|&v| {
                 let n = &g.nodes[v];
-                self.group.live[v] && n.op != Op::Given && !n.layout.invariant()
+                self.group.live[v] && n.op != Op::Given && !g.invariant(v)
             })
             .collect()
     }
@@ -277,10 +300,16 @@ impl Context<'_> {
     /// Vector cycles of a group of `rows` rows (a flag cycle per instruction's barrier,
     /// counted generously).
     pub fn vector_cycles(&self, rows: i64) -> f64 {
+        self.vector_cycles_in(rows, 0..self.graph().nodes.len())
+    }
+
+    /// [`Self::vector_cycles`] of the nodes in `range` (a step of a chunked program).
+    pub fn vector_cycles_in(&self, rows: i64, range: std::ops::Range<Val>) -> f64 {
         let u = unit(self.machine, self.group);
         let flag = self.machine.scalar.flag_cycles;
-        (self.group_nodes().iter())
-            .map(|&v| u.cycles(self.graph(), v, rows) + flag)
+        (self.group_nodes().into_iter())
+            .filter(|v| range.contains(v))
+            .map(|v| u.cycles(self.graph(), v, rows) + flag)
             .sum()
     }
 }
@@ -347,13 +376,15 @@ pub fn declare(
     bufs
 }
 
-/// The program for groups of `rows` rows.
-pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
-    let (k, f) = (ctx.kernel, ctx.group.frame);
-    let mut b = Builder::new();
-    let mut names: BTreeSet<String> = BTreeSet::new();
+/// The GM tensors of the kernel's arrays (temporaries have none), their names added to
+/// `names`.
+pub fn tensors(
+    ctx: &Context,
+    b: &mut Builder,
+    names: &mut BTreeSet<String>,
+) -> Result<BTreeMap<ArrayId, TensorId>, NpuError> {
     let mut tensors = BTreeMap::new();
-    for (i, a) in k.arrays.iter().enumerate() {
+    for (i, a) in ctx.kernel.arrays.iter().enumerate() {
         let dir = match a.role {
             Role::Temp => continue,
             Role::In => Direction::In,
@@ -368,28 +399,79 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
         names.insert(a.name.clone());
         tensors.insert(ArrayId(i), b.tensor(&a.name, dtype(a.elem)?, &shape, dir));
     }
+    Ok(tensors)
+}
+
+/// A core's rows: the first, the end (expressions of the core) and, when every core has
+/// the same rows, a whole number of groups of `rows`, their number.
+pub struct CoreRows {
+    /// The first row.
+    pub first: Expr,
+    /// One past the last row.
+    pub last: Expr,
+    /// Every core's rows, when they are the same whole number of groups.
+    pub uniform: Option<i64>,
+}
+
+impl CoreRows {
+    /// The rows of each core, in balanced contiguous ranges of whole granules, for groups
+    /// of `rows` rows.
+    pub fn of(ctx: &Context, rows: i64) -> CoreRows {
+        let cores = ctx.machine.cores as i64;
+        let nr = ctx.vk.row_count();
+        let gran = ctx.granule();
+        let granules = (nr + gran - 1) / gran;
+        let (q, rem) = (granules / cores, granules % cores);
+        // core c's rows: granules [c*q + min(c, rem), + q + (c < rem)), clipped to the rows
+        let (first, last) = if rem == 0 && q * gran * cores == nr {
+            let first = times(Expr::Core, q * gran);
+            (first.clone(), first + q * gran)
+        } else {
+            let first_g = times(Expr::Core, q) + Expr::Core.min(rem);
+            let count_g = Expr::Const(q) + Expr::Core.cmp(CmpOp::Lt, rem);
+            (
+                times(first_g.clone(), gran),
+                times(first_g + count_g, gran).min(nr),
+            )
+        };
+        // when every core has the same rows, a whole number of groups: sizes are constants
+        let uniform =
+            (rem == 0 && q * gran * cores == nr && (q * gran) % rows == 0).then_some(q * gran);
+        CoreRows {
+            first,
+            last,
+            uniform,
+        }
+    }
+
+    /// The number of groups of `rows` rows.
+    pub fn groups(&self, rows: i64) -> Expr {
+        match self.uniform {
+            Some(mine) => Expr::Const(mine / rows),
+            None => (self.last.clone() - self.first.clone() + (rows - 1)) / rows,
+        }
+    }
+
+    /// The first row of group `t` and its rows.
+    pub fn group(&self, t: &Expr, rows: i64) -> (Expr, Expr) {
+        let row0 = self.first.clone() + times(t.clone(), rows);
+        let r = match self.uniform {
+            Some(_) => Expr::Const(rows),
+            None => (self.last.clone() - row0.clone()).min(rows),
+        };
+        (row0, r)
+    }
+}
+
+/// The program for groups of `rows` rows.
+pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
+    let (k, f) = (ctx.kernel, ctx.group.frame);
+    let mut b = Builder::new();
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    let tensors = tensors(ctx, &mut b, &mut names)?;
     let bufs = declare(ctx, &mut b, rows, &mut names);
     let d = Declared { bufs, tensors };
-    let cores = ctx.machine.cores as i64;
-    let nr = ctx.vk.row_count();
-    let gran = ctx.granule();
-    let granules = (nr + gran - 1) / gran;
-    let (q, rem) = (granules / cores, granules % cores);
-    // core c's rows: granules [c*q + min(c, rem), + q + (c < rem)), clipped to the rows
-    let (first, last) = if rem == 0 && q * gran * cores == nr {
-        let first = times(Expr::Core, q * gran);
-        (first.clone(), first + q * gran)
-    } else {
-        let first_g = times(Expr::Core, q) + Expr::Core.min(rem);
-        let count_g = Expr::Const(q) + Expr::Core.cmp(CmpOp::Lt, rem);
-        (
-            times(first_g.clone(), gran),
-            times(first_g + count_g, gran).min(nr),
-        )
-    };
-    // when every core has the same rows, a whole number of groups: sizes are constants
-    let uniform =
-        (rem == 0 && q * gran * cores == nr && (q * gran) % rows == 0).then_some(q * gran);
+    let core_rows = CoreRows::of(ctx, rows);
     let cols = ctx.vk.cols.unwrap_or(1);
     let in_ring = !ctx.per_group().is_empty();
 
@@ -405,10 +487,7 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
     b.set_flag(Pipe::Mte3, Pipe::V, 0);
     b.set_flag(Pipe::Mte3, Pipe::V, 1);
 
-    let groups = match uniform {
-        Some(mine) => Expr::Const(mine / rows),
-        None => (last.clone() - first.clone() + (rows - 1)) / rows,
-    };
+    let groups = core_rows.groups(rows);
     // (array, tensor, ring buffer, elements per slot) of the group's loads and stores
     let transfers = |arrays: BTreeSet<ArrayId>, ring: fn(ArrayId) -> Holds| {
         (arrays.into_iter())
@@ -423,11 +502,7 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
     let loads = transfers(ctx.per_group(), Holds::In)?;
     let stores = transfers(ctx.outputs(), Holds::Out)?;
     b.repeat("t", groups, |b, t| {
-        let row0 = first.clone() + times(t.clone(), rows);
-        let r = match uniform {
-            Some(_) => Expr::Const(rows),
-            None => (last.clone() - row0.clone()).min(rows),
-        };
+        let (row0, r) = core_rows.group(&t, rows);
         let slot = t % 2;
         let gm_index = |a: ArrayId| -> Vec<Expr> {
             let rank = k.array(a).dims.len();
@@ -556,7 +631,7 @@ pub fn per_core_inputs(
         let mut e = Emitter::new(b, unit(ctx.machine, ctx.group));
         for (&h, &(id, elems)) in bufs {
             let (a, slots) = match h {
-                Holds::In(a) if tiles && ctx.kind(a) == Kind::Tile => (a, 2),
+                Holds::In(a) if tiles && matches!(ctx.kind(a), Kind::Tile | Kind::Col) => (a, 2),
                 Holds::PerCore(a) if ctx.kind(a) == Kind::Col => (a, 1),
                 _ => continue,
             };
@@ -606,7 +681,7 @@ pub fn invariants(ctx: &Context, b: &mut Builder, places: &Places) {
         max: 1,
     };
     for v in 0..g.nodes.len() {
-        if g.nodes[v].layout.invariant() && ctx.group.live[v] {
+        if g.invariant(v) && ctx.group.live[v] {
             e.node(g, v, &|w| places.at(w, &Expr::Const(0)), &once);
         }
     }
@@ -616,15 +691,28 @@ pub fn invariants(ctx: &Context, b: &mut Builder, places: &Places) {
 /// with the statement it comes from (a barrier first: the group's inputs were written by
 /// other instructions of the pipe or by other pipes).
 pub fn group(ctx: &Context, b: &mut Builder, places: &Places, slot: &Expr, rows: &Rows) {
+    let range = 0..ctx.graph().nodes.len();
+    nodes(ctx, b, &|w| places.at(w, slot), rows, range);
+}
+
+/// V: the values of [`group`] among nodes `range` (a step of a chunked program), each
+/// value at `place(value)`.
+pub fn nodes(
+    ctx: &Context,
+    b: &mut Builder,
+    place: &dyn Fn(Val) -> Place,
+    rows: &Rows,
+    range: std::ops::Range<Val>,
+) {
     let g = ctx.graph();
     let mut e = Emitter::new(b, unit(ctx.machine, ctx.group));
     e.barrier();
-    for v in ctx.group_nodes() {
+    for v in ctx.group_nodes().into_iter().filter(|v| range.contains(v)) {
         let origins = &ctx.group.origins;
         if let Some((_, name)) = origins.iter().rev().find(|(start, _)| *start <= v) {
             e.b.origin(Some(name));
         }
-        e.node(g, v, &|w| places.at(w, slot), rows);
+        e.node(g, v, place, rows);
     }
     e.b.origin(None);
 }
@@ -637,7 +725,7 @@ fn holds(ctx: &Context, v: Val) -> Result<(Holds, bool), NpuError> {
     }
     if let Some(h) = n.home {
         let a = ArrayId(h);
-        return Ok(if ctx.kernel.array(a).role.is_output() {
+        return Ok(if ctx.kernel.array(a).role.is_output() && ctx.ringed(a) {
             (Holds::Out(a), true)
         } else {
             (Holds::Home(a), false)
@@ -649,10 +737,11 @@ fn holds(ctx: &Context, v: Val) -> Result<(Holds, bool), NpuError> {
             .ok_or_else(|| NpuError::Internal(format!("value {v} is given but not loaded")))?;
         return Ok(match n.layout {
             Layout::Tile { .. } | Layout::Row => (Holds::In(*a), true),
+            Layout::Col if ctx.graph().columns == Columns::Streamed => (Holds::In(*a), true),
             _ => (Holds::PerCore(*a), false),
         });
     }
-    if n.layout.invariant() {
+    if ctx.graph().invariant(v) {
         return Ok((Holds::Invariant(v), false));
     }
     Err(NpuError::Internal(format!("value {v} has no temporary")))

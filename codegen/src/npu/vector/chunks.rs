@@ -1,0 +1,638 @@
+//! Rows too long for UB, in column chunks: when no group of whole rows fits, each group of
+//! `R` rows goes through UB in chunks of `w` columns, pass after pass (`passes`).
+//!
+//! The statements' graph is built step by step (`group::build_steps`) over a frame `w`
+//! columns wide: a pass's statements once for the full chunks (reductions over `w`
+//! columns) and once for the last chunk when `w` does not divide the columns (reductions
+//! over what is left; the rest of the chunk's width is computed and neither stored nor
+//! reduced), per-row statements between passes on their own. A pass's reductions combine
+//! each chunk's result into the target's home, which stays in UB for the whole group with
+//! every per-row value; a chunk's tiles (loaded, computed, stored) live in it alone.
+//!
+//! Inputs come one of two ways ([`Columns`]), both costed:
+//! - *resident*: a group's input rows are loaded whole (two slots, MTE2 loading the next
+//!   group while V computes this one) and per-column inputs once per core, as with whole
+//!   rows; only the temporaries and the stored tiles are a chunk wide. Every input element
+//!   is read from GM once;
+//! - *streamed*: every input is loaded per chunk, for rows whose inputs do not fit UB whole
+//!   even one row at a time. Every pass reads its inputs again: a softmax reads its input
+//!   three times.
+//!
+//! Per core, for each group of rows and each chunk of each pass (an *iteration*, its ring
+//! slot the iteration's number modulo 2): streamed, MTE2 loads the chunk's inputs (tiles: a
+//! burst per row; per-column values; per-row inputs) into the input ring; V computes the
+//! pass's statements over it; MTE3 stores its tile outputs from the output ring. Per-row
+//! statements run on V between passes; per-row outputs are stored from their homes once the
+//! group is done (flag id 2 of V -> MTE3 and back: the next group waits for the homes).
+//! Where a row's bytes are not whole 32-byte blocks, a row's last chunk and the next row's
+//! first share one, and chunk stores are ordered by `barrier MTE3`.
+//!
+//! `(R, w)` and the way inputs come are chosen by the vector path's analytic model (GM
+//! cycles of the bursts, vector cycles of the statements, pipelined as whole-row groups
+//! are), not by the simulator.
+
+use super::alloc::{self, Temps};
+use super::emit::Place;
+use super::graph::{Columns, Layout, Op, Val};
+use super::group::{build_steps, Group, StepSpec};
+use super::lower::Frame;
+use super::passes::{self, Step};
+use super::program::{self, Context, CoreRows, Places};
+use super::recognise::{Kind, VectorKernel};
+use super::tiles::busiest;
+use super::Plan;
+use crate::npu::matmul::dtype;
+use crate::npu::NpuError;
+use frontend::ir::{ArrayId, Kernel, Role};
+use npu_sim::builder::Builder;
+use npu_sim::program::{BarrierScope, Dma, Expr, Pipe, TensorId, Tier};
+use npu_sim::Machine;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+
+/// How a chunked program goes through its rows' columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chunks {
+    /// Columns per chunk.
+    pub width: i64,
+    /// Chunks per row (the last may be narrower).
+    pub count: i64,
+    /// Passes over the chunks.
+    pub passes: usize,
+    /// Whether inputs are loaded whole per group (else per chunk).
+    pub resident: bool,
+}
+
+/// A range of the graph's nodes and how it runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Part {
+    nodes: Range<Val>,
+    run: Run,
+}
+
+/// How a part runs per group of rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Run {
+    /// Once (per-row statements between passes).
+    Rows,
+    /// Chunks `first..first + count` of a pass, each `cols` columns.
+    Chunks { first: i64, count: i64, cols: i64 },
+}
+
+/// The graph of a chunk width, with its temporaries and parts.
+struct Built {
+    group: Group,
+    temps: Temps,
+    parts: Vec<Part>,
+}
+
+impl Built {
+    fn new(
+        vk: &VectorKernel,
+        kernel: &Kernel,
+        machine: &Machine,
+        steps: &[Step],
+        (columns, w): (Columns, i64),
+    ) -> Result<Built, NpuError> {
+        let cols = vk.cols.unwrap_or(1);
+        let (full, tail) = (cols / w, cols % w);
+        let last_pass = steps.iter().rposition(|s| matches!(s, Step::Columns(_)));
+        // tile outputs no statement writes are stored by the last pass
+        let written: BTreeSet<ArrayId> = vk.stmts.iter().map(|s| s.target).collect();
+        let unwritten: Vec<ArrayId> = (vk.arrays.iter())
+            .filter(|(a, &k)| {
+                k == Kind::Tile && kernel.array(**a).role.is_output() && !written.contains(a)
+            })
+            .map(|(a, _)| *a)
+            .collect();
+        let mut specs = Vec::new();
+        let mut runs = Vec::new();
+        for (i, step) in steps.iter().enumerate() {
+            match step {
+                Step::Rows(stmts) => {
+                    specs.push(StepSpec {
+                        stmts: stmts.clone(),
+                        cols: 1,
+                        unwritten: vec![],
+                    });
+                    runs.push(Run::Rows);
+                }
+                Step::Columns(stmts) => {
+                    let outs = if Some(i) == last_pass {
+                        unwritten.clone()
+                    } else {
+                        vec![]
+                    };
+                    let chunks = [(0, full, w), (full, (tail > 0) as i64, tail)];
+                    for (first, count, c) in chunks.into_iter().filter(|x| x.1 > 0) {
+                        specs.push(StepSpec {
+                            stmts: stmts.clone(),
+                            cols: c,
+                            unwritten: outs.clone(),
+                        });
+                        runs.push(Run::Chunks {
+                            first,
+                            count,
+                            cols: c,
+                        });
+                    }
+                }
+            }
+        }
+        let frame = Frame::of(machine, w);
+        let (group, ranges) = build_steps(vk, kernel, frame, columns, &specs)?;
+        let temps = alloc::temps(&group.graph, &group.live, &|v| {
+            let n = &group.graph.nodes[v];
+            n.home.is_some() || n.op == Op::Given
+        });
+        let parts = (ranges.into_iter().zip(runs))
+            .map(|(nodes, run)| Part { nodes, run })
+            .collect();
+        Ok(Built {
+            group,
+            temps,
+            parts,
+        })
+    }
+
+    fn context<'a>(
+        &'a self,
+        vk: &'a VectorKernel,
+        kernel: &'a Kernel,
+        params: &'a BTreeMap<String, i64>,
+        machine: &'a Machine,
+    ) -> Context<'a> {
+        Context {
+            kernel,
+            params,
+            vk,
+            group: &self.group,
+            temps: &self.temps,
+            machine,
+            slots: 2,
+        }
+    }
+}
+
+/// Whether inputs are loaded whole per group.
+fn resident(ctx: &Context) -> bool {
+    matches!(ctx.group.graph.columns, Columns::Resident { .. })
+}
+
+/// What an iteration of a part moves: the arrays it loads (none when inputs are loaded per
+/// group) and the tile outputs it stores.
+fn traffic(ctx: &Context, nodes: &Range<Val>) -> (BTreeSet<ArrayId>, BTreeSet<ArrayId>) {
+    let g = &ctx.group.graph;
+    let per_chunk = if resident(ctx) {
+        BTreeSet::new()
+    } else {
+        ctx.per_group()
+    };
+    let loads = (ctx.group.loaded.iter())
+        .filter(|(v, a)| nodes.contains(v) && ctx.group.live[*v] && per_chunk.contains(a))
+        .map(|(_, a)| *a)
+        .collect();
+    let stores = (ctx.outputs().into_iter())
+        .filter(|&a| ctx.ringed(a))
+        .filter(|a| {
+            nodes
+                .clone()
+                .any(|v| ctx.group.live[v] && g.nodes[v].home == Some(a.0))
+        })
+        .collect();
+    (loads, stores)
+}
+
+/// The model's figures for groups of `rows` rows in chunks of `w` columns: (cycles of the
+/// busiest core, its GM cycles, its vector cycles).
+fn cost(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> (f64, f64, f64) {
+    let m = ctx.machine;
+    let gm = &m.gm;
+    let cols = ctx.vk.cols.unwrap_or(1);
+    let rate = gm
+        .bytes_per_cycle_per_core
+        .min(gm.bytes_per_cycle_total / m.cores as f64);
+    let lat = (m.paths.iter())
+        .filter(|p| p.touches_gm())
+        .map(|p| p.latency)
+        .fold(0.0, f64::max);
+    // GM cycles of one iteration of chunk `first` (`len` columns) for `r` rows
+    let gm_cycles = |arrays: &BTreeSet<ArrayId>, r: i64, first: i64, len: i64| {
+        let (mut charged, mut bursts) = (0u64, 0u64);
+        for &a in arrays {
+            let e = ctx.dtype(a).size();
+            let at = (first * w) as u64 * e;
+            match ctx.vk.arrays[&a] {
+                Kind::Tile => {
+                    for i in 0..r as u64 {
+                        charged += gm.charged(i * cols as u64 * e + at, len as u64 * e);
+                    }
+                    bursts += r as u64;
+                }
+                Kind::Col => {
+                    charged += gm.charged(at, len as u64 * e);
+                    bursts += 1;
+                }
+                _ => {
+                    charged += gm.charged(0, r as u64 * e);
+                    bursts += 1;
+                }
+            }
+        }
+        charged as f64 / rate + bursts as f64 * gm.burst_cycles
+    };
+    // (cycles, GM cycles, vector cycles) of a group of `r` rows
+    let group = |r: i64| {
+        let (mut cycles, mut g_all, mut v_all, mut pending) = (0.0, 0.0, 0.0, 0.0);
+        if resident(ctx) {
+            // the group's rows whole, then its chunks' stores: pipelined group by group
+            let (mut g, mut v) = (gm_cycles(&ctx.per_group(), r, 0, cols), 0.0);
+            for p in parts {
+                v += ctx.vector_cycles_in(r, p.nodes.clone());
+                if let Run::Chunks { first, count, cols } = p.run {
+                    g += count as f64 * gm_cycles(&traffic(ctx, &p.nodes).1, r, first, cols);
+                }
+            }
+            return (g.max(v).max((lat + g + v) / 2.0), g, v);
+        }
+        for p in parts {
+            let v = ctx.vector_cycles_in(r, p.nodes.clone());
+            match p.run {
+                Run::Rows => pending += v,
+                Run::Chunks { first, count, cols } => {
+                    let (loads, stores) = traffic(ctx, &p.nodes);
+                    let both = loads.union(&stores).copied().collect();
+                    let g = gm_cycles(&both, r, first, cols);
+                    let v = v + std::mem::take(&mut pending) / count as f64;
+                    cycles += count as f64 * g.max(v).max((lat + g + v) / 2.0);
+                    g_all += count as f64 * g;
+                    v_all += count as f64 * v;
+                }
+            }
+        }
+        (cycles + pending, g_all, v_all + pending)
+    };
+    let mine = busiest(ctx.vk.row_count(), ctx.granule(), m.cores as i64);
+    let groups = (mine + rows - 1) / rows;
+    let (whole, last) = (group(rows), group(mine - (groups - 1) * rows));
+    let k = (groups - 1) as f64;
+    (
+        k * whole.0 + last.0 + 2.0 * lat,
+        k * whole.1 + last.1,
+        k * whole.2 + last.2,
+    )
+}
+
+/// Compiles `vk` (of `kernel` at `params`) with its rows in column chunks on `machine`.
+pub fn compile(
+    vk: &VectorKernel,
+    kernel: &Kernel,
+    params: &BTreeMap<String, i64>,
+    machine: &Machine,
+) -> Result<(npu_sim::Program, Plan), NpuError> {
+    let steps = passes::split(vk, kernel).map_err(NpuError::Unsupported)?;
+    let cols = vk.cols.unwrap_or(1);
+    let frame = Frame::of(machine, 0);
+    // chunks are whole repeats of the narrowest type (and so whole 32-byte blocks), and a
+    // row of f32 values sweeps in one instruction
+    let step = frame.bytes_per_repeat / super::narrowest(vk, kernel);
+    let widest = frame.max_repeat * frame.lanes(npu_sim::program::DType::F32) / step * step;
+    let mut widths: Vec<i64> = (2..=(cols + step - 1) / step)
+        .map(|n| ((cols + n - 1) / n + step - 1) / step * step)
+        .filter(|&w| w <= widest && w < cols)
+        .collect();
+    widths.dedup();
+    let capacity = machine.tier(Tier::Ub).map_or(0, |t| t.capacity);
+    // loaded whole, a row holds every chunk's columns (the last chunk's sweeps read its
+    // width)
+    let whole = |w: i64| Columns::Resident {
+        width: (cols + w - 1) / w * w,
+    };
+    let mut best: Option<(f64, i64, (Columns, i64))> = None;
+    let mut why = None;
+    // (UB bytes, rows, columns) of the smallest group and chunk
+    let mut smallest: Option<(u64, i64, i64)> = None;
+    let ways = (widths.iter()).flat_map(|&w| [(whole(w), w), (Columns::Streamed, w)]);
+    // an in-out tile streamed in chunks whose rows share 32-byte blocks: a chunk's load
+    // would read a block the previous chunk's store writes
+    let block = npu_sim::hazards::BLOCK as i64;
+    let shares = (vk.arrays.iter()).find(|(a, &k)| {
+        let array = kernel.array(**a);
+        let bytes = dtype(array.elem).map_or(4, |d| d.size() as i64);
+        k == Kind::Tile && array.role == Role::InOut && (cols * bytes) % block != 0
+    });
+    for way in ways {
+        if let (Columns::Streamed, Some((a, _))) = (way.0, shares) {
+            why.get_or_insert(NpuError::Unsupported(format!(
+                "`{}` is read and written chunk by chunk in rows that share 32-byte blocks (a chunk's load would read the block the previous chunk's store writes)",
+                kernel.array(*a).name
+            )));
+            continue;
+        }
+        let w = way.1;
+        let built = match Built::new(vk, kernel, machine, &steps, way) {
+            Ok(b) => b,
+            Err(e) => {
+                why.get_or_insert(e);
+                continue;
+            }
+        };
+        let ctx = built.context(vk, kernel, params, machine);
+        let g = ctx.granule();
+        let mine = busiest(vk.row_count(), g, machine.cores as i64);
+        let least = ctx.ub_bytes(g);
+        if smallest.is_none_or(|(b, _, _)| least < b) {
+            smallest = Some((least, g, w));
+        }
+        for r in (1..=frame.max_repeat / g)
+            .map(|k| k * g)
+            .filter(|&r| r <= mine.max(g))
+        {
+            if ctx.ub_bytes(r) > capacity {
+                break;
+            }
+            let (cycles, _, _) = cost(&ctx, &built.parts, r, w);
+            if best.is_none_or(|(c, _, _)| cycles < c) {
+                best = Some((cycles, r, way));
+            }
+        }
+    }
+    let Some((_, rows, way)) = best else {
+        return Err(why.unwrap_or_else(|| {
+            let need = smallest.map_or(String::new(), |(b, r, w)| {
+                format!(" (a group of {r} rows in chunks of {w} columns needs {b} bytes)")
+            });
+            NpuError::Unsupported(format!(
+                "no group of rows and chunk of columns fits `{}`'s UB{need}",
+                machine.name
+            ))
+        }));
+    };
+    let built = Built::new(vk, kernel, machine, &steps, way)?;
+    let ctx = built.context(vk, kernel, params, machine);
+    let w = way.1;
+    let program = emit(&ctx, &built.parts, rows, w)?;
+    let (predicted, gm_cycles, vector_cycles) = cost(&ctx, &built.parts, rows, w);
+    let g = ctx.granule();
+    let mine = busiest(vk.row_count(), g, machine.cores as i64);
+    Ok((
+        program,
+        Plan {
+            rows: vk.row_count(),
+            cols: vk.cols,
+            width: w,
+            group_rows: rows,
+            granule: g,
+            cores: machine.cores as i64,
+            groups: (mine + rows - 1) / rows,
+            predicted: predicted.round() as u64,
+            gm_cycles: gm_cycles.round() as u64,
+            vector_cycles: vector_cycles.round() as u64,
+            ub_bytes: ctx.ub_bytes(rows),
+            ub_capacity: capacity,
+            reduces: vk.reduces(),
+            chunks: Some(Chunks {
+                width: w,
+                count: (cols + w - 1) / w,
+                passes: steps
+                    .iter()
+                    .filter(|s| matches!(s, Step::Columns(_)))
+                    .count(),
+                resident: way.0 != Columns::Streamed,
+            }),
+        },
+    ))
+}
+
+/// The program for groups of `rows` rows in chunks of `w` columns.
+fn emit(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> Result<npu_sim::Program, NpuError> {
+    let k = ctx.kernel;
+    let cols = ctx.vk.cols.unwrap_or(1);
+    let mut b = Builder::new();
+    let mut names = BTreeSet::new();
+    let tensors = program::tensors(ctx, &mut b, &mut names)?;
+    let bufs = program::declare(ctx, &mut b, rows, &mut names);
+    let core_rows = CoreRows::of(ctx, rows);
+    program::per_core_inputs(ctx, &mut b, &bufs, &tensors, true)?;
+    let places = Places::new(ctx, &bufs)?;
+    program::invariants(ctx, &mut b, &places);
+    let buf = |h: program::Holds| {
+        (bufs.get(&h).copied()).ok_or_else(|| NpuError::Internal(format!("no buffer holds {h:?}")))
+    };
+    let tensor = |a: ArrayId| -> Result<TensorId, NpuError> {
+        (tensors.get(&a).copied())
+            .ok_or_else(|| NpuError::Internal(format!("no tensor for array {a:?}")))
+    };
+    let traffic: Vec<_> = parts.iter().map(|p| traffic(ctx, &p.nodes)).collect();
+    // inputs loaded whole per group, into slot `t % 2`
+    let group_loads = if resident(ctx) {
+        ctx.per_group()
+    } else {
+        BTreeSet::new()
+    };
+    let loads_any = !group_loads.is_empty() || traffic.iter().any(|(l, _)| !l.is_empty());
+    let stores_any = traffic.iter().any(|(_, s)| !s.is_empty());
+    let row_outputs: Vec<ArrayId> = (ctx.outputs().into_iter())
+        .filter(|&a| !ctx.ringed(a))
+        .collect();
+    // a row's last chunk and the next row's first share a 32-byte block
+    let shared_blocks = (traffic.iter().flat_map(|(_, s)| s))
+        .any(|&a| ctx.row_bytes(a) % npu_sim::hazards::BLOCK as i64 != 0);
+    let per_group: i64 = (parts.iter())
+        .map(|p| match p.run {
+            Run::Chunks { count, .. } => count,
+            Run::Rows => 0,
+        })
+        .sum();
+    if loads_any {
+        b.set_flag(Pipe::V, Pipe::Mte2, 0);
+        b.set_flag(Pipe::V, Pipe::Mte2, 1);
+    }
+    if stores_any {
+        b.set_flag(Pipe::Mte3, Pipe::V, 0);
+        b.set_flag(Pipe::Mte3, Pipe::V, 1);
+    }
+    if !row_outputs.is_empty() {
+        b.set_flag(Pipe::Mte3, Pipe::V, 2);
+    }
+    let mut err = None;
+    b.repeat("t", core_rows.groups(rows), |b, t| {
+        let (row0, r) = core_rows.group(&t, rows);
+        let group_rows = super::emit::Rows {
+            count: r.clone(),
+            max: rows,
+        };
+        // the GM index of column `col` of the group's first row of array `a`
+        let gm_index = |a: ArrayId, col: Expr| -> Vec<Expr> {
+            let rank = k.array(a).dims.len().max(1);
+            let flat = match ctx.vk.arrays[&a] {
+                Kind::Tile => row0.clone() * cols + col,
+                Kind::Col => col,
+                _ => row0.clone(),
+            };
+            let mut idx = vec![Expr::Const(0); rank];
+            idx[rank - 1] = flat;
+            idx
+        };
+        if !row_outputs.is_empty() {
+            b.wait_flag(Pipe::Mte3, Pipe::V, 2);
+        }
+        let group_slot = t.clone() % 2;
+        if !group_loads.is_empty() {
+            b.wait_flag(Pipe::V, Pipe::Mte2, group_slot.clone());
+            for &a in &group_loads {
+                let loaded = buf(program::Holds::In(a)).and_then(|(id, elems)| {
+                    let gm = b.at(tensor(a)?, gm_index(a, Expr::Const(0)));
+                    let ub = b.at(id, [group_slot.clone() * elems]);
+                    let dma = match ctx.vk.arrays[&a] {
+                        Kind::Tile => {
+                            Dma::new(ub, gm, r.clone(), cols).strides(cols, ctx.loaded_width())
+                        }
+                        _ => Dma::new(ub, gm, 1, r.clone()),
+                    };
+                    b.origin(Some(&format!("load {} rows", k.array(a).name)));
+                    b.push(dma);
+                    b.origin(None);
+                    Ok(())
+                });
+                if let Err(e) = loaded {
+                    err.get_or_insert(e);
+                }
+            }
+            b.set_flag(Pipe::Mte2, Pipe::V, group_slot.clone());
+            b.wait_flag(Pipe::Mte2, Pipe::V, group_slot.clone());
+        }
+        // where value `v` is for chunk iteration `slot`, of columns from `col0` (a loaded
+        // input's place moves with the chunk when it is loaded whole)
+        let place = |v: Val, slot: &Expr, col0: &Expr| -> Place {
+            let n = &ctx.group.graph.nodes[v];
+            let input = n.op == Op::Given && n.home.is_none();
+            if !(input && resident(ctx)) {
+                return places.at(v, slot);
+            }
+            let p = places.at(v, &group_slot);
+            match n.layout {
+                Layout::Tile { .. } | Layout::Col => Place {
+                    offset: p.offset + col0.clone(),
+                    ..p
+                },
+                _ => p,
+            }
+        };
+        let mut base = 0;
+        for (p, (loads, stores)) in parts.iter().zip(&traffic) {
+            let Run::Chunks {
+                first,
+                count,
+                cols: len,
+            } = p.run
+            else {
+                let zero = Expr::Const(0);
+                let at = |v: Val| place(v, &zero, &zero);
+                program::nodes(ctx, b, &at, &group_rows, p.nodes.clone());
+                continue;
+            };
+            // the part's `i`th chunk
+            let iteration = |b: &mut Builder, i: Expr| -> Result<(), NpuError> {
+                let slot = (t.clone() * per_group + i.clone() + base) % 2;
+                let col0 = (i + first) * w;
+                // the chunk of array `a` between GM and its ring slot
+                let chunk = |b: &mut Builder, a: ArrayId, ring: program::Holds, load: bool| {
+                    let (id, elems) = buf(ring)?;
+                    let gm = b.at(tensor(a)?, gm_index(a, col0.clone()));
+                    let ub = b.at(id, [slot.clone() * elems]);
+                    let (dst, src) = if load { (ub, gm) } else { (gm, ub) };
+                    let dma = match ctx.vk.arrays[&a] {
+                        Kind::Tile => {
+                            let (gs, us) = (cols, w);
+                            Dma::new(dst, src, r.clone(), len)
+                                .strides(if load { gs } else { us }, if load { us } else { gs })
+                        }
+                        Kind::Col => Dma::new(dst, src, 1, len),
+                        _ => Dma::new(dst, src, 1, r.clone()),
+                    };
+                    let verb = if load { "load" } else { "store" };
+                    b.origin(Some(&format!("{verb} a chunk of {}", k.array(a).name)));
+                    b.push(dma);
+                    b.origin(None);
+                    Ok::<(), NpuError>(())
+                };
+                if !loads.is_empty() {
+                    b.wait_flag(Pipe::V, Pipe::Mte2, slot.clone());
+                    for &a in loads {
+                        chunk(b, a, program::Holds::In(a), true)?;
+                    }
+                    b.set_flag(Pipe::Mte2, Pipe::V, slot.clone());
+                    b.wait_flag(Pipe::Mte2, Pipe::V, slot.clone());
+                }
+                if !stores.is_empty() {
+                    b.wait_flag(Pipe::Mte3, Pipe::V, slot.clone());
+                }
+                let at = |v: Val| place(v, &slot, &col0);
+                program::nodes(ctx, b, &at, &group_rows, p.nodes.clone());
+                if !loads.is_empty() {
+                    b.set_flag(Pipe::V, Pipe::Mte2, slot.clone());
+                }
+                if !stores.is_empty() {
+                    b.set_flag(Pipe::V, Pipe::Mte3, slot.clone());
+                    b.wait_flag(Pipe::V, Pipe::Mte3, slot.clone());
+                    if shared_blocks {
+                        b.barrier(BarrierScope::Pipe(Pipe::Mte3));
+                    }
+                    for &a in stores {
+                        chunk(b, a, program::Holds::Out(a), false)?;
+                    }
+                    b.set_flag(Pipe::Mte3, Pipe::V, slot);
+                }
+                Ok(())
+            };
+            let done = if count == 1 {
+                iteration(b, Expr::Const(0))
+            } else {
+                let mut res = Ok(());
+                b.repeat("c", count, |b, c| res = iteration(b, c));
+                res
+            };
+            if let Err(e) = done {
+                err.get_or_insert(e);
+            }
+            base += count;
+        }
+        if !group_loads.is_empty() {
+            b.set_flag(Pipe::V, Pipe::Mte2, group_slot);
+        }
+        if !row_outputs.is_empty() {
+            b.set_flag(Pipe::V, Pipe::Mte3, 2);
+            b.wait_flag(Pipe::V, Pipe::Mte3, 2);
+            for &a in &row_outputs {
+                let stored = buf(program::Holds::Home(a)).and_then(|(id, _)| {
+                    let gm = b.at(tensor(a)?, gm_index(a, Expr::Const(0)));
+                    let ub = b.at(id, [Expr::Const(0)]);
+                    b.origin(Some(&format!("store {} rows", k.array(a).name)));
+                    b.push(Dma::new(gm, ub, 1, r.clone()));
+                    b.origin(None);
+                    Ok(())
+                });
+                if let Err(e) = stored {
+                    err.get_or_insert(e);
+                }
+            }
+            b.set_flag(Pipe::Mte3, Pipe::V, 2);
+        }
+    });
+    if let Some(e) = err {
+        return Err(e);
+    }
+    if loads_any {
+        b.wait_flag(Pipe::V, Pipe::Mte2, 0);
+        b.wait_flag(Pipe::V, Pipe::Mte2, 1);
+    }
+    if stores_any {
+        b.wait_flag(Pipe::Mte3, Pipe::V, 0);
+        b.wait_flag(Pipe::Mte3, Pipe::V, 1);
+    }
+    if !row_outputs.is_empty() {
+        b.wait_flag(Pipe::Mte3, Pipe::V, 2);
+    }
+    crate::npu::finish(b)
+}
