@@ -209,6 +209,55 @@ fn a_per_key_mask_and_a_scalar_input_match() {
     }
 }
 
+/// A mask of the scores' shape (causal, or a per-head bias such as ALiBi's), added to the
+/// scaled scores: loaded per block of query rows into UB, its padding zeroed once.
+const CAUSAL: &str = "kernel causal(Q: f16[H, L, D], K: f16[H, L, D], V: f16[H, L, D], M: f32[H, L, L]) -> (O: f32[H, L, D])
+  params H = 2, L = 197, D = 64
+{
+  let scale: f32; let S: f32[H, L, L]; let m: f32[H, L]; let s: f32[H, L]; let P: f16[H, L, L];
+  scale = 1.0 / sqrt(f32(D));
+  S[h, i, j] = sum(d) f32(Q[h, i, d]) * f32(K[h, j, d]);
+  S[h, i, j] = S[h, i, j] * scale + M[h, i, j];
+  m[h, i] = max(j) S[h, i, j];
+  s[h, i] = sum(j) exp(S[h, i, j] - m[h, i]);
+  P[h, i, j] = f16(exp(S[h, i, j] - m[h, i]) / s[h, i]);
+  O[h, i, d] = sum(j) f32(P[h, i, j]) * f32(V[h, j, d]);
+}";
+
+#[test]
+fn a_mask_of_the_scores_shape_matches() {
+    for machine in ["ascend-like", "ascend-like-halfgm"] {
+        // 200 queries and keys: short last blocks, padded rows of the mask
+        differential(CAUSAL, &[("L", 200)], machine);
+        differential(CAUSAL, &[("H", 5), ("L", 48), ("D", 16)], machine);
+        // an f16 mask, converted in the softmax, with a per-key mask beside it
+        let f16_mask = CAUSAL
+            .replace("M: f32[H, L, L])", "M: f16[H, L, L], Z: f32[L])")
+            .replace("+ M[h, i, j]", "+ f32(M[h, i, j]) + Z[j]");
+        differential(&f16_mask, &[("H", 3), ("L", 40), ("D", 32)], machine);
+    }
+    // blocks that do not divide the queries, one block of scores
+    let blocks = Tiles {
+        rows: 48,
+        keys: 16,
+        stage: 16,
+        scores: 1,
+    };
+    forced_sizes(
+        CAUSAL,
+        &[("H", 3), ("L", 100), ("D", 32)],
+        "ascend-like",
+        blocks,
+    )
+    .unwrap();
+    // ViT's 197 tokens: a head's rows of the mask (155,236 bytes) start off GM's blocks
+    let e = refusal(CAUSAL, &[], "ascend-like", true).to_string();
+    assert!(
+        e.contains("`M`, an input of the scores' shape") && e.contains("155236 bytes"),
+        "{e}"
+    );
+}
+
 /// ViT's 197 tokens and other counts off multiples of 16: the cube computes the queries
 /// and keys rounded up to fractals (zero queries, zero keys written once into L1), the
 /// softmax reads the real keys only, the probabilities of the zero keys are zero (`nd2nz`),
@@ -280,15 +329,15 @@ fn the_f32_example_and_other_kernels_are_refused_with_the_reason() {
         .replace("K[h, j, d]", "K[h, d, j]");
     let e = why(refusal(&kt, &small, "ascend-like", true));
     assert!(e.contains("`K` is not laid out"), "{e}");
-    // a mask read by the softmax
-    let masked = text
-        .replace("V: f16[H, L, D])", "V: f16[H, L, D], M: f32[H, L, L])")
+    // an input per query row read by the softmax
+    let per_query = text
+        .replace("V: f16[H, L, D])", "V: f16[H, L, D], r: f32[H, L])")
         .replace(
             "S[h, i, j] *= scale;",
-            "S[h, i, j] *= scale; S[h, i, j] += M[h, i, j];",
+            "S[h, i, j] *= scale; S[h, i, j] += r[h, i];",
         );
-    let e = why(refusal(&masked, &small, "ascend-like", true));
-    assert!(e.contains("`M` is an input"), "{e}");
+    let e = why(refusal(&per_query, &small, "ascend-like", true));
+    assert!(e.contains("`r` is an input per query row"), "{e}");
     // the scores an output: they would have to go to GM
     let stored = text
         .replace(
@@ -318,7 +367,8 @@ mod random_sizes {
         /// Random heads, queries, keys and depths (multiples of 16) on both presets, with
         /// the model's sizes or with forced blocks of rows, steps of keys and stages of
         /// values (whichever fit): every program matches the interpreter. Some draws are
-        /// the masked kernel (a per-key mask and a temperature, queries as many as keys).
+        /// the masked kernels (a per-key mask and a temperature; a mask of the scores'
+        /// shape), queries as many as keys.
         #[test]
         fn any_attention_block_matches(
             heads in 1i64..6, m in 1i64..120, n in 1i64..120, d in 1i64..4, e in 1i64..4,
@@ -328,6 +378,9 @@ mod random_sizes {
             let machine = if halfgm { "ascend-like-halfgm" } else { "ascend-like" };
             if masked {
                 differential(MASKED, &[("H", heads), ("L", n), ("D", 16 * d)], machine);
+                // a mask of the scores' shape, its head's rows on whole 32-byte blocks
+                let l = if heads > 1 { (n + 3) / 4 * 4 } else { n };
+                differential(CAUSAL, &[("H", heads), ("L", l), ("D", 16 * d)], machine);
                 return Ok(());
             }
             let sizes = [("H", heads), ("M", m), ("N", n), ("D", 16 * d), ("E", 16 * e)];

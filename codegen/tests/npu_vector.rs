@@ -484,6 +484,22 @@ fn chunked_rows_refuse_what_cannot_stay_in_a_pass() {
         ),
         other => panic!("{other:?}"),
     }
+    // an in-out tile streamed chunk by chunk whose rows share 32-byte blocks: a chunk's
+    // load would race with the previous chunk's store
+    let inout = "kernel k(Z: inout f32[B, L]) params B = 4, L = 100001 {
+                   let t: f32[B];
+                   t[b] = sum(l) Z[b, l];
+                   Z[b, l] = Z[b, l] / t[b];
+                 }";
+    match refusal(inout, true) {
+        NpuError::Unsupported(why) => assert!(
+            why.contains(
+                "`Z` is read and written chunk by chunk in rows that share 32-byte blocks"
+            ),
+            "{why}"
+        ),
+        other => panic!("{other:?}"),
+    }
     // a per-row input is loaded with each chunk, not between passes
     let row_input = "kernel k(X: f32[B, L], g: f32[B]) -> (Y: f32[B, L]) params B = 4, L = 100000 {
                        let s: f32[B];

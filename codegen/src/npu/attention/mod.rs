@@ -130,6 +130,20 @@ pub fn compile_ranked(
     let Some(ub) = machine.tier(Tier::Ub) else {
         return unsupported(format!("`{}` has no UB", machine.name));
     };
+    // a block's rows of an input of the scores' shape start on GM's alignment: a head's
+    // rows and 16 rows must be whole blocks
+    for a in att.masks() {
+        let array = att.softmax.array(a);
+        let bytes = crate::npu::matmul::dtype(array.elem)?.size() as i64 * n;
+        let align = machine.gm.align as i64;
+        if (tiles::F * bytes) % align != 0 || (att.heads > 1 && (m * bytes) % align != 0) {
+            return unsupported(format!(
+                "`{}`, an input of the scores' shape, is loaded a block of query rows at a time, and a head's {m} rows of {n} keys ({} bytes) are not whole {align}-byte blocks of GM",
+                array.name,
+                m * bytes
+            ));
+        }
+    }
     let frame = vector::frame(&att.vk, &att.softmax, machine);
     if frame.width > att.np() {
         return unsupported(format!(
@@ -141,10 +155,13 @@ pub fn compile_ranked(
     }
     let group = group::build(&att.vk, &att.softmax, frame)?;
     // the scores, as drained and as scaled, are temporaries like the softmax's own (the
-    // subtraction of the maxima can then write over them); the other homes stay
+    // subtraction of the maxima can then write over them); the other homes stay, and the
+    // inputs of the scores' shape stay where MTE2 loads them
     let s = att.scores.acc.tensor;
+    let masks = att.masks();
     let temps = alloc::temps(&group.graph, &group.live, &|v| {
         group.graph.nodes[v].home.is_some_and(|h| h != s.0)
+            || (group.loaded.iter()).any(|(w, a)| *w == v && masks.contains(a))
     });
     let ctx = Context {
         kernel: &att.softmax,

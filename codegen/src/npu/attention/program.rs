@@ -13,7 +13,9 @@
 //!
 //! - MTE2: with a block that starts a head on the core, the head's keys (GM -> L1 as they
 //!   are, one burst) into the slot of the head's parity; the block's queries (ND -> NZ) into
-//!   a ring of two; then the head's values in stages GM -> UB (a ring of two), which MTE3
+//!   a ring of two; the block's rows of the inputs of the scores' shape (masks) into UB,
+//!   once the vector unit is done with the last block's (one buffer, zeroed once so that
+//!   the rows and keys past the real ones read as written); then the head's values in stages GM -> UB (a ring of two), which MTE3
 //!   moves UB -> L1 (ND -> NZ) into the head's slot (short GM bursts would be charged whole
 //!   segments);
 //! - MTE1 and M, block `t`: per step of `T` keys, the queries (NZ -> zZ) and the keys'
@@ -33,13 +35,13 @@
 //! MTE1 and back 0-1 (queries), 2-3 (keys and values); MTE1 <-> M 0-1 (L0 slots); M <-> V
 //! 0-1 (scores), 2-3 (outputs); V <-> MTE3 0 (probabilities), 1 (output); MTE3 <-> MTE1
 //! 0-1 (probabilities in L1), MTE3 -> MTE1 2-3 (values in L1); MTE2 <-> MTE3 0-1 (the
-//! values' stages).
+//! values' stages); MTE2 <-> V 0 (the masks).
 
 use super::recognise::Attention;
 use super::tiles::{self, Tiles, F};
 use crate::npu::matmul::{dtype, index};
 use crate::npu::recognise::{extents, Operand};
-use crate::npu::vector::emit::Rows;
+use crate::npu::vector::emit::{Emitter, Place, Rows, Unit};
 use crate::npu::vector::program::{self as vprog, Context, Holds, Places};
 use crate::npu::vector::recognise::Kind;
 use crate::npu::NpuError;
@@ -83,6 +85,9 @@ struct Names {
     /// Where the softmax finds the scores and leaves the probabilities.
     s_ub: BufferId,
     p_ub: BufferId,
+    /// The inputs of the scores' shape: GM tensor and UB buffer (a block's rows, `width`
+    /// apart).
+    masks: Vec<(TensorId, BufferId)>,
 }
 
 /// What every part of the program needs.
@@ -233,6 +238,22 @@ impl Gen<'_> {
         );
         b.origin(None);
         b.set_flag(Pipe::Mte2, Pipe::Mte1, blk.slot.clone());
+        if !self.n.masks.is_empty() {
+            // the block's rows of the inputs of the scores' shape, once the vector unit
+            // is done with the last block's
+            let width = self.ctx.group.frame.width;
+            b.wait_flag(Pipe::V, Pipe::Mte2, 0);
+            for &(t, buf) in &self.n.masks {
+                let mut idx = self.batch(&blk.head);
+                idx.extend([blk.row0.clone(), c(0)]);
+                let src = b.at(t, idx);
+                let dst = b.at(buf, [c(0)]);
+                b.origin(Some("mask rows of the block, GM -> UB"));
+                b.push(Dma::new(dst, src, blk.valid(), n).strides(n, width));
+                b.origin(None);
+            }
+            b.set_flag(Pipe::Mte2, Pipe::V, 0);
+        }
         b.when("head", starts_head.clone(), |b| {
             b.repeat("vs", np / stage, |b, vs| {
                 let slot = vs.clone() % 2;
@@ -345,11 +366,18 @@ impl Gen<'_> {
         b.origin(None);
         b.set_flag(Pipe::V, Pipe::M, blk.scores.clone());
         b.wait_flag(Pipe::Mte3, Pipe::V, 0);
+        let masks = !self.n.masks.is_empty();
+        if masks {
+            b.wait_flag(Pipe::Mte2, Pipe::V, 0);
+        }
         let rows = Rows {
             count: blk.rows(),
             max: r,
         };
         vprog::group(self.ctx, b, &self.places, &c(0), &rows);
+        if masks {
+            b.set_flag(Pipe::V, Pipe::Mte2, 0);
+        }
         b.set_flag(Pipe::V, Pipe::Mte3, 0);
         b.wait_flag(Pipe::V, Pipe::Mte3, 0);
         b.wait_flag(Pipe::Mte1, Pipe::Mte3, blk.slot.clone());
@@ -477,8 +505,9 @@ fn stage_rows(n: i64, stage: i64, vs: &Expr) -> Expr {
 }
 
 /// The "free" flags, each set before the loop (once per slot) and waited for after it, with
-/// `scores` blocks of scores in L0C.
-fn free(scores: i64) -> [(Pipe, Pipe, Vec<i64>); 6] {
+/// `scores` blocks of scores in L0C (and, with `masks`, the inputs of the scores' shape in
+/// UB).
+fn free(scores: i64, masks: bool) -> [(Pipe, Pipe, Vec<i64>); 7] {
     [
         (Pipe::Mte1, Pipe::Mte2, vec![0, 1, 2, 3]),
         (Pipe::M, Pipe::Mte1, vec![0, 1]),
@@ -486,6 +515,7 @@ fn free(scores: i64) -> [(Pipe, Pipe, Vec<i64>); 6] {
         (Pipe::Mte3, Pipe::V, vec![0, 1]),
         (Pipe::Mte1, Pipe::Mte3, vec![0, 1]),
         (Pipe::Mte3, Pipe::Mte2, vec![0, 1]),
+        (Pipe::V, Pipe::Mte2, if masks { vec![0] } else { vec![] }),
     ]
 }
 
@@ -538,9 +568,11 @@ pub fn program(
     // probabilities taken from their home
     // the softmax's other inputs (per-key vectors, scalars), loaded once per core
     let mut inputs = BTreeMap::new();
+    let masks = att.masks();
     for (&a, &kind) in &att.vk.arrays {
         let array = att.softmax.array(a);
-        if matches!(kind, Kind::Col | Kind::Scalar) && array.role.is_input() {
+        if (matches!(kind, Kind::Col | Kind::Scalar) || masks.contains(&a)) && array.role.is_input()
+        {
             let shape = extents(&att.softmax, a, ctx.params)?;
             let shape: Vec<u64> = shape.iter().map(|&e| e as u64).collect();
             let shape = if shape.is_empty() { vec![1] } else { shape };
@@ -573,8 +605,29 @@ pub fn program(
         s_ub: places.at(drained.0, &c(0)).buf,
         p_ub: (bufs.get(&p_home).map(|(id, _)| *id))
             .ok_or_else(|| NpuError::Internal(format!("no UB buffer holds {p_home:?}")))?,
+        masks: (masks.iter())
+            .map(|a| {
+                let buf = (bufs.get(&Holds::In(*a)).map(|(id, _)| *id))
+                    .ok_or_else(|| NpuError::Internal(format!("no UB buffer holds {a:?}")))?;
+                Ok((inputs[a], buf))
+            })
+            .collect::<Result<_, NpuError>>()?,
     };
     vprog::per_core_inputs(ctx, &mut b, &bufs, &inputs, false)?;
+    // the inputs of the scores' shape load a block's valid rows and keys: the rest of their
+    // buffers, which the softmax's sweeps read, is zeroed once (before the "free" flag that
+    // lets MTE2 load the first block)
+    let unit = Unit {
+        frame: ctx.group.frame,
+        startup: ctx.machine.vector.startup,
+    };
+    let mut e = Emitter::new(&mut b, unit);
+    for a in &masks {
+        if let Some(&(buf, elems)) = bufs.get(&Holds::In(*a)) {
+            let place = Place { buf, offset: c(0) };
+            e.fill(&place, ctx.dtype(*a), elems);
+        }
+    }
     vprog::invariants(ctx, &mut b, &places);
     if let Some(z) = k_zero {
         // MTE1 stages whole fractals of keys: the last one's rows past the last key are
@@ -601,7 +654,7 @@ pub fn program(
     let (qc, rem) = (blocks / cores, blocks % cores);
     let first = Expr::Core * qc + Expr::Core.min(rem);
     let count = c(qc) + Expr::Core.cmp(CmpOp::Lt, rem);
-    for (src, dst, ids) in free(t.scores) {
+    for (src, dst, ids) in free(t.scores, !g.n.masks.is_empty()) {
         for id in ids {
             b.set_flag(src, dst, id);
         }
@@ -628,7 +681,7 @@ pub fn program(
             g.store(b, &prev);
         });
     });
-    for (src, dst, ids) in free(t.scores) {
+    for (src, dst, ids) in free(t.scores, !g.n.masks.is_empty()) {
         for id in ids {
             b.wait_flag(src, dst, id);
         }

@@ -8,9 +8,10 @@
 //! Both products are proved onto the cube's intrinsic by the mapping layer
 //! (`recognise::product`); the statements between them are recognised, folded and lowered
 //! by the vector path itself, on the kernel restricted to them (`S` its input, `P` its
-//! output); besides the scores they may read per-key vectors (a padding mask `M[j]`) and
-//! scalars, loaded once per core. The cube's intrinsic multiplies f16 operands, so `P` must
-//! be f16.
+//! output); besides the scores they may read inputs of the scores' shape (a causal mask or
+//! a per-head bias `M[.., i, j]`), loaded per block of query rows, and per-key vectors (a
+//! padding mask `M[j]`) and scalars, loaded once per core. The cube's intrinsic multiplies
+//! f16 operands, so `P` must be f16.
 
 use crate::npu::recognise::{product, Dim, Operand, Product};
 use crate::npu::vector::recognise::{recognise as vector_kernel, Kind, VectorKernel};
@@ -42,6 +43,25 @@ pub struct Attention {
 }
 
 impl Attention {
+    /// The inputs of the scores' shape the softmax reads (masks, biases), loaded per block.
+    pub fn masks(&self) -> Vec<ArrayId> {
+        let s = self.scores.acc.tensor;
+        (self.vk.arrays.iter())
+            .filter(|(&a, &k)| k == Kind::Tile && a != s && self.softmax.array(a).role.is_input())
+            .map(|(&a, _)| a)
+            .collect()
+    }
+
+    /// GM bytes of a query row of each input of the scores' shape.
+    pub fn mask_row_bytes(&self) -> Vec<i64> {
+        (self.masks().into_iter())
+            .map(|a| {
+                let e = crate::npu::matmul::dtype(self.softmax.array(a).elem);
+                e.map_or(4, |d| d.size() as i64) * self.n()
+            })
+            .collect()
+    }
+
     /// Query rows per head.
     pub fn m(&self) -> i64 {
         self.scores.m
@@ -205,9 +225,9 @@ pub fn attention(
         } else if a == o {
             Some("is the output, used between the products")
         } else if role.is_input() {
-            // loaded once per core, whole
-            (!matches!(kind, Kind::Col | Kind::Scalar)).then_some(
-                "is an input of the scores' rows; the softmax between the products reads the scores, per-key vectors and scalars",
+            // tiles loaded per block, per-key vectors and scalars once per core, whole
+            (kind == Kind::Row).then_some(
+                "is an input per query row; the softmax between the products reads the scores, inputs of their shape, per-key vectors and scalars",
             )
         } else if role.is_output() {
             Some("is an output written between the products")

@@ -143,12 +143,26 @@ impl Model<'_> {
             let data = elems * 2.0 / mte1_bw;
             count * data.max((data + mte1_lat) / 2.0)
         };
+        // a block's rows of the inputs of the scores' shape come once the vector unit is
+        // done with the last block's (one buffer each): their load delays the softmax
+        let (mask_bw, mask_lat) = path(Mem::Gm, Mem::Ub);
+        let mask_rows = att.mask_row_bytes();
+        let masks = |r: f64| match mask_rows.is_empty() {
+            true => 0.0,
+            false => {
+                let row = |&b: &i64| m.gm.charged(0, b as u64) as f64 / mask_bw + m.gm.burst_cycles;
+                mask_lat + r * mask_rows.iter().map(row).sum::<f64>()
+            }
+        };
         let qk_mte1 = |r: f64| move_(r / f, f * d) + move_(d / f, k * f);
         let pv_mte1 = |r: f64| move_(r / f, k * f) + move_(dv / f, k * f);
         // a block computing `rows` rows: its vector, cube and MTE1 cycles
         let block = |rows: i64| {
             let r = rows as f64;
-            let vector = (self.vector)(rows) + 2.0 * drain_lat + (r * n + r * dv) * 4.0 / drain_bw;
+            let vector = (self.vector)(rows)
+                + 2.0 * drain_lat
+                + (r * n + r * dv) * 4.0 / drain_bw
+                + masks(r);
             let cube = 2.0 * steps * m.cube.startup
                 + (r / f) * (d / f) * (k / f) * steps
                 + (r / f) * (k / f) * (dv / f) * steps;

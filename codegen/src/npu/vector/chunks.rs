@@ -248,9 +248,14 @@ fn cost(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> (f64, f64, f64) {
             // the group's rows whole, then its chunks' stores: pipelined group by group
             let (mut g, mut v) = (gm_cycles(&ctx.per_group(), r, 0, cols), 0.0);
             for p in parts {
-                v += ctx.vector_cycles_in(r, p.nodes.clone());
-                if let Run::Chunks { first, count, cols } = p.run {
-                    g += count as f64 * gm_cycles(&traffic(ctx, &p.nodes).1, r, first, cols);
+                let each = ctx.vector_cycles_in(r, p.nodes.clone());
+                match p.run {
+                    Run::Rows => v += each,
+                    Run::Chunks { first, count, cols } => {
+                        v += count as f64 * each;
+                        let stores = traffic(ctx, &p.nodes).1;
+                        g += count as f64 * gm_cycles(&stores, r, first, cols);
+                    }
                 }
             }
             return (g.max(v).max((lat + g + v) / 2.0), g, v);
