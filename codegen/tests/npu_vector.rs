@@ -494,7 +494,7 @@ fn chunked_rows_refuse_what_cannot_stay_in_a_pass() {
     match refusal(inout, true) {
         NpuError::Unsupported(why) => assert!(
             why.contains(
-                "`Z` is read and written chunk by chunk in rows that share 32-byte blocks"
+                "inputs cannot come chunk by chunk: `Z` is read and written in rows that share 32-byte blocks"
             ),
             "{why}"
         ),

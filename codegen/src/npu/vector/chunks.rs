@@ -327,11 +327,7 @@ pub fn compile(
         k == Kind::Tile && array.role == Role::InOut && (cols * bytes) % block != 0
     });
     for way in ways {
-        if let (Columns::Streamed, Some((a, _))) = (way.0, shares) {
-            why.get_or_insert(NpuError::Unsupported(format!(
-                "`{}` is read and written chunk by chunk in rows that share 32-byte blocks (a chunk's load would read the block the previous chunk's store writes)",
-                kernel.array(*a).name
-            )));
+        if way.0 == Columns::Streamed && shares.is_some() {
             continue;
         }
         let w = way.1;
@@ -367,8 +363,14 @@ pub fn compile(
             let need = smallest.map_or(String::new(), |(b, r, w)| {
                 format!(" (a group of {r} rows in chunks of {w} columns needs {b} bytes)")
             });
+            let streamed = shares.map_or(String::new(), |(a, _)| {
+                format!(
+                    "; inputs cannot come chunk by chunk: `{}` is read and written in rows that share 32-byte blocks (a chunk's load would read the block the previous chunk's store writes)",
+                    kernel.array(*a).name
+                )
+            });
             NpuError::Unsupported(format!(
-                "no group of rows and chunk of columns fits `{}`'s UB{need}",
+                "no group of rows and chunk of columns fits `{}`'s UB{need}{streamed}",
                 machine.name
             ))
         }));
