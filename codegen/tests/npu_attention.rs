@@ -258,6 +258,32 @@ fn a_mask_of_the_scores_shape_matches() {
     );
 }
 
+/// A causal mask the heads share, `M[i, j]`: loaded a block of rows at a time from the one
+/// mask, whatever the head.
+#[test]
+fn a_mask_the_heads_share_matches() {
+    let shared = CAUSAL
+        .replace("M: f32[H, L, L]", "M: f32[L, L]")
+        .replace("M[h, i, j]", "M[i, j]");
+    for machine in ["ascend-like", "ascend-like-halfgm"] {
+        differential(&shared, &[("H", 3), ("L", 197)], machine);
+        differential(&shared, &[("H", 5), ("L", 48), ("D", 16)], machine);
+    }
+    // two batch loops, the mask per sequence and shared by its heads: `M[b, i, j]`
+    let per_sequence = "kernel k(Q: f16[B, H, L, D], K: f16[B, H, L, D], V: f16[B, H, L, D], M: f16[B, L, L]) -> (O: f32[B, H, L, D])
+      params B = 2, H = 3, L = 64, D = 32
+    {
+      let S: f32[B, H, L, L]; let m: f32[B, H, L]; let s: f32[B, H, L]; let P: f16[B, H, L, L];
+      S[b, h, i, j] = sum(d) f32(Q[b, h, i, d]) * f32(K[b, h, j, d]);
+      S[b, h, i, j] += f32(M[b, i, j]);
+      m[b, h, i] = max(j) S[b, h, i, j];
+      s[b, h, i] = sum(j) exp(S[b, h, i, j] - m[b, h, i]);
+      P[b, h, i, j] = f16(exp(S[b, h, i, j] - m[b, h, i]) / s[b, h, i]);
+      O[b, h, i, d] = sum(j) f32(P[b, h, i, j]) * f32(V[b, h, j, d]);
+    }";
+    differential(per_sequence, &[], "ascend-like");
+}
+
 /// ViT's 197 tokens and other counts off multiples of 16: the cube computes the queries
 /// and keys rounded up to fractals (zero queries, zero keys written once into L1), the
 /// softmax reads the real keys only, the probabilities of the zero keys are zero (`nd2nz`),

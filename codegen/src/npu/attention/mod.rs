@@ -136,7 +136,12 @@ pub fn compile_ranked(
         let array = att.softmax.array(a);
         let bytes = crate::npu::matmul::dtype(array.elem)?.size() as i64 * n;
         let align = machine.gm.align as i64;
-        if (tiles::F * bytes) % align != 0 || (att.heads > 1 && (m * bytes) % align != 0) {
+        // (a mask the heads share has the heads of the batch indices it keeps)
+        let heads = match att.shared.get(&a) {
+            Some(shared) => shared.shape[..shared.shape.len() - 2].iter().product(),
+            None => att.heads,
+        };
+        if (tiles::F * bytes) % align != 0 || (heads > 1 && (m * bytes) % align != 0) {
             return unsupported(format!(
                 "`{}`, an input of the scores' shape, is loaded a block of query rows at a time, and a head's {m} rows of {n} keys ({} bytes) are not whole {align}-byte blocks of GM",
                 array.name,

@@ -85,9 +85,9 @@ struct Names {
     /// Where the softmax finds the scores and leaves the probabilities.
     s_ub: BufferId,
     p_ub: BufferId,
-    /// The inputs of the scores' shape: GM tensor and UB buffer (a block's rows, `width`
-    /// apart).
-    masks: Vec<(TensorId, BufferId)>,
+    /// The inputs of the scores' shape: GM tensor, UB buffer (a block's rows, `width`
+    /// apart) and, for one the heads share, the batch indices it keeps.
+    masks: Vec<(TensorId, BufferId, Option<Vec<usize>>)>,
 }
 
 /// What every part of the program needs.
@@ -243,8 +243,13 @@ impl Gen<'_> {
             // is done with the last block's
             let width = self.ctx.group.frame.width;
             b.wait_flag(Pipe::V, Pipe::Mte2, 0);
-            for &(t, buf) in &self.n.masks {
-                let mut idx = self.batch(&blk.head);
+            for (t, buf, kept) in &self.n.masks {
+                let (t, buf) = (*t, *buf);
+                let batch = self.batch(&blk.head);
+                let mut idx = match kept {
+                    Some(kept) => kept.iter().map(|&p| batch[p].clone()).collect(),
+                    None => batch,
+                };
                 idx.extend([blk.row0.clone(), c(0)]);
                 let src = b.at(t, idx);
                 let dst = b.at(buf, [c(0)]);
@@ -573,7 +578,10 @@ pub fn program(
         let array = att.softmax.array(a);
         if (matches!(kind, Kind::Col | Kind::Scalar) || masks.contains(&a)) && array.role.is_input()
         {
-            let shape = extents(&att.softmax, a, ctx.params)?;
+            let shape = match att.shared.get(&a) {
+                Some(shared) => shared.shape.clone(),
+                None => extents(&att.softmax, a, ctx.params)?,
+            };
             let shape: Vec<u64> = shape.iter().map(|&e| e as u64).collect();
             let shape = if shape.is_empty() { vec![1] } else { shape };
             names.insert(array.name.clone());
@@ -609,7 +617,7 @@ pub fn program(
             .map(|a| {
                 let buf = (bufs.get(&Holds::In(*a)).map(|(id, _)| *id))
                     .ok_or_else(|| NpuError::Internal(format!("no UB buffer holds {a:?}")))?;
-                Ok((inputs[a], buf))
+                Ok((inputs[a], buf, att.shared.get(a).map(|s| s.kept.clone())))
             })
             .collect::<Result<_, NpuError>>()?,
     };

@@ -16,7 +16,10 @@
 use crate::npu::recognise::{product, Dim, Operand, Product};
 use crate::npu::vector::recognise::{recognise as vector_kernel, Kind, VectorKernel};
 use crate::npu::NpuError;
-use frontend::ir::{ArrayId, AssignOp, BinOp, ElemType, ExprKind, Kernel, Node, Role, StmtContext};
+use frontend::ir::{
+    Access, AffExpr, ArrayId, AssignOp, BinOp, ElemType, ExprKind, Kernel, Node, Role, StmtContext,
+    Var,
+};
 use scheduler::target::Target;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -36,10 +39,23 @@ pub struct Attention {
     pub vk: VectorKernel,
     /// Heads: the product of the batch extents.
     pub heads: i64,
+    /// The inputs of the scores' shape that the kernel reads without some of the batch
+    /// indices (`M[i, j]` in every head: a causal mask the heads share), rewritten in
+    /// `softmax` as tiles of the scores' shape.
+    pub shared: BTreeMap<ArrayId, Shared>,
     /// The scores' update statement's name.
     pub scores_stmt: String,
     /// The output's update statement's name.
     pub output_stmt: String,
+}
+
+/// An input of the scores' shape without some of the batch indices.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Shared {
+    /// The positions, among the batch loops, of the batch indices it keeps.
+    pub kept: Vec<usize>,
+    /// Its extents in the kernel.
+    pub shape: Vec<i64>,
 }
 
 impl Attention {
@@ -200,11 +216,12 @@ pub fn attention(
         .collect();
     // the output is the products' business: to the softmax it is an unused temporary
     let o = output.acc.tensor;
-    let softmax = restrict(
+    let mut softmax = restrict(
         kernel,
         &middle,
         &[(s, Role::In), (p, Role::Out), (o, Role::Temp)],
     );
+    let shared = share(&mut softmax, s, sizes);
     let vk = vector_kernel(&softmax, sizes)?;
     let rows: Vec<i64> = (scores.batch.iter().map(|(_, e)| *e))
         .chain([scores.m])
@@ -254,9 +271,96 @@ pub fn attention(
         softmax,
         vk,
         heads,
+        shared,
         scores_stmt: stmts[1].stmt.name.clone(),
         output_stmt: stmts[n - 1].stmt.name.clone(),
     }))
+}
+
+/// The inputs other than `s` that every statement of `k` reads at its last two loops with
+/// only some of the others before them (`M[i, j]` in `S[h, i, j] += M[i, j]`), rewritten as
+/// tiles of `s`'s shape read at every loop; each with the loops it kept and its extents at
+/// `sizes`.
+fn share(k: &mut Kernel, s: ArrayId, sizes: &BTreeMap<String, i64>) -> BTreeMap<ArrayId, Shared> {
+    // every read of an input other than `s`, with the statement's loop variables
+    fn reads<'e>(
+        body: &'e mut [Node],
+        vars: &mut Vec<String>,
+        out: &mut Vec<(Vec<String>, &'e mut Access)>,
+    ) {
+        for n in body {
+            match n {
+                Node::Loop(l) => {
+                    vars.push(l.var.clone());
+                    reads(&mut l.body, vars, out);
+                    vars.pop();
+                }
+                Node::If(i) => reads(&mut i.then, vars, out),
+                Node::Stmt(st) => {
+                    let mut stack = vec![&mut st.rhs];
+                    while let Some(e) = stack.pop() {
+                        if !matches!(e.kind, ExprKind::Read(_)) {
+                            stack.extend(e.children_mut());
+                        } else if let ExprKind::Read(a) = &mut e.kind {
+                            out.push((vars.clone(), a));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let inputs: BTreeSet<ArrayId> = (0..k.arrays.len())
+        .map(ArrayId)
+        .filter(|&a| a != s && k.array(a).role == Role::In)
+        .collect();
+    let s_dims = k.array(s).dims.clone();
+    let mut body = std::mem::take(&mut k.body);
+    let mut found = Vec::new();
+    reads(&mut body, &mut Vec::new(), &mut found);
+    // the batch positions each candidate keeps, `None` once an access does not fit
+    let mut kept: BTreeMap<ArrayId, Option<Vec<usize>>> = BTreeMap::new();
+    for (vars, a) in &found {
+        if !inputs.contains(&a.array) {
+            continue;
+        }
+        let n = vars.len();
+        let at: Option<Vec<usize>> = (a.indices.iter())
+            .map(|i| match i {
+                AffExpr::Var(Var::Loop(v)) => vars.iter().position(|w| w == v),
+                _ => None,
+            })
+            .collect();
+        let fits = at.filter(|p| {
+            n == s_dims.len()
+                && p.len() >= 2
+                && p.len() < n
+                && p[p.len() - 2..] == [n - 2, n - 1]
+                && p[..p.len() - 2].windows(2).all(|w| w[0] < w[1])
+        });
+        let batch = fits.map(|p| p[..p.len() - 2].to_vec());
+        let entry = kept.entry(a.array).or_insert_with(|| batch.clone());
+        if *entry != batch {
+            *entry = None;
+        }
+    }
+    let mut shared = BTreeMap::new();
+    for (a, keep) in kept {
+        let Some(keep) = keep else { continue };
+        let shape = (k.array(a).dims.iter())
+            .map(|d| crate::npu::vector::recognise::aff_value(d, sizes))
+            .collect::<Option<Vec<i64>>>();
+        let Some(shape) = shape else { continue };
+        for (vars, acc) in found.iter_mut().filter(|(_, acc)| acc.array == a) {
+            acc.indices = (vars.iter())
+                .map(|v| AffExpr::Var(Var::Loop(v.clone())))
+                .collect();
+        }
+        k.arrays[a.0].dims = s_dims.clone();
+        shared.insert(a, Shared { kept: keep, shape });
+    }
+    drop(found);
+    k.body = body;
+    shared
 }
 
 /// `kernel` with only the statements named in `keep` (loops left empty removed) and the
