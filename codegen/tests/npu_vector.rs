@@ -11,8 +11,9 @@ mod common;
 
 use common::{example, kernel, sizes_of};
 
+use codegen::npu::conv::Offer;
 use codegen::npu::vector::{self, Plan};
-use codegen::npu::{compile, Compiled, NpuError};
+use codegen::npu::{candidates, compile, Compiled, NpuError};
 use codegen::runner::{disagreements, Comparison};
 use npu_sim::Machine;
 
@@ -464,6 +465,35 @@ fn rows_too_long_for_ub_go_through_it_in_column_chunks() {
             assert_eq!(chunks.resident, resident, "{machine} {sizes:?}: {chunks:?}");
         }
     }
+}
+
+#[test]
+fn chunked_candidates_are_the_models_and_each_matches() {
+    let text = example("softmax.pk");
+    let k = kernel(&text);
+    let sizes = [("B", 20), ("L", 16_504)];
+    let (params, all) = sizes_of(&k, &sizes);
+    let m = Machine::load("ascend-like").unwrap();
+    let found = candidates(&k, &all, &m, true, 4, Offer::Tilings).unwrap();
+    assert_eq!(found.len(), 4);
+    let chosen = compile(&k, &all, &m, true).unwrap();
+    assert_eq!(found[0].compiled.program, chosen.program);
+    let mut programs = Vec::new();
+    for c in &found {
+        assert!(c.label.starts_with("chunks of "), "{}", c.label);
+        assert!(
+            !programs.contains(&&c.compiled.program),
+            "{} twice",
+            c.label
+        );
+        programs.push(&c.compiled.program);
+        let (want, got) =
+            common::interpreted_and_simulated(&k, &params, &c.compiled, &m, 1, &c.label);
+        let bad = disagreements(&k, &want, &got, Comparison::Tolerant).unwrap();
+        assert!(bad.is_empty(), "{}: {bad:?}", c.label);
+    }
+    // cheapest first by the model
+    assert!(found.windows(2).all(|w| w[0].predicted <= w[1].predicted));
 }
 
 #[test]

@@ -278,7 +278,8 @@ pub struct Candidate {
 /// Several ways of compiling `kernel`, cheapest first by the back end's model, at most
 /// `limit` of them; the first is what [`compile`] returns. For a matrix product, the
 /// schedules and sizes the model costed; for the vector path, groups of other sizes around
-/// the chosen one; for the attention block, the sizes its model ranks first; for a
+/// the chosen one (with rows in column chunks, the model's cheapest chunk widths, groups
+/// and ways of loading the inputs); for the attention block, the sizes its model ranks first; for a
 /// convolution, its cheapest tilings or their variants as `offer` says ([`conv::ranked`]:
 /// one mapping, the orientation its output's layout needs). Each program is checked as
 /// [`compile`]'s is ([`lift::check`]).
@@ -382,6 +383,28 @@ pub fn candidates(
                     compiled: Compiled {
                         program,
                         plan: Plan::Window(plan),
+                    },
+                });
+            }
+        }
+        Plan::Vector(plan) if plan.chunks.is_some() => {
+            for (program, plan) in vector::chunked(kernel, params, machine, limit)? {
+                let Some(c) = plan.chunks else { continue };
+                out.push(Candidate {
+                    label: format!(
+                        "chunks of {} columns, groups of {} row(s), inputs {}",
+                        c.width,
+                        plan.group_rows,
+                        if c.resident {
+                            "whole per group"
+                        } else {
+                            "per chunk"
+                        }
+                    ),
+                    predicted: plan.predicted as f64,
+                    compiled: Compiled {
+                        program,
+                        plan: Plan::Vector(plan),
                     },
                 });
             }

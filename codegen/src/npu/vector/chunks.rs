@@ -295,6 +295,19 @@ pub fn compile(
     params: &BTreeMap<String, i64>,
     machine: &Machine,
 ) -> Result<(npu_sim::Program, Plan), NpuError> {
+    let mut ranked = ranked(vk, kernel, params, machine, 1)?;
+    Ok(ranked.swap_remove(0))
+}
+
+/// [`compile`] in the model's `limit` cheapest ways (at least one: groups of rows, chunk
+/// widths, inputs whole or streamed), cheapest first.
+pub fn ranked(
+    vk: &VectorKernel,
+    kernel: &Kernel,
+    params: &BTreeMap<String, i64>,
+    machine: &Machine,
+    limit: usize,
+) -> Result<Vec<(npu_sim::Program, Plan)>, NpuError> {
     let steps = passes::split(vk, kernel).map_err(NpuError::Unsupported)?;
     let cols = vk.cols.unwrap_or(1);
     let frame = Frame::of(machine, 0);
@@ -313,7 +326,7 @@ pub fn compile(
     let whole = |w: i64| Columns::Resident {
         width: (cols + w - 1) / w * w,
     };
-    let mut best: Option<(f64, i64, (Columns, i64))> = None;
+    let mut costed: Vec<(f64, i64, (Columns, i64))> = Vec::new();
     let mut why = None;
     // (UB bytes, rows, columns) of the smallest group and chunk
     let mut smallest: Option<(u64, i64, i64)> = None;
@@ -353,12 +366,12 @@ pub fn compile(
                 break;
             }
             let (cycles, _, _) = cost(&ctx, &built.parts, r, w);
-            if best.is_none_or(|(c, _, _)| cycles < c) {
-                best = Some((cycles, r, way));
-            }
+            costed.push((cycles, r, way));
         }
     }
-    let Some((_, rows, way)) = best else {
+    // cheapest first, the first costed (the wider chunks, inputs whole) among equals
+    costed.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if costed.is_empty() {
         return Err(why.unwrap_or_else(|| {
             let need = smallest.map_or(String::new(), |(b, r, w)| {
                 format!(" (a group of {r} rows in chunks of {w} columns needs {b} bytes)")
@@ -374,8 +387,27 @@ pub fn compile(
                 machine.name
             ))
         }));
-    };
-    let built = Built::new(vk, kernel, machine, &steps, way)?;
+    }
+    let passes = (steps.iter())
+        .filter(|s| matches!(s, Step::Columns(_)))
+        .count();
+    (costed.into_iter().take(limit.max(1)))
+        .map(|(_, rows, way)| {
+            let built = Built::new(vk, kernel, machine, &steps, way)?;
+            chosen(&built, (vk, kernel, params, machine), (rows, way), passes)
+        })
+        .collect()
+}
+
+/// The program and plan of groups of `rows` rows the way `way` (inputs, chunk width).
+fn chosen(
+    built: &Built,
+    (vk, kernel, params, machine): (&VectorKernel, &Kernel, &BTreeMap<String, i64>, &Machine),
+    (rows, way): (i64, (Columns, i64)),
+    passes: usize,
+) -> Result<(npu_sim::Program, Plan), NpuError> {
+    let cols = vk.cols.unwrap_or(1);
+    let capacity = machine.tier(Tier::Ub).map_or(0, |t| t.capacity);
     let ctx = built.context(vk, kernel, params, machine);
     let w = way.1;
     let program = emit(&ctx, &built.parts, rows, w)?;
@@ -401,10 +433,7 @@ pub fn compile(
             chunks: Some(Chunks {
                 width: w,
                 count: (cols + w - 1) / w,
-                passes: steps
-                    .iter()
-                    .filter(|s| matches!(s, Step::Columns(_)))
-                    .count(),
+                passes,
                 resident: way.0 != Columns::Streamed,
             }),
         },

@@ -240,6 +240,18 @@ pub fn compile_with(
     ))
 }
 
+/// The model's `limit` cheapest programs for `kernel` with its rows in column chunks
+/// (`chunks::ranked`), cheapest first.
+pub fn chunked(
+    kernel: &Kernel,
+    params: &BTreeMap<String, i64>,
+    machine: &Machine,
+    limit: usize,
+) -> Result<Vec<(npu_sim::Program, Plan)>, NpuError> {
+    let vk = recognise::recognise(kernel, params)?;
+    chunks::ranked(&vk, kernel, params, machine, limit)
+}
+
 /// The rows' frame of `vk` on `machine`: a row in UB is padded to whole aligned blocks of
 /// the narrowest type the statements hold.
 pub fn frame(vk: &recognise::VectorKernel, kernel: &Kernel, machine: &Machine) -> Frame {
