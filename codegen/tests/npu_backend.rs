@@ -334,6 +334,7 @@ fn every_example_kernel_compiles_or_is_refused_as_listed() {
         .collect();
     assert_eq!(resnet.len(), 13, "{resnet:?}");
     let compiles = [
+        "attention-causal.pk",
         "attention-f16.pk",
         "batched-matmul.pk",
         "channel-mean-f16.pk",
