@@ -209,29 +209,23 @@ fn a_per_key_mask_and_a_scalar_input_match() {
     }
 }
 
-/// A mask of the scores' shape (causal, or a per-head bias such as ALiBi's), added to the
-/// scaled scores: loaded per block of query rows into UB, its padding zeroed once.
-const CAUSAL: &str = "kernel causal(Q: f16[H, L, D], K: f16[H, L, D], V: f16[H, L, D], M: f32[H, L, L]) -> (O: f32[H, L, D])
-  params H = 2, L = 197, D = 64
-{
-  let scale: f32; let S: f32[H, L, L]; let m: f32[H, L]; let s: f32[H, L]; let P: f16[H, L, L];
-  scale = 1.0 / sqrt(f32(D));
-  S[h, i, j] = sum(d) f32(Q[h, i, d]) * f32(K[h, j, d]);
-  S[h, i, j] = S[h, i, j] * scale + M[h, i, j];
-  m[h, i] = max(j) S[h, i, j];
-  s[h, i] = sum(j) exp(S[h, i, j] - m[h, i]);
-  P[h, i, j] = f16(exp(S[h, i, j] - m[h, i]) / s[h, i]);
-  O[h, i, d] = sum(j) f32(P[h, i, j]) * f32(V[h, j, d]);
-}";
+/// `examples/attention-causal.pk` with a mask per head (an f32 bias such as ALiBi's,
+/// `M[h, i, j]`), loaded per block of query rows into UB, its padding zeroed once.
+fn per_head_mask() -> String {
+    example("attention-causal.pk")
+        .replace("M: f16[L, L]", "M: f32[H, L, L]")
+        .replace("f32(M[i, j])", "M[h, i, j]")
+}
 
 #[test]
 fn a_mask_of_the_scores_shape_matches() {
+    let per_head = per_head_mask();
     for machine in ["ascend-like", "ascend-like-halfgm"] {
         // 200 queries and keys: short last blocks, padded rows of the mask
-        differential(CAUSAL, &[("L", 200)], machine);
-        differential(CAUSAL, &[("H", 5), ("L", 48), ("D", 16)], machine);
+        differential(&per_head, &[("H", 2), ("L", 200)], machine);
+        differential(&per_head, &[("H", 5), ("L", 48), ("D", 16)], machine);
         // an f16 mask, converted in the softmax, with a per-key mask beside it
-        let f16_mask = CAUSAL
+        let f16_mask = per_head
             .replace("M: f32[H, L, L])", "M: f16[H, L, L], Z: f32[L])")
             .replace("+ M[h, i, j]", "+ f32(M[h, i, j]) + Z[j]");
         differential(&f16_mask, &[("H", 3), ("L", 40), ("D", 32)], machine);
@@ -244,14 +238,14 @@ fn a_mask_of_the_scores_shape_matches() {
         scores: 1,
     };
     forced_sizes(
-        CAUSAL,
+        &per_head,
         &[("H", 3), ("L", 100), ("D", 32)],
         "ascend-like",
         blocks,
     )
     .unwrap();
     // ViT's 197 tokens: a head's rows of the mask (155,236 bytes) start off GM's blocks
-    let e = refusal(CAUSAL, &[], "ascend-like", true).to_string();
+    let e = refusal(&per_head, &[("H", 2), ("L", 197)], "ascend-like", true).to_string();
     assert!(
         e.contains("`M`, an input of the scores' shape") && e.contains("155236 bytes"),
         "{e}"
@@ -262,9 +256,7 @@ fn a_mask_of_the_scores_shape_matches() {
 /// mask, whatever the head.
 #[test]
 fn a_mask_the_heads_share_matches() {
-    let shared = CAUSAL
-        .replace("M: f32[H, L, L]", "M: f32[L, L]")
-        .replace("M[h, i, j]", "M[i, j]");
+    let shared = example("attention-causal.pk");
     for machine in ["ascend-like", "ascend-like-halfgm"] {
         differential(&shared, &[("H", 3), ("L", 197)], machine);
         differential(&shared, &[("H", 5), ("L", 48), ("D", 16)], machine);
@@ -406,7 +398,7 @@ mod random_sizes {
                 differential(MASKED, &[("H", heads), ("L", n), ("D", 16 * d)], machine);
                 // a mask of the scores' shape, its head's rows on whole 32-byte blocks
                 let l = if heads > 1 { (n + 3) / 4 * 4 } else { n };
-                differential(CAUSAL, &[("H", heads), ("L", l), ("D", 16 * d)], machine);
+                differential(&per_head_mask(), &[("H", heads), ("L", l), ("D", 16 * d)], machine);
                 return Ok(());
             }
             let sizes = [("H", heads), ("M", m), ("N", n), ("D", 16 * d), ("E", 16 * e)];

@@ -480,16 +480,19 @@ fn emit(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> Result<npu_sim::Pro
             Run::Rows => 0,
         })
         .sum();
-    if loads_any {
-        b.set_flag(Pipe::V, Pipe::Mte2, 0);
-        b.set_flag(Pipe::V, Pipe::Mte2, 1);
-    }
-    if stores_any {
-        b.set_flag(Pipe::Mte3, Pipe::V, 0);
-        b.set_flag(Pipe::Mte3, Pipe::V, 1);
-    }
-    if !row_outputs.is_empty() {
-        b.set_flag(Pipe::Mte3, Pipe::V, 2);
+    // the "free" flags: set before the loop, waited for after it
+    let free = [
+        (loads_any, Pipe::V, Pipe::Mte2, &[0, 1][..]),
+        (stores_any, Pipe::Mte3, Pipe::V, &[0, 1]),
+        (!row_outputs.is_empty(), Pipe::Mte3, Pipe::V, &[2]),
+    ];
+    let used = || {
+        free.iter()
+            .filter(|f| f.0)
+            .flat_map(|f| f.3.iter().map(|&id| (f.1, f.2, id)))
+    };
+    for (src, dst, id) in used() {
+        b.set_flag(src, dst, id);
     }
     let mut err = None;
     b.repeat("t", core_rows.groups(rows), |b, t| {
@@ -659,16 +662,8 @@ fn emit(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> Result<npu_sim::Pro
     if let Some(e) = err {
         return Err(e);
     }
-    if loads_any {
-        b.wait_flag(Pipe::V, Pipe::Mte2, 0);
-        b.wait_flag(Pipe::V, Pipe::Mte2, 1);
-    }
-    if stores_any {
-        b.wait_flag(Pipe::Mte3, Pipe::V, 0);
-        b.wait_flag(Pipe::Mte3, Pipe::V, 1);
-    }
-    if !row_outputs.is_empty() {
-        b.wait_flag(Pipe::Mte3, Pipe::V, 2);
+    for (src, dst, id) in used() {
+        b.wait_flag(src, dst, id);
     }
     crate::npu::finish(b)
 }

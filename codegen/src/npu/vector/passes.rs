@@ -120,8 +120,11 @@ mod tests {
     use crate::npu::vector::recognise::recognise;
     use frontend::source::SourceFile;
 
-    fn steps(src: &str) -> Result<Vec<Step>, String> {
-        let kernel = frontend::compile(&SourceFile::new("k.pk", src.to_string()))
+    /// The steps of a kernel of `X: f32[B, L]` into `Y` with the statements `body`.
+    fn steps(body: &str) -> Result<Vec<Step>, String> {
+        let src =
+            format!("kernel k(X: f32[B, L]) -> (Y: f32[B, L]) params B = 4, L = 8 {{ {body} }}");
+        let kernel = frontend::compile(&SourceFile::new("k.pk", src))
             .expect("compiles")
             .remove(0);
         let params = [("B", 4), ("L", 8)].map(|(n, v)| (n.to_string(), v)).into();
@@ -132,12 +135,10 @@ mod tests {
     #[test]
     fn softmax_takes_three_passes_with_inits_between() {
         let s = steps(
-            "kernel k(X: f32[B, L]) -> (Y: f32[B, L]) params B = 4, L = 8 {
-               let m: f32[B]; let s: f32[B];
-               m[b] = max(l) X[b, l];
-               s[b] = sum(l) exp(X[b, l] - m[b]);
-               Y[b, l] = exp(X[b, l] - m[b]) / s[b];
-             }",
+            "let m: f32[B]; let s: f32[B];
+             m[b] = max(l) X[b, l];
+             s[b] = sum(l) exp(X[b, l] - m[b]);
+             Y[b, l] = exp(X[b, l] - m[b]) / s[b];",
         );
         use Step::*;
         // m = -inf | m max= | s = 0 | s += | Y =
@@ -154,12 +155,10 @@ mod tests {
     #[test]
     fn a_tile_read_in_a_later_pass_is_refused() {
         let e = steps(
-            "kernel k(X: f32[B, L]) -> (Y: f32[B, L]) params B = 4, L = 8 {
-               let t: f32[B, L]; let s: f32[B];
-               t[b, l] = X[b, l] * 2.0;
-               s[b] = sum(l) t[b, l];
-               Y[b, l] = t[b, l] / s[b];
-             }",
+            "let t: f32[B, L]; let s: f32[B];
+             t[b, l] = X[b, l] * 2.0;
+             s[b] = sum(l) t[b, l];
+             Y[b, l] = t[b, l] / s[b];",
         )
         .unwrap_err();
         assert!(
@@ -171,14 +170,12 @@ mod tests {
     #[test]
     fn layernorm_divides_between_passes() {
         let s = steps(
-            "kernel k(X: f32[B, L]) -> (Y: f32[B, L]) params B = 4, L = 8 {
-               let mean: f32[B]; let var: f32[B];
-               mean[b] = sum(l) X[b, l];
-               mean[b] /= f32(L);
-               var[b] = sum(l) (X[b, l] - mean[b]) * (X[b, l] - mean[b]);
-               var[b] /= f32(L);
-               Y[b, l] = (X[b, l] - mean[b]) / sqrt(var[b] + 1e-5);
-             }",
+            "let mean: f32[B]; let var: f32[B];
+             mean[b] = sum(l) X[b, l];
+             mean[b] /= f32(L);
+             var[b] = sum(l) (X[b, l] - mean[b]) * (X[b, l] - mean[b]);
+             var[b] /= f32(L);
+             Y[b, l] = (X[b, l] - mean[b]) / sqrt(var[b] + 1e-5);",
         )
         .unwrap();
         let passes = s.iter().filter(|x| matches!(x, Step::Columns(_))).count();
