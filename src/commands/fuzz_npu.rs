@@ -8,7 +8,8 @@
 //!   almost always refused (in-place updates, triangular and stepped loops are neither a
 //!   product nor element-wise), which checks that refusals are clean;
 //! - a random tensor kernel of the vector path's shape ([`progen::tensor`]), which checks
-//!   what it compiles;
+//!   what it compiles, and the same kernel with long rows of whole 32-byte blocks on
+//!   `mini`, whose UB holds them only in column chunks;
 //! - a random window reduction ([`progen::window`]: pooling, depthwise convolutions);
 //! - a random global pooling ([`progen::window::global_spec`]: over a padded copy or not,
 //!   of arrays with or without the images' and the columns' dimensions, combined pairwise
@@ -30,6 +31,8 @@ pub enum Kind {
     Affine,
     /// The seed's tensor kernel ([`progen::tensor::generate`]).
     Tensor,
+    /// The seed's tensor kernel with its rows made long ([`long_rows`]).
+    LongRows,
     /// The seed's window reduction ([`progen::window::generate`]).
     Window,
     /// The seed's global pooling ([`progen::window::global_spec`]).
@@ -38,11 +41,12 @@ pub enum Kind {
 
 /// Every kind of kernel on every machine (the realistic preset and the tiny one whose
 /// buffers force the smallest tiles), with the label failures name their setting by.
-pub const LEGS: [(Kind, &str, &str); 8] = [
+pub const LEGS: [(Kind, &str, &str); 9] = [
     (Kind::Affine, "ascend-like", "f32, ascend-like"),
     (Kind::Affine, "mini", "f32, mini"),
     (Kind::Tensor, "ascend-like", "tensor kernel, ascend-like"),
     (Kind::Tensor, "mini", "tensor kernel, mini"),
+    (Kind::LongRows, "mini", "long-row tensor kernel, mini"),
     (Kind::Window, "ascend-like", "window reduction, ascend-like"),
     (Kind::Window, "mini", "window reduction, mini"),
     (Kind::Global, "ascend-like", "global pooling, ascend-like"),
@@ -73,9 +77,28 @@ pub fn kernel_text(kind: Kind, seed: u64, text: &str) -> String {
     match kind {
         Kind::Affine => text.replace("f64", "f32"),
         Kind::Tensor => progen::tensor::generate(seed),
+        Kind::LongRows => long_rows(&progen::tensor::generate(seed)),
         Kind::Window => progen::window::generate(seed),
         Kind::Global => progen::window::global_spec(seed).text(),
     }
+}
+
+/// A tensor kernel `text` (`params R = .., C = c`) with `C = 16 (20 + c)`: rows that small
+/// machines' UB holds only in column chunks, of whole 32-byte blocks so that groups of a
+/// few rows may fit.
+pub fn long_rows(text: &str) -> String {
+    let Some(at) = text.find(", C = ") else {
+        return text.to_string();
+    };
+    let rest = &text[at + 6..];
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let c: i64 = digits.parse().unwrap_or(1);
+    format!(
+        "{}, C = {}{}",
+        &text[..at],
+        16 * (20 + c),
+        &rest[digits.len()..]
+    )
 }
 
 /// Compiles `text` for `machine`, simulates it on the interpreter's random inputs of `seed`
