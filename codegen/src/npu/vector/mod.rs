@@ -70,8 +70,9 @@ pub struct Plan {
 impl Plan {
     /// The program's header lines.
     pub fn describe(&self) -> Vec<String> {
-        let columns = self.cols.map_or(String::new(), |c| {
-            format!(" of {c} columns (UB rows of {})", self.width)
+        let columns = self.cols.map_or(String::new(), |c| match self.chunks {
+            None => format!(" of {c} columns (UB rows of {})", self.width),
+            Some(k) => format!(" of {c} columns (in UB in chunks of {})", k.width),
         });
         let each = match self.chunks {
             None => format!(
