@@ -274,6 +274,16 @@ fn a_mask_the_heads_share_matches() {
       O[b, h, i, d] = sum(j) f32(P[b, h, i, j]) * f32(V[b, h, j, d]);
     }";
     differential(per_sequence, &[], "ascend-like");
+    // a mask wider than the keys it is read at is not a tile of the scores' shape
+    let wide = shared.replace("M: f16[L, L]", "M: f16[L, D]");
+    let e = refusal(
+        &wide,
+        &[("H", 2), ("L", 32), ("D", 64)],
+        "ascend-like",
+        true,
+    )
+    .to_string();
+    assert!(e.contains("`M` is indexed [i, j]"), "{e}");
 }
 
 /// ViT's 197 tokens and other counts off multiples of 16: the cube computes the queries

@@ -343,13 +343,29 @@ fn share(k: &mut Kernel, s: ArrayId, sizes: &BTreeMap<String, i64>) -> BTreeMap<
             *entry = None;
         }
     }
+    let value = |dims: &[AffExpr]| -> Option<Vec<i64>> {
+        (dims.iter())
+            .map(|d| crate::npu::vector::recognise::aff_value(d, sizes))
+            .collect()
+    };
+    let Some(s_shape) = value(&s_dims) else {
+        return BTreeMap::new();
+    };
     let mut shared = BTreeMap::new();
     for (a, keep) in kept {
         let Some(keep) = keep else { continue };
-        let shape = (k.array(a).dims.iter())
-            .map(|d| crate::npu::vector::recognise::aff_value(d, sizes))
-            .collect::<Option<Vec<i64>>>();
-        let Some(shape) = shape else { continue };
+        // its extents must be the scores' at the indices it keeps (else it is left as
+        // written, and the vector path refuses the access)
+        let Some(shape) = value(&k.array(a).dims) else {
+            continue;
+        };
+        let n = s_shape.len();
+        let want: Vec<i64> = (keep.iter().chain(&[n - 2, n - 1]))
+            .map(|&p| s_shape[p])
+            .collect();
+        if shape != want {
+            continue;
+        }
         for (vars, acc) in found.iter_mut().filter(|(_, acc)| acc.array == a) {
             acc.indices = (vars.iter())
                 .map(|v| AffExpr::Var(Var::Loop(v.clone())))
