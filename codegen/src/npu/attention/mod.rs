@@ -132,9 +132,8 @@ pub fn compile_ranked(
     };
     // a block's rows of an input of the scores' shape start on GM's alignment: a head's
     // rows and 16 rows must be whole blocks
-    for a in att.masks() {
+    for (a, bytes) in att.masks().into_iter().zip(att.mask_row_bytes()) {
         let array = att.softmax.array(a);
-        let bytes = crate::npu::matmul::dtype(array.elem)?.size() as i64 * n;
         let align = machine.gm.align as i64;
         // (a mask the heads share has the heads of the batch indices it keeps)
         let heads = match att.shared.get(&a) {

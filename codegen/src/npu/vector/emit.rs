@@ -195,11 +195,8 @@ impl Unit {
                     ) if pitch == full && sp == len => {
                         runs(rows * len, self.partial_chunk(n.dtype))
                     }
-                    _ => {
-                        let instrs =
-                            (full + self.partial_chunk(n.dtype) - 1) / self.partial_chunk(n.dtype);
-                        rows as f64 * (instrs as f64 * self.startup + full as f64)
-                    }
+                    // row by row, a row's repeats in runs of at most a chunk
+                    _ => rows as f64 * runs(full * lanes, self.partial_chunk(n.dtype)),
                 }
             }
             _ => {
@@ -426,41 +423,34 @@ impl<'b> Emitter<'b> {
             return;
         };
         // (first repeat, repeats, elements between rows of the source and of the results)
-        let reduce = |e: &mut Emitter<'_>, first: &Expr, repeat: Expr, (ps, pd): (i64, i64)| {
+        // one instruction: `repeat` repeats from source element `from`, results from `to`
+        let reduce = |e: &mut Emitter<'_>, from: Expr, to: Expr, repeat: Expr| {
             let v = Vector::new(
                 VecOp::Reduce {
                     op,
-                    a: e.at(&src.place, scaled(first, ps)),
+                    a: e.at(&src.place, from),
                 },
-                e.at(&dst.place, scaled(first, pd)),
+                e.at(&dst.place, to),
                 repeat,
             );
             e.push(v);
         };
+        // (each instruction's results start on an aligned block)
+        let chunk = self.unit.partial_chunk(dtype);
         if pitch == full && sp == len {
             // rows back to back: one run of repeats, one partial result each
             let n = Count::rows(rows, len);
-            let chunk = self.unit.partial_chunk(dtype);
             self.runs(&n, lanes, chunk, &mut |e, run| {
-                reduce(e, &run.first, run.repeat, (lanes, 1))
+                reduce(e, scaled(&run.first, lanes), run.first, run.repeat)
             });
         } else {
             // row by row, each row's results on an aligned block, a row's repeats in
-            // instructions of at most `chunk` (each one's results start on an aligned block)
-            let chunk = self.unit.partial_chunk(dtype);
+            // instructions of at most `chunk`
             self.each("row", rows.count.clone(), rows.max == 1, &mut |e, row| {
                 for first in (0..full).step_by(chunk as usize) {
-                    let src_at = scaled(&row, sp) + first * lanes;
-                    let dst_at = scaled(&row, pitch) + first;
-                    let v = Vector::new(
-                        VecOp::Reduce {
-                            op,
-                            a: e.at(&src.place, src_at),
-                        },
-                        e.at(&dst.place, dst_at),
-                        Expr::Const((full - first).min(chunk)),
-                    );
-                    e.push(v);
+                    let from = scaled(&row, sp) + first * lanes;
+                    let to = scaled(&row, pitch) + first;
+                    reduce(e, from, to, Expr::Const((full - first).min(chunk)));
                 }
             });
         }
