@@ -347,6 +347,7 @@ fn every_example_kernel_compiles_or_is_refused_as_listed() {
         "depthwise-conv-nhwc.pk",
         "global-avgpool.pk",
         "layernorm-f16.pk",
+        "layernorm-train.pk",
         "layernorm.pk",
         "bias-relu.pk",
         "matmul-bias-relu.pk",

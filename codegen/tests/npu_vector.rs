@@ -442,11 +442,12 @@ fn rows_too_long_for_ub_go_through_it_in_column_chunks() {
             "ascend-like-halfgm",
             false,
         ),
+        // its per-row outputs wait in UB for the core's rows: groups of fewer than 8 rows
         (
             SOFTMAX_ROWS_OUT,
             vec![("B", 11), ("L", 12_344)],
             "ascend-like",
-            false,
+            true,
         ),
         (
             ROW_SUM,
@@ -465,6 +466,79 @@ fn rows_too_long_for_ub_go_through_it_in_column_chunks() {
             assert_eq!(chunks.resident, resident, "{machine} {sizes:?}: {chunks:?}");
         }
     }
+}
+
+#[test]
+fn per_row_outputs_wait_in_ub_for_the_core_s_rows() {
+    use vector::program::RowStores;
+    // each row's mean and reciprocal standard deviation are f32 outputs too
+    let text = example("layernorm-train.pk");
+    // Groups of per-row f32 outputs stored group by group start on 8 rows (32-byte
+    // blocks), too many for rows this long to stay whole in UB. Kept for all the core's
+    // rows and stored once, they let groups of a row or two stay whole (`true` below):
+    // every case runs in groups of fewer than 8 rows. Cores with fewer rows than the
+    // others and none (37 rows: 8 on four cores, 5 on one), and slots with gaps between
+    // groups (groups of 1 row: an f32 slot is 8 elements). On `mini` (4 KiB of UB) groups
+    // of 8 rows fit no way, and a group of 1 row streamed does (refused before).
+    let cases = [
+        (vec![("B", 37), ("D", 9_000)], "ascend-like", true),
+        (vec![("B", 13), ("D", 5_000)], "ascend-like-halfgm", true),
+        (vec![("B", 16), ("D", 8_192)], "ascend-like-halfgm", true),
+        (vec![("B", 5), ("D", 20_000)], "mini", false),
+    ];
+    for (sizes, machine, resident) in cases {
+        let plan = differential(&text, &sizes, machine, Comparison::Tolerant);
+        let chunks = plan.chunks.expect("column chunks");
+        assert_eq!(
+            (chunks.resident, chunks.row_stores),
+            (resident, Some(RowStores::OncePerCore)),
+            "{machine} {sizes:?}: {chunks:?}"
+        );
+        assert!(plan.group_rows < 8, "{machine} {sizes:?}: {plan:?}");
+    }
+    // the model's candidates store them both ways, and each way matches
+    let k = kernel(&text);
+    let (params, all) = sizes_of(&k, &[("B", 37), ("D", 9_000)]);
+    let m = Machine::load("ascend-like").unwrap();
+    let found = candidates(&k, &all, &m, true, 40, Offer::Tilings).unwrap();
+    for way in ["stored once per core", "stored per group"] {
+        let c = (found.iter())
+            .find(|c| c.label.ends_with(way))
+            .unwrap_or_else(|| panic!("no candidate {way}"));
+        let (want, got) =
+            common::interpreted_and_simulated(&k, &params, &c.compiled, &m, 1, &c.label);
+        let bad = disagreements(&k, &want, &got, Comparison::Tolerant).unwrap();
+        assert!(bad.is_empty(), "{}: {bad:?}", c.label);
+    }
+}
+
+/// A row sum stores nothing chunk by chunk, so the flag before its per-row output's one
+/// store per core is all that orders the store after V's last sums: without it, the
+/// simulator finds the race.
+#[test]
+fn the_once_per_core_store_waits_for_v() {
+    use vector::program::RowStores;
+    let k = kernel(ROW_SUM);
+    let (_, all) = sizes_of(&k, &[("B", 19), ("L", 40_001)]);
+    let m = Machine::load("ascend-like").unwrap();
+    let c = compile(&k, &all, &m, true).unwrap();
+    let codegen::npu::Plan::Vector(plan) = &c.plan else {
+        panic!("{:?}", c.plan)
+    };
+    let stores = plan.chunks.and_then(|c| c.row_stores);
+    assert_eq!(stores, Some(RowStores::OncePerCore), "{plan:?}");
+    let text = npu_sim::print(&c.program);
+    let flag = "set_flag V, MTE3, 2\nwait_flag V, MTE3, 2\n";
+    assert_eq!(text.matches(flag).count(), 1, "{text}");
+    let run = |text: &str| {
+        let p = npu_sim::assemble(text).unwrap();
+        npu_sim::run(&p, &m, &Default::default(), 0).map(|_| ())
+    };
+    if let Err(e) = run(&text) {
+        panic!("{}", e.message);
+    }
+    let err = run(&text.replace(flag, "")).unwrap_err();
+    assert_eq!(err.code, npu_sim::Code::Race, "{}", err.message);
 }
 
 #[test]
@@ -589,12 +663,12 @@ mod random_long_rows {
         #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
 
         /// Rows too long for `mini`'s 4 KiB of UB, at random sizes: softmax, layernorm, the
-        /// broadcast kernel, a softmax with per-row outputs and an in-out tile, and a row
-        /// sum match the interpreter in column chunks, or nothing fits and the kernel is
-        /// refused saying so.
+        /// broadcast kernel, a softmax with per-row outputs and an in-out tile, a row sum
+        /// and the training layernorm (per-row outputs) match the interpreter in column
+        /// chunks, or nothing fits and the kernel is refused saying so.
         #[test]
         fn long_rows_match_or_are_refused(
-            rows in 1i64..12, cols in 300i64..3000, blocks in any::<bool>(), which in 0usize..5
+            rows in 1i64..12, cols in 300i64..3000, blocks in any::<bool>(), which in 0usize..6
         ) {
             // rows of whole 32-byte blocks deal groups of any rows; others groups of 8
             let cols = if blocks { cols / 8 * 8 } else { cols };
@@ -604,6 +678,7 @@ mod random_long_rows {
                 (SCALE_BIAS_RELU.to_string(), ("M", "N"), Comparison::Exact),
                 (SOFTMAX_ROWS_OUT.to_string(), ("B", "L"), Comparison::Tolerant),
                 (ROW_SUM.to_string(), ("B", "L"), Comparison::Tolerant),
+                (example("layernorm-train.pk"), ("B", "D"), Comparison::Tolerant),
             ][which].clone();
             let sizes = [(names.0, rows), (names.1, cols)];
             let k = kernel(&text);

@@ -392,13 +392,22 @@ pub fn candidates(
                 let Some(c) = plan.chunks else { continue };
                 out.push(Candidate {
                     label: format!(
-                        "chunks of {} columns, groups of {} row(s), inputs {}",
+                        "chunks of {} columns, groups of {} row(s), inputs {}{}",
                         c.width,
                         plan.group_rows,
                         if c.resident {
                             "whole per group"
                         } else {
                             "per chunk"
+                        },
+                        match c.row_stores {
+                            None => "",
+                            Some(vector::program::RowStores::EachGroup) => {
+                                ", per-row outputs stored per group"
+                            }
+                            Some(vector::program::RowStores::OncePerCore) => {
+                                ", per-row outputs stored once per core"
+                            }
                         }
                     ),
                     predicted: plan.predicted as f64,

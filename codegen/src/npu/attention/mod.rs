@@ -15,7 +15,10 @@ pub mod program;
 pub mod recognise;
 pub mod tiles;
 
-use crate::npu::vector::{self, alloc, group, program::Context};
+use crate::npu::vector::{
+    self, alloc, group,
+    program::{Context, RowStores},
+};
 use crate::npu::NpuError;
 use frontend::ir::Kernel;
 use npu_sim::machine::Mem;
@@ -175,6 +178,7 @@ pub fn compile_ranked(
         temps: &temps,
         machine,
         slots: 1,
+        row_stores: RowStores::EachGroup,
     };
     let model = tiles::Model {
         att: &att,

@@ -37,7 +37,7 @@ use super::graph::{Columns, Layout, Op, Val};
 use super::group::{build_steps, Group, StepSpec};
 use super::lower::Frame;
 use super::passes::{self, Step};
-use super::program::{self, Context, CoreRows, Places};
+use super::program::{self, times, Context, CoreRows, Places, RowStores};
 use super::recognise::{Kind, VectorKernel};
 use super::tiles::busiest;
 use super::Plan;
@@ -45,7 +45,7 @@ use crate::npu::matmul::dtype;
 use crate::npu::NpuError;
 use frontend::ir::{ArrayId, Kernel, Role};
 use npu_sim::builder::Builder;
-use npu_sim::program::{BarrierScope, Dma, Expr, Pipe, TensorId, Tier};
+use npu_sim::program::{BarrierScope, BufferId, CmpOp, Dma, Expr, Pipe, TensorId, Tier};
 use npu_sim::Machine;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
@@ -61,7 +61,13 @@ pub struct Chunks {
     pub passes: usize,
     /// Whether inputs are loaded whole per group (else per chunk).
     pub resident: bool,
+    /// Where per-row outputs wait to be stored (`None`: the kernel has none).
+    pub row_stores: Option<RowStores>,
 }
+
+/// One way of going through the columns: inputs whole or streamed, the chunk width, and
+/// where per-row outputs wait.
+type Way = (Columns, i64, RowStores);
 
 /// A range of the graph's nodes and how it runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -157,10 +163,8 @@ impl Built {
 
     fn context<'a>(
         &'a self,
-        vk: &'a VectorKernel,
-        kernel: &'a Kernel,
-        params: &'a BTreeMap<String, i64>,
-        machine: &'a Machine,
+        (vk, kernel, params, machine): Parts<'a>,
+        row_stores: RowStores,
     ) -> Context<'a> {
         Context {
             kernel,
@@ -170,8 +174,24 @@ impl Built {
             temps: &self.temps,
             machine,
             slots: 2,
+            row_stores,
         }
     }
+}
+
+/// The kernel, its vector form, its sizes and the machine.
+type Parts<'a> = (
+    &'a VectorKernel,
+    &'a Kernel,
+    &'a BTreeMap<String, i64>,
+    &'a Machine,
+);
+
+/// The per-row outputs, stored from their homes rather than from a ring per chunk.
+fn row_outputs(ctx: &Context) -> Vec<ArrayId> {
+    (ctx.outputs().into_iter())
+        .filter(|&a| !ctx.ringed(a))
+        .collect()
 }
 
 /// Whether inputs are loaded whole per group.
@@ -241,8 +261,8 @@ fn cost(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> (f64, f64, f64) {
         }
         charged as f64 / rate + bursts as f64 * gm.burst_cycles
     };
-    // (cycles, GM cycles, vector cycles) of a group of `r` rows
-    let group = |r: i64| {
+    // (cycles, GM cycles, vector cycles) of a group of `r` rows, its per-row outputs aside
+    let group_alone = |r: i64| {
         let (mut cycles, mut g_all, mut v_all, mut pending) = (0.0, 0.0, 0.0, 0.0);
         if resident(ctx) {
             // the group's rows whole, then its chunks' stores: pipelined group by group
@@ -277,13 +297,49 @@ fn cost(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> (f64, f64, f64) {
         }
         (cycles + pending, g_all, v_all + pending)
     };
+    // per-row outputs: stored group by group (the next group waits for the store), or
+    // once per core after the last group, a burst per group unless the groups' slots in
+    // UB follow each other without a gap
+    let row_outs: BTreeSet<ArrayId> = row_outputs(ctx).into_iter().collect();
     let mine = busiest(ctx.vk.row_count(), ctx.granule(), m.cores as i64);
+    let (each_group, once) = match ctx.row_stores {
+        RowStores::EachGroup => (true, 0.0),
+        RowStores::OncePerCore => {
+            let mut g = 0.0;
+            for &a in &row_outs {
+                let e = ctx.dtype(a).size();
+                let (bursts, charged) = if gapless(ctx, rows) {
+                    (1, gm.charged(0, mine as u64 * e))
+                } else {
+                    let groups = (mine + rows - 1) / rows;
+                    let charged = (0..groups)
+                        .map(|t| {
+                            let len = rows.min(mine - t * rows) as u64 * e;
+                            gm.charged((t * rows) as u64 * e, len)
+                        })
+                        .sum();
+                    (groups as u64, charged)
+                };
+                g += charged as f64 / rate + bursts as f64 * gm.burst_cycles;
+            }
+            (false, if row_outs.is_empty() { 0.0 } else { lat + g })
+        }
+    };
+    // (cycles, GM cycles, vector cycles) of a group of `r` rows
+    let group = |r: i64| {
+        let (c, g, v) = group_alone(r);
+        if !each_group || row_outs.is_empty() {
+            return (c, g, v);
+        }
+        let stores = gm_cycles(&row_outs, r, 0, 1);
+        (c + lat + stores, g + stores, v)
+    };
     let groups = (mine + rows - 1) / rows;
     let (whole, last) = (group(rows), group(mine - (groups - 1) * rows));
     let k = (groups - 1) as f64;
     (
-        k * whole.0 + last.0 + 2.0 * lat,
-        k * whole.1 + last.1,
+        k * whole.0 + last.0 + 2.0 * lat + once,
+        k * whole.1 + last.1 + once,
         k * whole.2 + last.2,
     )
 }
@@ -326,7 +382,7 @@ pub fn ranked(
     let whole = |w: i64| Columns::Resident {
         width: (cols + w - 1) / w * w,
     };
-    let mut costed: Vec<(f64, i64, (Columns, i64))> = Vec::new();
+    let mut costed: Vec<(f64, i64, Way)> = Vec::new();
     let mut why = None;
     // (UB bytes, rows, columns) of the smallest group and chunk
     let mut smallest: Option<(u64, i64, i64)> = None;
@@ -351,22 +407,31 @@ pub fn ranked(
                 continue;
             }
         };
-        let ctx = built.context(vk, kernel, params, machine);
-        let g = ctx.granule();
-        let mine = busiest(vk.row_count(), g, machine.cores as i64);
-        let least = ctx.ub_bytes(g);
-        if smallest.is_none_or(|(b, _, _)| least < b) {
-            smallest = Some((least, g, w));
-        }
-        for r in (1..=frame.max_repeat / g)
-            .map(|k| k * g)
-            .filter(|&r| r <= mine.max(g))
-        {
-            if ctx.ub_bytes(r) > capacity {
-                break;
+        for stores in [RowStores::OncePerCore, RowStores::EachGroup] {
+            let ctx = built.context((vk, kernel, params, machine), stores);
+            if stores == RowStores::OncePerCore && row_outputs(&ctx).is_empty() {
+                continue;
             }
-            let (cycles, _, _) = cost(&ctx, &built.parts, r, w);
-            costed.push((cycles, r, way));
+            let g = ctx.group_granule();
+            let mine = busiest(vk.row_count(), ctx.granule(), machine.cores as i64);
+            let least = ctx.ub_bytes(g);
+            if smallest.is_none_or(|(b, _, _)| least < b) {
+                smallest = Some((least, g, w));
+            }
+            for r in (1..=frame.max_repeat / g)
+                .map(|k| k * g)
+                .filter(|&r| r <= mine.max(g))
+            {
+                // a home of the core's rows shrinks as groups grow: larger groups may fit
+                if ctx.ub_bytes(r) > capacity {
+                    continue;
+                }
+                if stores == RowStores::OncePerCore && !one_store(&ctx, &CoreRows::of(&ctx, r), r) {
+                    continue;
+                }
+                let (cycles, _, _) = cost(&ctx, &built.parts, r, w);
+                costed.push((cycles, r, (way.0, w, stores)));
+            }
         }
     }
     // cheapest first, the first costed (the wider chunks, inputs whole) among equals
@@ -393,27 +458,26 @@ pub fn ranked(
         .count();
     (costed.into_iter().take(limit.max(1)))
         .map(|(_, rows, way)| {
-            let built = Built::new(vk, kernel, machine, &steps, way)?;
+            let built = Built::new(vk, kernel, machine, &steps, (way.0, way.1))?;
             chosen(&built, (vk, kernel, params, machine), (rows, way), passes)
         })
         .collect()
 }
 
-/// The program and plan of groups of `rows` rows the way `way` (inputs, chunk width).
+/// The program and plan of groups of `rows` rows the way `way`.
 fn chosen(
     built: &Built,
-    (vk, kernel, params, machine): (&VectorKernel, &Kernel, &BTreeMap<String, i64>, &Machine),
-    (rows, way): (i64, (Columns, i64)),
+    (vk, kernel, params, machine): Parts,
+    (rows, way): (i64, Way),
     passes: usize,
 ) -> Result<(npu_sim::Program, Plan), NpuError> {
     let cols = vk.cols.unwrap_or(1);
     let capacity = machine.tier(Tier::Ub).map_or(0, |t| t.capacity);
-    let ctx = built.context(vk, kernel, params, machine);
+    let ctx = built.context((vk, kernel, params, machine), way.2);
     let w = way.1;
     let program = emit(&ctx, &built.parts, rows, w)?;
     let (predicted, gm_cycles, vector_cycles) = cost(&ctx, &built.parts, rows, w);
     let g = ctx.granule();
-    let mine = busiest(vk.row_count(), g, machine.cores as i64);
     Ok((
         program,
         Plan {
@@ -423,7 +487,7 @@ fn chosen(
             group_rows: rows,
             granule: g,
             cores: machine.cores as i64,
-            groups: (mine + rows - 1) / rows,
+            groups: ctx.core_groups(rows),
             predicted: predicted.round() as u64,
             gm_cycles: gm_cycles.round() as u64,
             vector_cycles: vector_cycles.round() as u64,
@@ -435,6 +499,7 @@ fn chosen(
                 count: (cols + w - 1) / w,
                 passes,
                 resident: way.0 != Columns::Streamed,
+                row_stores: (!row_outputs(&ctx).is_empty()).then_some(way.2),
             }),
         },
     ))
@@ -468,9 +533,16 @@ fn emit(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> Result<npu_sim::Pro
     };
     let loads_any = !group_loads.is_empty() || traffic.iter().any(|(l, _)| !l.is_empty());
     let stores_any = traffic.iter().any(|(_, s)| !s.is_empty());
-    let row_outputs: Vec<ArrayId> = (ctx.outputs().into_iter())
-        .filter(|&a| !ctx.ringed(a))
-        .collect();
+    let row_outputs = row_outputs(ctx);
+    let each_group = !row_outputs.is_empty() && ctx.row_stores == RowStores::EachGroup;
+    // homes of all the core's rows: (output, buffer, elements of a group's slot)
+    let per_core: Vec<(ArrayId, BufferId, i64)> = (row_outputs.iter())
+        .filter(|&&a| ctx.per_core_home(a))
+        .map(|&a| {
+            let slot = ctx.group.frame.aligned(ctx.dtype(a), rows);
+            buf(program::Holds::Home(a)).map(|(id, _)| (a, id, slot))
+        })
+        .collect::<Result<_, _>>()?;
     // a row's last chunk and the next row's first share a 32-byte block
     let shared_blocks = (traffic.iter().flat_map(|(_, s)| s))
         .any(|&a| ctx.row_bytes(a) % npu_sim::hazards::BLOCK as i64 != 0);
@@ -484,7 +556,7 @@ fn emit(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> Result<npu_sim::Pro
     let free = [
         (loads_any, Pipe::V, Pipe::Mte2, &[0, 1][..]),
         (stores_any, Pipe::Mte3, Pipe::V, &[0, 1]),
-        (!row_outputs.is_empty(), Pipe::Mte3, Pipe::V, &[2]),
+        (each_group, Pipe::Mte3, Pipe::V, &[2]),
     ];
     let used = || {
         free.iter()
@@ -513,7 +585,7 @@ fn emit(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> Result<npu_sim::Pro
             idx[rank - 1] = flat;
             idx
         };
-        if !row_outputs.is_empty() {
+        if each_group {
             b.wait_flag(Pipe::Mte3, Pipe::V, 2);
         }
         let group_slot = t.clone() % 2;
@@ -542,12 +614,20 @@ fn emit(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> Result<npu_sim::Pro
             b.wait_flag(Pipe::Mte2, Pipe::V, group_slot.clone());
         }
         // where value `v` is for chunk iteration `slot`, of columns from `col0` (a loaded
-        // input's place moves with the chunk when it is loaded whole)
+        // input's place moves with the chunk when it is loaded whole, a per-row output kept
+        // for the core's rows with the group)
         let place = |v: Val, slot: &Expr, col0: &Expr| -> Place {
             let n = &ctx.group.graph.nodes[v];
             let input = n.op == Op::Given && n.home.is_none();
             if !(input && resident(ctx)) {
-                return places.at(v, slot);
+                let p = places.at(v, slot);
+                return match per_core.iter().find(|(_, id, _)| *id == p.buf) {
+                    Some(&(_, _, elems)) => Place {
+                        offset: p.offset + times(t.clone(), elems),
+                        ..p
+                    },
+                    None => p,
+                };
             }
             let p = places.at(v, &group_slot);
             match n.layout {
@@ -640,7 +720,7 @@ fn emit(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> Result<npu_sim::Pro
         if !group_loads.is_empty() {
             b.set_flag(Pipe::V, Pipe::Mte2, group_slot);
         }
-        if !row_outputs.is_empty() {
+        if each_group {
             b.set_flag(Pipe::V, Pipe::Mte3, 2);
             b.wait_flag(Pipe::V, Pipe::Mte3, 2);
             for &a in &row_outputs {
@@ -662,8 +742,75 @@ fn emit(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> Result<npu_sim::Pro
     if let Some(e) = err {
         return Err(e);
     }
+    if !per_core.is_empty() {
+        if !one_store(ctx, &core_rows, rows) {
+            return Err(NpuError::Internal(format!(
+                "per-row outputs kept for the core's rows in groups of {rows} need more than one store"
+            )));
+        }
+        b.set_flag(Pipe::V, Pipe::Mte3, 2);
+        b.wait_flag(Pipe::V, Pipe::Mte3, 2);
+        for &(a, id, slot) in &per_core {
+            store_core_rows(ctx, &mut b, (a, tensor(a)?), (id, slot), (&core_rows, rows));
+        }
+    }
     for (src, dst, id) in used() {
         b.wait_flag(src, dst, id);
     }
     crate::npu::finish(b)
+}
+
+/// Whether a home of the core's rows of per-row outputs can be stored in one `dma` for
+/// groups of `rows` rows: its groups' slots follow each other without a gap, or every
+/// core's rows are whole groups (one burst per group; a last group of fewer rows would be
+/// a second `dma` starting off GM's alignment).
+fn one_store(ctx: &Context, core: &CoreRows, rows: i64) -> bool {
+    gapless(ctx, rows) || core.counts(ctx.machine.cores as i64).all(|n| n % rows == 0)
+}
+
+/// Whether the slots of groups of `rows` rows of every per-row output follow each other in
+/// UB without a gap (their bytes are whole 32-byte blocks).
+fn gapless(ctx: &Context, rows: i64) -> bool {
+    let f = &ctx.group.frame;
+    (row_outputs(ctx).into_iter()).all(|a| f.aligned(ctx.dtype(a), rows) == rows)
+}
+
+/// MTE3, after the core's last group: the core's rows of per-row output `a` from its home
+/// `id`, a slot of `slot` elements per group of `rows` rows, in one `dma` ([`one_store`]):
+/// one burst when the slots follow each other without a gap, else a burst per group; on a
+/// core with no rows, none.
+fn store_core_rows(
+    ctx: &Context,
+    b: &mut Builder,
+    (a, tensor): (ArrayId, TensorId),
+    (id, slot): (BufferId, i64),
+    (core, rows): (&CoreRows, i64),
+) {
+    let rank = ctx.kernel.array(a).dims.len().max(1);
+    let mut gm_index = vec![Expr::Const(0); rank];
+    gm_index[rank - 1] = core.first.clone();
+    let (gm, ub) = (b.at(tensor, gm_index), b.at(id, [Expr::Const(0)]));
+    // the core's rows, or its groups (none on a core past the last row)
+    let n = match core.uniform {
+        Some(mine) => Expr::Const(if slot == rows { mine } else { mine / rows }),
+        None => {
+            let n = (core.last.clone() - core.first.clone()).max(0);
+            if slot == rows {
+                n
+            } else {
+                n / rows
+            }
+        }
+    };
+    let dma = if slot == rows {
+        Dma::new(gm, ub, 1, n.clone())
+    } else {
+        Dma::new(gm, ub, n.clone(), rows).strides(slot, rows)
+    };
+    b.origin(Some(&format!("store {} rows", ctx.kernel.array(a).name)));
+    match core.uniform {
+        Some(_) => b.push(dma),
+        None => b.when("s", n.cmp(CmpOp::Gt, 0), |b| b.push(dma)),
+    }
+    b.origin(None);
 }

@@ -80,7 +80,7 @@ impl Plan {
                 self.ub_bytes, self.ub_capacity
             ),
             Some(c) => format!(
-                "Rows too long for UB: each group is computed in {} chunks of {} columns, {} {} over them (per-row statements between passes); {}, V computes a pass's statements chunk by chunk, MTE3 stores each chunk's tiles UB -> GM; two slots each way. UB: {} of {} bytes; per-row values never leave UB.",
+                "Rows too long for UB: each group is computed in {} chunks of {} columns, {} {} over them (per-row statements between passes); {}, V computes a pass's statements chunk by chunk, MTE3 stores each chunk's tiles UB -> GM; two slots each way.{} UB: {} of {} bytes; per-row values never leave UB.",
                 c.count,
                 c.width,
                 c.passes,
@@ -89,6 +89,11 @@ impl Plan {
                     "MTE2 loads the group's input rows whole GM -> UB (per-column inputs once per core)"
                 } else {
                     "MTE2 loads every chunk of every pass GM -> UB"
+                },
+                match c.row_stores {
+                    None => "",
+                    Some(program::RowStores::EachGroup) => " Per-row outputs: stored once each group's passes are done.",
+                    Some(program::RowStores::OncePerCore) => " Per-row outputs: kept in UB for all the core's rows, stored once after its last group.",
                 },
                 self.ub_bytes,
                 self.ub_capacity
@@ -175,6 +180,7 @@ pub fn compile_with(
         temps: &temps,
         machine,
         slots: 2,
+        row_stores: program::RowStores::EachGroup,
     };
     let granule = ctx.granule();
     let vector = |r: i64| ctx.vector_cycles(r);

@@ -65,6 +65,18 @@ pub struct Spec {
     pub elems: i64,
 }
 
+/// Where a chunked program's per-row outputs wait to be stored (a whole-row program stores
+/// every output from its ring, group by group).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RowStores {
+    /// In a home of the group's rows, stored once the group's passes are done, the next
+    /// group waiting for the store: groups start on the outputs' 32-byte blocks.
+    EachGroup,
+    /// In a home of all the core's rows, a slot per group on UB's alignment, stored once
+    /// after the core's last group: groups need not start on the outputs' blocks.
+    OncePerCore,
+}
+
 /// Everything the program is made from.
 pub struct Context<'a> {
     /// The kernel.
@@ -82,6 +94,8 @@ pub struct Context<'a> {
     /// Slots of the per-group input and output rings (2: double-buffered; the attention
     /// program keeps one group in UB at a time and passes 1).
     pub slots: i64,
+    /// Where per-row outputs of column chunks wait to be stored.
+    pub row_stores: RowStores,
 }
 
 fn unit(m: &Machine, g: &Group) -> Unit {
@@ -182,6 +196,11 @@ impl Context<'_> {
                 continue;
             }
             let output = self.kernel.array(a).role.is_output() && self.ringed(a);
+            let elems = if self.per_core_home(a) {
+                self.core_groups(rows) * self.group_elems(a, rows, false)
+            } else {
+                self.group_elems(a, rows, false)
+            };
             out.push(Spec {
                 holds: if output {
                     Holds::Out(a)
@@ -190,7 +209,7 @@ impl Context<'_> {
                 },
                 dtype: self.dtype(a),
                 slots: if output { self.slots } else { 1 },
-                elems: self.group_elems(a, rows, false),
+                elems,
             });
         }
         for a in self.per_core() {
@@ -275,15 +294,43 @@ impl Context<'_> {
             .collect()
     }
 
-    /// Groups start on multiples of this many rows: every GM access starts on the GM
-    /// alignment, and no two groups store into one 32-byte block (the hardware writes whole
-    /// blocks, so cores storing into one block race).
+    /// Cores' rows start on multiples of this many rows: every GM access of a core starts
+    /// on the GM alignment, and no two cores store into one 32-byte block (the hardware
+    /// writes whole blocks, so cores storing into one block race).
     pub fn granule(&self) -> i64 {
+        self.granule_of(|_| true)
+    }
+
+    /// Groups start on multiples of this many rows: the [`Self::granule`] of the arrays
+    /// moved group by group (per-row outputs kept for the whole core are stored once, and
+    /// their groups' rows share blocks in UB's slots only).
+    pub fn group_granule(&self) -> i64 {
+        self.granule_of(|a| !self.per_core_home(a))
+    }
+
+    fn granule_of(&self, moved: impl Fn(ArrayId) -> bool) -> i64 {
         let block = (self.machine.gm.align as i64).max(npu_sim::hazards::BLOCK as i64);
         (self.per_group().into_iter().chain(self.outputs()))
-            .filter(|&a| matches!(self.kind(a), Kind::Tile | Kind::Row))
+            .filter(|&a| matches!(self.kind(a), Kind::Tile | Kind::Row) && moved(a))
             .map(|a| block / gcd(block, self.row_bytes(a)))
             .fold(1, |g, k| g / gcd(g, k) * k)
+    }
+
+    /// Whether output `a` waits in a home of all the core's rows ([`RowStores::OncePerCore`]).
+    pub fn per_core_home(&self, a: ArrayId) -> bool {
+        self.row_stores == RowStores::OncePerCore
+            && self.kernel.array(a).role.is_output()
+            && !self.ringed(a)
+    }
+
+    /// Groups of `rows` rows on the busiest core.
+    pub fn core_groups(&self, rows: i64) -> i64 {
+        let mine = super::tiles::busiest(
+            self.vk.row_count(),
+            self.granule(),
+            self.machine.cores as i64,
+        );
+        (mine + rows - 1) / rows
     }
 
     /// The nodes computed per group, in order.
@@ -323,7 +370,7 @@ fn gcd(a: i64, b: i64) -> i64 {
 }
 
 /// `e * k`, folded when `k` is 0 or 1.
-fn times(e: Expr, k: i64) -> Expr {
+pub(super) fn times(e: Expr, k: i64) -> Expr {
     match k {
         0 => Expr::Const(0),
         1 => e,
@@ -442,6 +489,14 @@ impl CoreRows {
             last,
             uniform,
         }
+    }
+
+    /// Each core's number of rows.
+    pub fn counts(&self, cores: i64) -> impl Iterator<Item = i64> + '_ {
+        (0..cores).map(move |c| {
+            let ev = |e: &Expr| e.eval(&[], c, cores);
+            (ev(&self.last) - ev(&self.first)).max(0)
+        })
     }
 
     /// The number of groups of `rows` rows.
