@@ -73,14 +73,15 @@ fn the_regression_corpus_passes() {
 /// With `--npu`, each seed's affine kernel (as `f32`), tensor kernel, window reduction and
 /// global pooling go through the NPU back end on two machines, and the tensor kernel with
 /// long rows on `mini`: the affine ones are refused cleanly, the tensor kernels compile on
-/// `ascend-like` and match the interpreter (seeds 100 and 101 do not fit `mini`, nor in
-/// column chunks, their per-row outputs dealing groups of 8 rows), the window reductions and
-/// global poolings compile on both and match it.
+/// `ascend-like` and match the interpreter (seeds 100 and 101 do not fit `mini`; with long
+/// rows, seed 100's does in column chunks of groups of one row, its per-row bf16 output kept
+/// for the core's rows, where groups of 16 rows fitted no way; seed 101's does not), the
+/// window reductions and global poolings compile on both and match it.
 #[test]
 fn random_tensor_kernels_match_the_interpreter_on_the_npu() {
     let stdout = passing(&["fuzz-schedules", "--count", "2", "--seed", "100", "--npu"]);
     assert!(
-        stdout.contains("on the NPU 10 kernels compiled and matched, 8 refused"),
+        stdout.contains("on the NPU 11 kernels compiled and matched, 7 refused"),
         "{stdout}"
     );
 }
