@@ -275,6 +275,13 @@ pub struct Candidate {
     pub compiled: Compiled,
 }
 
+/// How a vector plan's per-row outputs are stored, for a candidate's label ("" when it has
+/// none, or stores them from its rings).
+fn row_stores(plan: &vector::Plan) -> String {
+    plan.row_stores
+        .map_or(String::new(), |s| format!(", {}", s.label()))
+}
+
 /// Several ways of compiling `kernel`, cheapest first by the back end's model, at most
 /// `limit` of them; the first is what [`compile`] returns. For a matrix product, the
 /// schedules and sizes the model costed; for the vector path, groups of other sizes around
@@ -400,15 +407,7 @@ pub fn candidates(
                         } else {
                             "per chunk"
                         },
-                        match c.row_stores {
-                            None => "",
-                            Some(vector::program::RowStores::EachGroup) => {
-                                ", per-row outputs stored per group"
-                            }
-                            Some(vector::program::RowStores::OncePerCore) => {
-                                ", per-row outputs stored once per core"
-                            }
-                        }
+                        row_stores(&plan)
                     ),
                     predicted: plan.predicted as f64,
                     compiled: Compiled {
@@ -419,7 +418,12 @@ pub fn candidates(
             }
         }
         Plan::Vector(plan) => {
-            let g = plan.granule;
+            // groups start on the cores' granule, unless per-row outputs are kept for the
+            // core's rows (sizes groups may not have are refused, and left out)
+            let g = match plan.row_stores {
+                Some(vector::program::RowStores::OncePerCore) => 1,
+                _ => plan.granule,
+            };
             let mut sizes = vec![plan.group_rows];
             for r in [
                 plan.group_rows / 2,
@@ -438,7 +442,7 @@ pub fn candidates(
                     vector::compile_with(kernel, params, machine, reorder, Some(r))
                 {
                     out.push(Candidate {
-                        label: format!("groups of {r} row(s)"),
+                        label: format!("groups of {r} row(s){}", row_stores(&plan)),
                         predicted: plan.predicted as f64,
                         compiled: Compiled {
                             program,

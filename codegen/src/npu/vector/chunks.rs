@@ -32,12 +32,13 @@
 //! are), not by the simulator.
 
 use super::alloc::{self, Temps};
+use super::core_homes::{self, CoreHomes};
 use super::emit::Place;
 use super::graph::{Columns, Layout, Op, Val};
 use super::group::{build_steps, Group, StepSpec};
 use super::lower::Frame;
 use super::passes::{self, Step};
-use super::program::{self, times, Context, CoreRows, Places, RowStores};
+use super::program::{self, Context, CoreRows, Places, RowStores};
 use super::recognise::{Kind, VectorKernel};
 use super::tiles::busiest;
 use super::Plan;
@@ -45,7 +46,7 @@ use crate::npu::matmul::dtype;
 use crate::npu::NpuError;
 use frontend::ir::{ArrayId, Kernel, Role};
 use npu_sim::builder::Builder;
-use npu_sim::program::{BarrierScope, BufferId, CmpOp, Dma, Expr, Pipe, TensorId, Tier};
+use npu_sim::program::{BarrierScope, Dma, Expr, Pipe, TensorId, Tier};
 use npu_sim::Machine;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
@@ -61,8 +62,6 @@ pub struct Chunks {
     pub passes: usize,
     /// Whether inputs are loaded whole per group (else per chunk).
     pub resident: bool,
-    /// Where per-row outputs wait to be stored (`None`: the kernel has none).
-    pub row_stores: Option<RowStores>,
 }
 
 /// One way of going through the columns: inputs whole or streamed, the chunk width, and
@@ -229,13 +228,7 @@ fn cost(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> (f64, f64, f64) {
     let m = ctx.machine;
     let gm = &m.gm;
     let cols = ctx.vk.cols.unwrap_or(1);
-    let rate = gm
-        .bytes_per_cycle_per_core
-        .min(gm.bytes_per_cycle_total / m.cores as f64);
-    let lat = (m.paths.iter())
-        .filter(|p| p.touches_gm())
-        .map(|p| p.latency)
-        .fold(0.0, f64::max);
+    let (rate, lat) = super::tiles::gm_share(m);
     // GM cycles of one iteration of chunk `first` (`len` columns) for `r` rows
     let gm_cycles = |arrays: &BTreeSet<ArrayId>, r: i64, first: i64, len: i64| {
         let (mut charged, mut bursts) = (0u64, 0u64);
@@ -298,33 +291,11 @@ fn cost(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> (f64, f64, f64) {
         (cycles + pending, g_all, v_all + pending)
     };
     // per-row outputs: stored group by group (the next group waits for the store), or
-    // once per core after the last group, a burst per group unless the groups' slots in
-    // UB follow each other without a gap
+    // kept for the core's rows and stored once after its last group
     let row_outs: BTreeSet<ArrayId> = row_outputs(ctx).into_iter().collect();
     let mine = busiest(ctx.vk.row_count(), ctx.granule(), m.cores as i64);
-    let (each_group, once) = match ctx.row_stores {
-        RowStores::EachGroup => (true, 0.0),
-        RowStores::OncePerCore => {
-            let mut g = 0.0;
-            for &a in &row_outs {
-                let e = ctx.dtype(a).size();
-                let (bursts, charged) = if gapless(ctx, rows) {
-                    (1, gm.charged(0, mine as u64 * e))
-                } else {
-                    let groups = (mine + rows - 1) / rows;
-                    let charged = (0..groups)
-                        .map(|t| {
-                            let len = rows.min(mine - t * rows) as u64 * e;
-                            gm.charged((t * rows) as u64 * e, len)
-                        })
-                        .sum();
-                    (groups as u64, charged)
-                };
-                g += charged as f64 / rate + bursts as f64 * gm.burst_cycles;
-            }
-            (false, if row_outs.is_empty() { 0.0 } else { lat + g })
-        }
-    };
+    let each_group = ctx.row_stores == RowStores::EachGroup;
+    let once = core_homes::store_cycles(ctx, rows);
     // (cycles, GM cycles, vector cycles) of a group of `r` rows
     let group = |r: i64| {
         let (c, g, v) = group_alone(r);
@@ -426,7 +397,7 @@ pub fn ranked(
                 if ctx.ub_bytes(r) > capacity {
                     continue;
                 }
-                if stores == RowStores::OncePerCore && !one_store(&ctx, &CoreRows::of(&ctx, r), r) {
+                if stores == RowStores::OncePerCore && !core_homes::one_store(&ctx, r) {
                     continue;
                 }
                 let (cycles, _, _) = cost(&ctx, &built.parts, r, w);
@@ -494,12 +465,12 @@ fn chosen(
             ub_bytes: ctx.ub_bytes(rows),
             ub_capacity: capacity,
             reduces: vk.reduces(),
+            row_stores: (!row_outputs(&ctx).is_empty()).then_some(way.2),
             chunks: Some(Chunks {
                 width: w,
                 count: (cols + w - 1) / w,
                 passes,
                 resident: way.0 != Columns::Streamed,
-                row_stores: (!row_outputs(&ctx).is_empty()).then_some(way.2),
             }),
         },
     ))
@@ -535,14 +506,7 @@ fn emit(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> Result<npu_sim::Pro
     let stores_any = traffic.iter().any(|(_, s)| !s.is_empty());
     let row_outputs = row_outputs(ctx);
     let each_group = !row_outputs.is_empty() && ctx.row_stores == RowStores::EachGroup;
-    // homes of all the core's rows: (output, buffer, elements of a group's slot)
-    let per_core: Vec<(ArrayId, BufferId, i64)> = (row_outputs.iter())
-        .filter(|&&a| ctx.per_core_home(a))
-        .map(|&a| {
-            let slot = ctx.group.frame.aligned(ctx.dtype(a), rows);
-            buf(program::Holds::Home(a)).map(|(id, _)| (a, id, slot))
-        })
-        .collect::<Result<_, _>>()?;
+    let homes = CoreHomes::new(ctx, &bufs, rows)?;
     // a row's last chunk and the next row's first share a 32-byte block
     let shared_blocks = (traffic.iter().flat_map(|(_, s)| s))
         .any(|&a| ctx.row_bytes(a) % npu_sim::hazards::BLOCK as i64 != 0);
@@ -620,14 +584,7 @@ fn emit(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> Result<npu_sim::Pro
             let n = &ctx.group.graph.nodes[v];
             let input = n.op == Op::Given && n.home.is_none();
             if !(input && resident(ctx)) {
-                let p = places.at(v, slot);
-                return match per_core.iter().find(|(_, id, _)| *id == p.buf) {
-                    Some(&(_, _, elems)) => Place {
-                        offset: p.offset + times(t.clone(), elems),
-                        ..p
-                    },
-                    None => p,
-                };
+                return homes.place(places.at(v, slot), &t);
             }
             let p = places.at(v, &group_slot);
             match n.layout {
@@ -742,75 +699,9 @@ fn emit(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> Result<npu_sim::Pro
     if let Some(e) = err {
         return Err(e);
     }
-    if !per_core.is_empty() {
-        if !one_store(ctx, &core_rows, rows) {
-            return Err(NpuError::Internal(format!(
-                "per-row outputs kept for the core's rows in groups of {rows} need more than one store"
-            )));
-        }
-        b.set_flag(Pipe::V, Pipe::Mte3, 2);
-        b.wait_flag(Pipe::V, Pipe::Mte3, 2);
-        for &(a, id, slot) in &per_core {
-            store_core_rows(ctx, &mut b, (a, tensor(a)?), (id, slot), (&core_rows, rows));
-        }
-    }
+    homes.store(ctx, &mut b, &tensors, &core_rows)?;
     for (src, dst, id) in used() {
         b.wait_flag(src, dst, id);
     }
     crate::npu::finish(b)
-}
-
-/// Whether a home of the core's rows of per-row outputs can be stored in one `dma` for
-/// groups of `rows` rows: its groups' slots follow each other without a gap, or every
-/// core's rows are whole groups (one burst per group; a last group of fewer rows would be
-/// a second `dma` starting off GM's alignment).
-fn one_store(ctx: &Context, core: &CoreRows, rows: i64) -> bool {
-    gapless(ctx, rows) || core.counts(ctx.machine.cores as i64).all(|n| n % rows == 0)
-}
-
-/// Whether the slots of groups of `rows` rows of every per-row output follow each other in
-/// UB without a gap (their bytes are whole 32-byte blocks).
-fn gapless(ctx: &Context, rows: i64) -> bool {
-    let f = &ctx.group.frame;
-    (row_outputs(ctx).into_iter()).all(|a| f.aligned(ctx.dtype(a), rows) == rows)
-}
-
-/// MTE3, after the core's last group: the core's rows of per-row output `a` from its home
-/// `id`, a slot of `slot` elements per group of `rows` rows, in one `dma` ([`one_store`]):
-/// one burst when the slots follow each other without a gap, else a burst per group; on a
-/// core with no rows, none.
-fn store_core_rows(
-    ctx: &Context,
-    b: &mut Builder,
-    (a, tensor): (ArrayId, TensorId),
-    (id, slot): (BufferId, i64),
-    (core, rows): (&CoreRows, i64),
-) {
-    let rank = ctx.kernel.array(a).dims.len().max(1);
-    let mut gm_index = vec![Expr::Const(0); rank];
-    gm_index[rank - 1] = core.first.clone();
-    let (gm, ub) = (b.at(tensor, gm_index), b.at(id, [Expr::Const(0)]));
-    // the core's rows, or its groups (none on a core past the last row)
-    let n = match core.uniform {
-        Some(mine) => Expr::Const(if slot == rows { mine } else { mine / rows }),
-        None => {
-            let n = (core.last.clone() - core.first.clone()).max(0);
-            if slot == rows {
-                n
-            } else {
-                n / rows
-            }
-        }
-    };
-    let dma = if slot == rows {
-        Dma::new(gm, ub, 1, n.clone())
-    } else {
-        Dma::new(gm, ub, n.clone(), rows).strides(slot, rows)
-    };
-    b.origin(Some(&format!("store {} rows", ctx.kernel.array(a).name)));
-    match core.uniform {
-        Some(_) => b.push(dma),
-        None => b.when("s", n.cmp(CmpOp::Gt, 0), |b| b.push(dma)),
-    }
-    b.origin(None);
 }

@@ -16,6 +16,7 @@
 
 pub mod alloc;
 pub mod chunks;
+pub mod core_homes;
 pub mod emit;
 pub mod fold;
 pub mod graph;
@@ -32,6 +33,7 @@ use lower::Frame;
 use npu_sim::machine::Mem;
 use npu_sim::program::Tier;
 use npu_sim::Machine;
+use program::RowStores;
 use std::collections::BTreeMap;
 
 /// What the vector path decided for a kernel.
@@ -63,6 +65,10 @@ pub struct Plan {
     pub ub_capacity: u64,
     /// Whether reductions are reordered.
     pub reduces: bool,
+    /// Where per-row outputs wait to be stored, when the program keeps any in UB: for all
+    /// the core's rows, or (column chunks) for the group's (`None`: stored from the rings
+    /// group by group, or no per-row outputs).
+    pub row_stores: Option<program::RowStores>,
     /// With rows too long for UB, how they go through it in column chunks.
     pub chunks: Option<chunks::Chunks>,
 }
@@ -74,9 +80,18 @@ impl Plan {
             None => format!(" of {c} columns (UB rows of {})", self.width),
             Some(k) => format!(" of {c} columns (in UB in chunks of {})", k.width),
         });
+        let kept = match self.row_stores {
+            None => "",
+            Some(RowStores::EachGroup) => {
+                " Per-row outputs: stored once each group's passes are done."
+            }
+            Some(RowStores::OncePerCore) => {
+                " Per-row outputs: kept in UB for all the core's rows, stored once after its last group."
+            }
+        };
         let each = match self.chunks {
             None => format!(
-                "Each group: MTE2 loads it GM -> UB, V computes every statement, MTE3 stores it UB -> GM; two slots each way. UB: {} of {} bytes; intermediates never leave UB.",
+                "Each group: MTE2 loads it GM -> UB, V computes every statement, MTE3 stores it UB -> GM; two slots each way.{kept} UB: {} of {} bytes; intermediates never leave UB.",
                 self.ub_bytes, self.ub_capacity
             ),
             Some(c) => format!(
@@ -90,11 +105,7 @@ impl Plan {
                 } else {
                     "MTE2 loads every chunk of every pass GM -> UB"
                 },
-                match c.row_stores {
-                    None => "",
-                    Some(program::RowStores::EachGroup) => " Per-row outputs: stored once each group's passes are done.",
-                    Some(program::RowStores::OncePerCore) => " Per-row outputs: kept in UB for all the core's rows, stored once after its last group.",
-                },
+                kept,
                 self.ub_bytes,
                 self.ub_capacity
             ),
@@ -172,7 +183,7 @@ pub fn compile_with(
         let n = &group.graph.nodes[v];
         n.home.is_some() || n.op == graph::Op::Given
     });
-    let ctx = program::Context {
+    let context = |row_stores| program::Context {
         kernel,
         params,
         vk: &vk,
@@ -180,39 +191,57 @@ pub fn compile_with(
         temps: &temps,
         machine,
         slots: 2,
-        row_stores: program::RowStores::EachGroup,
+        row_stores,
     };
-    let granule = ctx.granule();
-    let vector = |r: i64| ctx.vector_cycles(r);
-    let ub_bytes = |r: i64| ctx.ub_bytes(r);
-    let model = tiles::Model {
-        machine,
-        rows: vk.row_count(),
-        granule,
-        max_rows: if vk.cols.is_some() {
-            frame.max_repeat
-        } else {
-            vk.row_count()
-        },
-        transfers: ctx.transfers(),
-        vector: &vector,
-        ub: &ub_bytes,
-    };
-    let tiling = match group_rows {
-        Some(r) => Some(model.cost(r).ok_or_else(|| {
-            NpuError::Unsupported(format!(
+    // per-row outputs stored group by group, or kept for the core's rows: the cheaper
+    let mut best: Option<(program::RowStores, tiles::Tiling)> = None;
+    for stores in [RowStores::EachGroup, RowStores::OncePerCore] {
+        let ctx = context(stores);
+        if stores == RowStores::OncePerCore && core_homes::outputs(&ctx).is_empty() {
+            continue;
+        }
+        let vector = |r: i64| ctx.vector_cycles(r);
+        let ub_bytes = |r: i64| ctx.ub_bytes(r);
+        let after =
+            |r: i64| core_homes::one_store(&ctx, r).then(|| core_homes::store_cycles(&ctx, r));
+        let model = tiles::Model {
+            machine,
+            rows: vk.row_count(),
+            granule: ctx.group_granule(),
+            core_granule: ctx.granule(),
+            max_rows: if vk.cols.is_some() {
+                frame.max_repeat
+            } else {
+                vk.row_count()
+            },
+            transfers: ctx.transfers(),
+            vector: &vector,
+            ub: &ub_bytes,
+            after: &after,
+        };
+        let tiling = match group_rows {
+            Some(r) => model.cost(r),
+            None => model.choose(),
+        };
+        if let Some(t) = tiling {
+            if best.is_none_or(|(_, b)| t.cycles < b.cycles) {
+                best = Some((stores, t));
+            }
+        }
+    }
+    let granule = context(RowStores::EachGroup).granule();
+    let Some((stores, tiling)) = best else {
+        if let Some(r) = group_rows {
+            return Err(NpuError::Unsupported(format!(
                 "groups of {r} rows do not fit UB, or do not start on multiples of {granule} rows"
-            ))
-        })?),
-        None => model.choose(),
-    };
-    let Some(tiling) = tiling else {
+            )));
+        }
         let whole = format!(
             "no group of rows fits `{}`'s UB ({} bytes; a group of {} rows needs {} bytes with its temporaries)",
             machine.name,
             ub.capacity,
             granule,
-            ctx.ub_bytes(granule)
+            context(RowStores::EachGroup).ub_bytes(granule)
         );
         if vk.cols.is_none() {
             return Err(NpuError::Unsupported(whole));
@@ -225,6 +254,8 @@ pub fn compile_with(
             e => e,
         });
     };
+    let ctx = context(stores);
+    let kept = !core_homes::outputs(&ctx).is_empty();
     let program = program::program(&ctx, tiling.rows)?;
     Ok((
         program,
@@ -233,7 +264,7 @@ pub fn compile_with(
             cols: vk.cols,
             width: frame.width,
             group_rows: tiling.rows,
-            granule,
+            granule: ctx.granule(),
             cores: machine.cores as i64,
             groups: tiling.groups,
             predicted: tiling.cycles.round() as u64,
@@ -242,6 +273,7 @@ pub fn compile_with(
             ub_bytes: tiling.ub_bytes,
             ub_capacity: ub.capacity,
             reduces: vk.reduces(),
+            row_stores: kept.then_some(stores),
             chunks: None,
         },
     ))

@@ -10,14 +10,19 @@
 //!   group's graph (`group`), frees the input slot and hands the output slot to MTE3;
 //! - MTE3 stores the group's outputs and frees the output slot.
 //!
+//! Per-row outputs kept for the core's rows (`core_homes`) are computed into their slot of a
+//! home in UB instead, and stored once after the last group.
+//!
 //! So MTE2 loads group `t + 1` while V computes `t` and MTE3 stores `t - 1`. The rings' "free"
 //! flags are set twice before the loop and waited for twice after it (strict semantics: one
-//! event per flag, ids 0 and 1 of each pipe pair; id 2 orders the per-core loads). When rows
+//! event per flag, ids 0 and 1 of each pipe pair; id 2 orders the per-core loads and the
+//! kept outputs' store). When rows
 //! are padded in UB (the columns are not whole 32-byte blocks) the input slots and column
 //! buffers are zeroed first, so that element-wise sweeps over whole padded rows read only
 //! written bytes.
 
 use super::alloc::{Class, Temps};
+use super::core_homes::CoreHomes;
 use super::emit::{Emitter, Place, Rows, Unit};
 use super::graph::{Columns, Graph, Layout, Op, Val};
 use super::group::Group;
@@ -32,7 +37,7 @@ use npu_sim::Machine;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Flag ids per pipe pair the program uses: 0 and 1 for the rings' slots, 2 for the
-/// per-core loads.
+/// per-core loads and for the store of per-row outputs kept for the core's rows.
 pub const FLAG_IDS: u32 = 3;
 
 /// What a UB buffer holds.
@@ -75,6 +80,16 @@ pub enum RowStores {
     /// In a home of all the core's rows, a slot per group on UB's alignment, stored once
     /// after the core's last group: groups need not start on the outputs' blocks.
     OncePerCore,
+}
+
+impl RowStores {
+    /// How `polyc bench` names it beside a candidate.
+    pub fn label(self) -> &'static str {
+        match self {
+            RowStores::EachGroup => "per-row outputs stored per group",
+            RowStores::OncePerCore => "per-row outputs stored once per core",
+        }
+    }
 }
 
 /// Everything the program is made from.
@@ -164,10 +179,15 @@ impl Context<'_> {
         }
     }
 
-    /// Whether output `a` is stored from a ring slot per group (else, a per-row output of
-    /// column chunks, from its home once the group's passes are done).
+    /// Whether output `a` is stored from a ring slot per group (else a per-row output
+    /// stored from its home: of column chunks once the group's passes are done, or kept
+    /// for the core's rows).
     pub fn ringed(&self, a: ArrayId) -> bool {
-        !self.graph().columns.chunked() || self.kind(a) == Kind::Tile
+        match self.kind(a) {
+            Kind::Tile => true,
+            Kind::Row => !self.graph().columns.chunked() && self.row_stores == RowStores::EachGroup,
+            _ => !self.graph().columns.chunked(),
+        }
     }
 
     /// The element type of array `a` on the NPU.
@@ -282,11 +302,12 @@ impl Context<'_> {
         }
     }
 
-    /// The GM transfers of a group: its loads and stores.
+    /// The GM transfers of a group: its loads and stores (of outputs stored per group).
     pub fn transfers(&self) -> Vec<Transfer> {
         let cols = self.vk.cols.unwrap_or(1);
+        let ringed = self.outputs().into_iter().filter(|&a| self.ringed(a));
         (self.per_group().into_iter())
-            .chain(self.outputs())
+            .chain(ringed)
             .map(|a| Transfer {
                 row_bytes: self.row_bytes(a),
                 one_burst: self.kind(a) != Kind::Tile || self.group.frame.width == cols,
@@ -555,10 +576,12 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
             .collect::<Result<Vec<_>, NpuError>>()
     };
     let loads = transfers(ctx.per_group(), Holds::In)?;
-    let stores = transfers(ctx.outputs(), Holds::Out)?;
+    let ringed = (ctx.outputs().into_iter()).filter(|&a| ctx.ringed(a));
+    let stores = transfers(ringed.collect(), Holds::Out)?;
+    let homes = CoreHomes::new(ctx, &d.bufs, rows)?;
     b.repeat("t", groups, |b, t| {
         let (row0, r) = core_rows.group(&t, rows);
-        let slot = t % 2;
+        let slot = t.clone() % 2;
         let gm_index = |a: ArrayId| -> Vec<Expr> {
             let rank = k.array(a).dims.len();
             let per_row = if ctx.kind(a) == Kind::Tile { cols } else { 1 };
@@ -605,7 +628,8 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
             count: r.clone(),
             max: rows,
         };
-        group(ctx, b, &places, &slot, &group_rows);
+        let place = |w: Val| homes.place(places.at(w, &slot), &t);
+        nodes(ctx, b, &place, &group_rows, 0..ctx.graph().nodes.len());
         if in_ring {
             b.set_flag(Pipe::V, Pipe::Mte2, slot.clone());
         }
@@ -620,6 +644,7 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
         }
         b.set_flag(Pipe::Mte3, Pipe::V, slot);
     });
+    homes.store(ctx, &mut b, &d.tensors, &core_rows)?;
     if in_ring {
         b.wait_flag(Pipe::V, Pipe::Mte2, 0);
         b.wait_flag(Pipe::V, Pipe::Mte2, 1);

@@ -8,7 +8,8 @@
 //! slots a group's load can only start when the vector unit has finished the group before
 //! the previous one, and takes the GM latency `lat` before its data moves, so the pipeline
 //! advances a group every `max(G, V, (lat + G + V) / 2)` cycles; the first load and the last
-//! store add `2 lat + G`. The cheapest wins, the larger on a tie.
+//! store add `2 lat + G`, and per-row outputs kept for the core's rows their one store. The
+//! cheapest wins, the larger on a tie.
 
 use npu_sim::Machine;
 
@@ -29,6 +30,8 @@ pub struct Model<'a> {
     pub rows: i64,
     /// Groups start on multiples of this many rows.
     pub granule: i64,
+    /// Cores' rows start on multiples of this many rows (a multiple of `granule`).
+    pub core_granule: i64,
     /// The most rows a group may have.
     pub max_rows: i64,
     /// The GM transfers of a group.
@@ -37,6 +40,9 @@ pub struct Model<'a> {
     pub vector: &'a dyn Fn(i64) -> f64,
     /// UB bytes the program needs with groups of `R` rows.
     pub ub: &'a dyn Fn(i64) -> u64,
+    /// Cycles of the stores made once per core after its last group of `R` rows (`None`:
+    /// groups of `R` rows cannot make them).
+    pub after: &'a dyn Fn(i64) -> Option<f64>,
 }
 
 /// The rows per group chosen, with the model's figures.
@@ -62,6 +68,20 @@ pub fn busiest(rows: i64, granule: i64, cores: i64) -> i64 {
     ((granules + cores - 1) / cores * granule).min(rows)
 }
 
+/// A core's share of `m`'s GM bandwidth in bytes per cycle, and the longest latency of its
+/// paths to or from GM.
+pub fn gm_share(m: &Machine) -> (f64, f64) {
+    let gm = &m.gm;
+    let rate = gm
+        .bytes_per_cycle_per_core
+        .min(gm.bytes_per_cycle_total / m.cores as f64);
+    let lat = (m.paths.iter())
+        .filter(|p| p.touches_gm())
+        .map(|p| p.latency)
+        .fold(0.0, f64::max);
+    (rate, lat)
+}
+
 impl Model<'_> {
     /// GM cycles of one group of `r` rows starting at row `row0`.
     fn gm(&self, row0: i64, r: i64) -> f64 {
@@ -79,32 +99,27 @@ impl Model<'_> {
                 bursts += r as u64;
             }
         }
-        let cores = self.machine.cores as f64;
-        let rate = gm
-            .bytes_per_cycle_per_core
-            .min(gm.bytes_per_cycle_total / cores);
+        let (rate, _) = gm_share(self.machine);
         charged as f64 / rate + bursts as f64 * gm.burst_cycles
     }
 
     /// The model's figures for groups of `r` rows (`None` if they do not fit UB or are not
     /// a size a group may have).
     pub fn cost(&self, r: i64) -> Option<Tiling> {
-        let mine = busiest(self.rows, self.granule, self.machine.cores as i64);
+        let mine = busiest(self.rows, self.core_granule, self.machine.cores as i64);
         // groups after the first start on the granule (a single group may be any size)
         let starts_apart = r % self.granule == 0 || r >= mine;
         if r < 1 || r > self.max_rows || !starts_apart {
             return None;
         }
+        let after = (self.after)(r)?;
         let ub_bytes = (self.ub)(r);
         let capacity = self.machine.tier(npu_sim::program::Tier::Ub)?.capacity;
         if ub_bytes > capacity {
             return None;
         }
         let groups = (mine + r - 1) / r;
-        let lat = (self.machine.paths.iter())
-            .filter(|p| p.touches_gm())
-            .map(|p| p.latency)
-            .fold(0.0, f64::max);
+        let (_, lat) = gm_share(self.machine);
         let (mut gm, mut vector, mut cycles) = (0.0, 0.0, 0.0);
         for k in 0..groups {
             let rows = r.min(mine - k * r);
@@ -113,7 +128,7 @@ impl Model<'_> {
             vector += v;
             cycles += g.max(v).max((lat + g + v) / 2.0);
         }
-        cycles += 2.0 * lat + self.gm(0, r.min(mine));
+        cycles += 2.0 * lat + self.gm(0, r.min(mine)) + after;
         Some(Tiling {
             rows: r,
             groups,
@@ -126,7 +141,7 @@ impl Model<'_> {
 
     /// The cheapest group size that fits, if any.
     pub fn choose(&self) -> Option<Tiling> {
-        let mine = busiest(self.rows, self.granule, self.machine.cores as i64);
+        let mine = busiest(self.rows, self.core_granule, self.machine.cores as i64);
         let g = self.granule;
         let top = self.max_rows.min((mine + g - 1) / g * g).max(g) / g;
         // every multiple of the granule, or a geometric series when there are very many
