@@ -68,7 +68,7 @@ pub struct Plan {
     /// Where per-row outputs wait to be stored, when the program keeps any in UB: for all
     /// the core's rows, or (column chunks) for the group's (`None`: stored from the rings
     /// group by group, or no per-row outputs).
-    pub row_stores: Option<program::RowStores>,
+    pub row_stores: Option<RowStores>,
     /// With rows too long for UB, how they go through it in column chunks.
     pub chunks: Option<chunks::Chunks>,
 }
@@ -194,7 +194,7 @@ pub fn compile_with(
         row_stores,
     };
     // per-row outputs stored group by group, or kept for the core's rows: the cheaper
-    let mut best: Option<(program::RowStores, tiles::Tiling)> = None;
+    let mut best: Option<(RowStores, tiles::Tiling)> = None;
     for stores in [RowStores::EachGroup, RowStores::OncePerCore] {
         let ctx = context(stores);
         if stores == RowStores::OncePerCore && core_homes::outputs(&ctx).is_empty() {

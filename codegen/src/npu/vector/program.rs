@@ -70,15 +70,16 @@ pub struct Spec {
     pub elems: i64,
 }
 
-/// Where a chunked program's per-row outputs wait to be stored (a whole-row program stores
-/// every output from its ring, group by group).
+/// How a program stores its per-row outputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum RowStores {
-    /// In a home of the group's rows, stored once the group's passes are done, the next
-    /// group waiting for the store: groups start on the outputs' 32-byte blocks.
+    /// Group by group: with whole rows from the output ring with the group's tiles; in
+    /// column chunks from a home of the group's rows once its passes are done, the next
+    /// group waiting for the store. Groups start on the outputs' 32-byte blocks.
     EachGroup,
-    /// In a home of all the core's rows, a slot per group on UB's alignment, stored once
-    /// after the core's last group: groups need not start on the outputs' blocks.
+    /// Kept in a home of all the core's rows, a slot per group on UB's alignment, stored
+    /// once after the core's last group (`core_homes`): groups need not start on the
+    /// outputs' blocks.
     OncePerCore,
 }
 
@@ -109,7 +110,7 @@ pub struct Context<'a> {
     /// Slots of the per-group input and output rings (2: double-buffered; the attention
     /// program keeps one group in UB at a time and passes 1).
     pub slots: i64,
-    /// Where per-row outputs of column chunks wait to be stored.
+    /// How per-row outputs are stored.
     pub row_stores: RowStores,
 }
 
