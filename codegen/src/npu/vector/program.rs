@@ -11,7 +11,8 @@
 //! - MTE3 stores the group's outputs and frees the output slot.
 //!
 //! Per-row outputs kept for the core's rows (`core_homes`) are computed into their slot of a
-//! home in UB instead, and stored once after the last group.
+//! home in UB instead, and stored once after the last group; when every output is kept there
+//! is no output ring.
 //!
 //! So MTE2 loads group `t + 1` while V computes `t` and MTE3 stores `t - 1`. The rings' "free"
 //! flags are set twice before the loop and waited for twice after it (strict semantics: one
@@ -557,13 +558,6 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
     per_core_inputs(ctx, &mut b, &d.bufs, &d.tensors, true)?;
     let places = Places::new(ctx, &d.bufs)?;
     invariants(ctx, &mut b, &places);
-    if in_ring {
-        b.set_flag(Pipe::V, Pipe::Mte2, 0);
-        b.set_flag(Pipe::V, Pipe::Mte2, 1);
-    }
-    b.set_flag(Pipe::Mte3, Pipe::V, 0);
-    b.set_flag(Pipe::Mte3, Pipe::V, 1);
-
     let groups = core_rows.groups(rows);
     // (array, tensor, ring buffer, elements per slot) of the group's loads and stores
     let transfers = |arrays: BTreeSet<ArrayId>, ring: fn(ArrayId) -> Holds| {
@@ -579,7 +573,19 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
     let loads = transfers(ctx.per_group(), Holds::In)?;
     let ringed = (ctx.outputs().into_iter()).filter(|&a| ctx.ringed(a));
     let stores = transfers(ringed.collect(), Holds::Out)?;
+    // no output ring when every output is kept for the core's rows
+    let out_ring = !stores.is_empty();
     let homes = CoreHomes::new(ctx, &d.bufs, rows)?;
+    // the rings' "free" flags, ids 0 and 1: set before the loop, waited for after it
+    let free = [
+        (in_ring, Pipe::V, Pipe::Mte2),
+        (out_ring, Pipe::Mte3, Pipe::V),
+    ];
+    let used =
+        || (free.iter().filter(|f| f.0)).flat_map(|&(_, src, dst)| [(src, dst, 0), (src, dst, 1)]);
+    for (src, dst, id) in used() {
+        b.set_flag(src, dst, id);
+    }
     b.repeat("t", groups, |b, t| {
         let (row0, r) = core_rows.group(&t, rows);
         let slot = t.clone() % 2;
@@ -612,19 +618,25 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
                 b.push(dma);
                 b.origin(None);
             };
-        if in_ring {
-            b.wait_flag(Pipe::V, Pipe::Mte2, slot.clone());
-            for &(a, tensor, buf, elems) in &loads {
+        // the group's rows of every array of `ring` between GM and slot `slot` of its ring
+        let ring_dmas = |b: &mut Builder, ring: &[(ArrayId, TensorId, BufferId, i64)], load| {
+            for &(a, tensor, buf, elems) in ring {
                 let ub = Place {
                     buf,
                     offset: times(slot.clone(), elems),
                 };
-                rows_dma(b, (a, tensor), &ub, true);
+                rows_dma(b, (a, tensor), &ub, load);
             }
+        };
+        if in_ring {
+            b.wait_flag(Pipe::V, Pipe::Mte2, slot.clone());
+            ring_dmas(b, &loads, true);
             b.set_flag(Pipe::Mte2, Pipe::V, slot.clone());
             b.wait_flag(Pipe::Mte2, Pipe::V, slot.clone());
         }
-        b.wait_flag(Pipe::Mte3, Pipe::V, slot.clone());
+        if out_ring {
+            b.wait_flag(Pipe::Mte3, Pipe::V, slot.clone());
+        }
         let group_rows = Rows {
             count: r.clone(),
             max: rows,
@@ -634,24 +646,17 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
         if in_ring {
             b.set_flag(Pipe::V, Pipe::Mte2, slot.clone());
         }
-        b.set_flag(Pipe::V, Pipe::Mte3, slot.clone());
-        b.wait_flag(Pipe::V, Pipe::Mte3, slot.clone());
-        for &(a, tensor, buf, elems) in &stores {
-            let ub = Place {
-                buf,
-                offset: times(slot.clone(), elems),
-            };
-            rows_dma(b, (a, tensor), &ub, false);
+        if out_ring {
+            b.set_flag(Pipe::V, Pipe::Mte3, slot.clone());
+            b.wait_flag(Pipe::V, Pipe::Mte3, slot.clone());
+            ring_dmas(b, &stores, false);
+            b.set_flag(Pipe::Mte3, Pipe::V, slot);
         }
-        b.set_flag(Pipe::Mte3, Pipe::V, slot);
     });
     homes.store(ctx, &mut b, &d.tensors, &core_rows)?;
-    if in_ring {
-        b.wait_flag(Pipe::V, Pipe::Mte2, 0);
-        b.wait_flag(Pipe::V, Pipe::Mte2, 1);
+    for (src, dst, id) in used() {
+        b.wait_flag(src, dst, id);
     }
-    b.wait_flag(Pipe::Mte3, Pipe::V, 0);
-    b.wait_flag(Pipe::Mte3, Pipe::V, 1);
     crate::npu::finish(b)
 }
 
