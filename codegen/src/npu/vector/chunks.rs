@@ -380,7 +380,7 @@ pub fn ranked(
         };
         for stores in [RowStores::OncePerCore, RowStores::EachGroup] {
             let ctx = built.context((vk, kernel, params, machine), stores);
-            if stores == RowStores::OncePerCore && row_outputs(&ctx).is_empty() {
+            if stores == RowStores::OncePerCore && core_homes::outputs(&ctx).is_empty() {
                 continue;
             }
             let g = ctx.group_granule();
