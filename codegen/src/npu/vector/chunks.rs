@@ -211,8 +211,7 @@ fn traffic(ctx: &Context, nodes: &Range<Val>) -> (BTreeSet<ArrayId>, BTreeSet<Ar
         .filter(|(v, a)| nodes.contains(v) && ctx.group.live[*v] && per_chunk.contains(a))
         .map(|(_, a)| *a)
         .collect();
-    let stores = (ctx.outputs().into_iter())
-        .filter(|&a| ctx.ringed(a))
+    let stores = (ctx.ringed_outputs().into_iter())
         .filter(|a| {
             nodes
                 .clone()

@@ -26,18 +26,17 @@ pub fn outputs(ctx: &Context) -> Vec<ArrayId> {
         .collect()
 }
 
-/// Whether the slots of groups of `rows` rows of every kept output follow each other in UB
-/// without a gap (their bytes are whole 32-byte blocks).
-fn gapless(ctx: &Context, rows: i64) -> bool {
-    let f = &ctx.group.frame;
-    (outputs(ctx).into_iter()).all(|a| f.aligned(ctx.dtype(a), rows) == rows)
+/// Elements of a group's slot of kept output `a` in groups of `rows` rows: the rows on UB's
+/// alignment (the slots follow each other without a gap when that is `rows`).
+fn slot(ctx: &Context, a: ArrayId, rows: i64) -> i64 {
+    ctx.group.frame.aligned(ctx.dtype(a), rows)
 }
 
 /// Whether the kept outputs of groups of `rows` rows are stored in one `dma` each: their
 /// slots have no gap, or every core's rows are whole groups.
 pub fn one_store(ctx: &Context, rows: i64) -> bool {
-    let core = CoreRows::of(ctx, rows);
-    gapless(ctx, rows) || core.counts(ctx.machine.cores as i64).all(|n| n % rows == 0)
+    let gapless = (outputs(ctx).into_iter()).all(|a| slot(ctx, a, rows) == rows);
+    gapless || (CoreRows::of(ctx, rows).counts(ctx.machine.cores as i64)).all(|n| n % rows == 0)
 }
 
 /// The model's cycles of the busiest core's stores of its kept outputs after its last group
@@ -52,11 +51,10 @@ pub fn store_cycles(ctx: &Context, rows: i64) -> f64 {
     let gm = &m.gm;
     let (rate, lat) = super::tiles::gm_share(m);
     let mine = super::tiles::busiest(ctx.vk.row_count(), ctx.granule(), m.cores as i64);
-    let one = gapless(ctx, rows);
     let mut cycles = lat;
     for a in kept {
         let e = ctx.dtype(a).size();
-        let (bursts, charged) = if one {
+        let (bursts, charged) = if slot(ctx, a, rows) == rows {
             (1, gm.charged(0, mine as u64 * e))
         } else {
             let groups = (mine + rows - 1) / rows;
@@ -91,7 +89,7 @@ impl CoreHomes {
             .map(|a| {
                 let (id, _) = (bufs.get(&Holds::Home(a)).copied())
                     .ok_or_else(|| NpuError::Internal(format!("no home holds {a:?}")))?;
-                Ok((a, id, ctx.group.frame.aligned(ctx.dtype(a), rows)))
+                Ok((a, id, slot(ctx, a, rows)))
             })
             .collect::<Result<_, NpuError>>()?;
         if !homes.is_empty() && !one_store(ctx, rows) {

@@ -181,6 +181,13 @@ impl Context<'_> {
         }
     }
 
+    /// The outputs stored from a ring slot per group.
+    pub fn ringed_outputs(&self) -> BTreeSet<ArrayId> {
+        (self.outputs().into_iter())
+            .filter(|&a| self.ringed(a))
+            .collect()
+    }
+
     /// Whether output `a` is stored from a ring slot per group (else a per-row output
     /// stored from its home: of column chunks once the group's passes are done, or kept
     /// for the core's rows).
@@ -307,9 +314,8 @@ impl Context<'_> {
     /// The GM transfers of a group: its loads and stores (of outputs stored per group).
     pub fn transfers(&self) -> Vec<Transfer> {
         let cols = self.vk.cols.unwrap_or(1);
-        let ringed = self.outputs().into_iter().filter(|&a| self.ringed(a));
         (self.per_group().into_iter())
-            .chain(ringed)
+            .chain(self.ringed_outputs())
             .map(|a| Transfer {
                 row_bytes: self.row_bytes(a),
                 one_burst: self.kind(a) != Kind::Tile || self.group.frame.width == cols,
@@ -571,8 +577,7 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
             .collect::<Result<Vec<_>, NpuError>>()
     };
     let loads = transfers(ctx.per_group(), Holds::In)?;
-    let ringed = (ctx.outputs().into_iter()).filter(|&a| ctx.ringed(a));
-    let stores = transfers(ringed.collect(), Holds::Out)?;
+    let stores = transfers(ctx.ringed_outputs(), Holds::Out)?;
     // no output ring when every output is kept for the core's rows
     let out_ring = !stores.is_empty();
     let homes = CoreHomes::new(ctx, &d.bufs, rows)?;
