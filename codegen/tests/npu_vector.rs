@@ -468,6 +468,25 @@ fn rows_too_long_for_ub_go_through_it_in_column_chunks() {
     }
 }
 
+/// Rows of 66 repeats of f32 lanes back to back in UB: their 66 partial sums each reduce
+/// again row by row, each row's from an aligned block (they were back to back, and the
+/// simulator refused the second row's unaligned operand).
+#[test]
+fn partial_results_reduced_row_by_row_start_on_blocks() {
+    let text = "kernel rowsum(X: f32[B, L]) -> (s: f32[B]) params B = 16, L = 4224
+        { s[b] = sum(l) X[b, l]; }";
+    for rows in [2, 4] {
+        Run {
+            text,
+            sizes: &[],
+            machine: "ascend-like",
+            comparison: Comparison::Tolerant,
+            group_rows: Some(rows),
+        }
+        .check();
+    }
+}
+
 #[test]
 fn per_row_outputs_wait_in_ub_for_the_core_s_rows() {
     use vector::program::RowStores;

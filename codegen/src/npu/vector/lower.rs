@@ -196,9 +196,13 @@ impl Lowerer<'_> {
             other => return Err(format!("reduces a value laid out as {other:?}")),
         };
         let (full, tail) = (len / lanes, len % lanes);
-        // Rows that follow each other without a gap reduce as one run of repeats; otherwise
-        // each row's partial results start on an aligned block.
-        let part = if pitch == full * lanes {
+        // Rows that follow each other without a gap reduce as one run of repeats, their
+        // results back to back unless the next level reads those row by row from blocks
+        // they do not start on (a run of its own over rows that do not end on whole repeats
+        // of it); otherwise each row's partial results start on an aligned block.
+        let next_by_rows = full > lanes && full % lanes != 0;
+        let on_blocks = (full * d.size() as i64) % self.frame.align == 0;
+        let part = if pitch == full * lanes && (on_blocks || !next_by_rows) {
             full
         } else {
             self.frame.aligned(d, full)
