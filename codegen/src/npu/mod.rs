@@ -399,7 +399,7 @@ pub fn candidates(
                 let Some(c) = plan.chunks else { continue };
                 out.push(Candidate {
                     label: format!(
-                        "chunks of {} columns, groups of {} row(s), inputs {}{}",
+                        "chunks of {} columns, groups of {} row(s), inputs {}{}{}",
                         c.width,
                         plan.group_rows,
                         if c.resident {
@@ -407,7 +407,11 @@ pub fn candidates(
                         } else {
                             "per chunk"
                         },
-                        row_stores(&plan)
+                        row_stores(&plan),
+                        match c.spread {
+                            1 => String::new(),
+                            s => format!(", each group's chunks over {s} cores"),
+                        }
                     ),
                     predicted: plan.predicted as f64,
                     compiled: Compiled {

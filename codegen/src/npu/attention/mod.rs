@@ -179,6 +179,7 @@ pub fn compile_ranked(
         machine,
         slots: 1,
         row_stores: RowStores::EachGroup,
+        spread: 1,
     };
     let model = tiles::Model {
         att: &att,

@@ -40,7 +40,7 @@ use super::lower::Frame;
 use super::passes::{self, Step};
 use super::program::{self, Context, CoreRows, Places, RowStores};
 use super::recognise::{Kind, VectorKernel};
-use super::tiles::busiest;
+use super::spread::{self, Spread, Target, Workspaces};
 use super::Plan;
 use crate::npu::matmul::dtype;
 use crate::npu::NpuError;
@@ -62,11 +62,13 @@ pub struct Chunks {
     pub passes: usize,
     /// Whether inputs are loaded whole per group (else per chunk).
     pub resident: bool,
+    /// Cores sharing each group's chunks (`spread`; 1: a group is one core's).
+    pub spread: i64,
 }
 
-/// One way of going through the columns: inputs whole or streamed, the chunk width, and
-/// where per-row outputs wait.
-type Way = (Columns, i64, RowStores);
+/// One way of going through the columns: inputs whole or streamed, the chunk width, where
+/// per-row outputs wait, and the cores sharing each group's chunks.
+type Way = (Columns, i64, RowStores, i64);
 
 /// A range of the graph's nodes and how it runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,8 +82,14 @@ struct Part {
 enum Run {
     /// Once (per-row statements between passes).
     Rows,
-    /// Chunks `first..first + count` of a pass, each `cols` columns.
-    Chunks { first: i64, count: i64, cols: i64 },
+    /// Chunks `first..first + count` of pass `pass` (its step's index), each `cols`
+    /// columns.
+    Chunks {
+        first: i64,
+        count: i64,
+        cols: i64,
+        pass: usize,
+    },
 }
 
 /// The graph of a chunk width, with its temporaries and parts.
@@ -89,6 +97,9 @@ struct Built {
     group: Group,
     temps: Temps,
     parts: Vec<Part>,
+    /// Each pass's reduction targets (by its step's index), or why the passes cannot be
+    /// spread over cores.
+    targets: Result<BTreeMap<usize, Vec<Target>>, String>,
 }
 
 impl Built {
@@ -112,6 +123,7 @@ impl Built {
             .collect();
         let mut specs = Vec::new();
         let mut runs = Vec::new();
+        let mut targets = Ok(BTreeMap::new());
         for (i, step) in steps.iter().enumerate() {
             match step {
                 Step::Rows(stmts) => {
@@ -128,6 +140,14 @@ impl Built {
                     } else {
                         vec![]
                     };
+                    if let Ok(t) = &mut targets {
+                        match spread::targets(vk, kernel, stmts) {
+                            Ok(found) => {
+                                t.insert(i, found);
+                            }
+                            Err(e) => targets = Err(e),
+                        }
+                    }
                     let chunks = [(0, full, w), (full, (tail > 0) as i64, tail)];
                     for (first, count, c) in chunks.into_iter().filter(|x| x.1 > 0) {
                         specs.push(StepSpec {
@@ -139,6 +159,7 @@ impl Built {
                             first,
                             count,
                             cols: c,
+                            pass: i,
                         });
                     }
                 }
@@ -157,13 +178,31 @@ impl Built {
             group,
             temps,
             parts,
+            targets,
         })
+    }
+
+    /// The reduction targets of pass `pass` (none when the passes cannot be spread).
+    fn targets_of(&self, pass: usize) -> &[Target] {
+        (self.targets.as_ref().ok())
+            .and_then(|t| t.get(&pass))
+            .map_or(&[], |t| &t[..])
+    }
+
+    /// Whether part `i` is the last of its pass.
+    fn ends_pass(&self, i: usize) -> Option<usize> {
+        let pass = |p: Option<&Part>| match p.map(|p| p.run) {
+            Some(Run::Chunks { pass, .. }) => Some(pass),
+            _ => None,
+        };
+        let this = pass(self.parts.get(i))?;
+        (pass(self.parts.get(i + 1)) != Some(this)).then_some(this)
     }
 
     fn context<'a>(
         &'a self,
         (vk, kernel, params, machine): Parts<'a>,
-        row_stores: RowStores,
+        (row_stores, spread): (RowStores, i64),
     ) -> Context<'a> {
         Context {
             kernel,
@@ -174,6 +213,7 @@ impl Built {
             machine,
             slots: 2,
             row_stores,
+            spread,
         }
     }
 }
@@ -191,6 +231,27 @@ fn row_outputs(ctx: &Context) -> Vec<ArrayId> {
     (ctx.outputs().into_iter())
         .filter(|&a| !ctx.ringed(a))
         .collect()
+}
+
+/// How `ctx`'s groups in chunks of `w` columns are shared by a team's members.
+fn spread_of(ctx: &Context, w: i64) -> Spread {
+    Spread {
+        members: ctx.spread,
+        chunks: (ctx.vk.cols.unwrap_or(1) + w - 1) / w,
+    }
+}
+
+/// Whether groups of `rows` rows can be spread over teams of `ctx.spread` cores: every
+/// member has chunks, every core as many groups, rows of whole blocks, per-row outputs
+/// stored group by group, no target reduced two ways in a pass.
+fn spreadable(ctx: &Context, built: &Built, rows: i64, w: i64) -> bool {
+    let cores = ctx.machine.cores as i64;
+    ctx.spread == 1
+        || (built.targets.is_ok()
+            && ctx.row_stores == RowStores::EachGroup
+            && spread_of(ctx, w).fits()
+            && spread::whole_blocks(ctx)
+            && CoreRows::of(ctx, rows).same_groups(cores, rows))
 }
 
 /// Whether inputs are loaded whole per group.
@@ -222,12 +283,26 @@ fn traffic(ctx: &Context, nodes: &Range<Val>) -> (BTreeSet<ArrayId>, BTreeSet<Ar
 }
 
 /// The model's figures for groups of `rows` rows in chunks of `w` columns: (cycles of the
-/// busiest core, its GM cycles, its vector cycles).
-fn cost(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> (f64, f64, f64) {
+/// busiest core, its GM cycles, its vector cycles). With chunks spread over a team, the
+/// busiest core is a team's first member (the first chunks of every pass, and the per-row
+/// outputs' stores).
+fn cost(ctx: &Context, built: &Built, rows: i64, w: i64) -> (f64, f64, f64) {
     let m = ctx.machine;
     let gm = &m.gm;
     let cols = ctx.vk.cols.unwrap_or(1);
     let (rate, lat) = super::tiles::gm_share(m);
+    let parts = &built.parts;
+    let spread = spread_of(ctx, w);
+    // the first member's chunks of `first..first + count`
+    let mine_of = |first: i64, count: i64| match spread.members {
+        1 => count,
+        _ => spread.share().max(first).min(first + count) - first,
+    };
+    // the meetings after part `i` of a group of `r` rows: (cycles, GM cycles)
+    let meeting = |i: usize, r: i64| match built.ends_pass(i) {
+        Some(pass) => spread::meet_cycles(ctx, spread, built.targets_of(pass), r),
+        None => (0.0, 0.0),
+    };
     // GM cycles of one iteration of chunk `first` (`len` columns) for `r` rows
     let gm_cycles = |arrays: &BTreeSet<ArrayId>, r: i64, first: i64, len: i64| {
         let (mut charged, mut bursts) = (0u64, 0u64);
@@ -253,30 +328,58 @@ fn cost(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> (f64, f64, f64) {
         }
         charged as f64 / rate + bursts as f64 * gm.burst_cycles
     };
+    // inputs whole per group, a group of `r` rows: the GM cycles of its loads (the
+    // member's columns) and of its chunks' stores, its vector cycles, and its meetings'
+    // cycles and GM cycles
+    let whole_rows = |r: i64| {
+        let loaded = mine_of(0, spread.chunks) * w;
+        let load = gm_cycles(&ctx.per_group(), r, 0, loaded.min(cols));
+        let (mut store, mut v, mut meet, mut meet_gm) = (0.0, 0.0, 0.0, 0.0);
+        for (i, p) in parts.iter().enumerate() {
+            let each = ctx.vector_cycles_in(r, p.nodes.clone());
+            match p.run {
+                Run::Rows => v += each,
+                Run::Chunks {
+                    first, count, cols, ..
+                } => {
+                    let count = mine_of(first, count);
+                    v += count as f64 * each;
+                    let stores = traffic(ctx, &p.nodes).1;
+                    store += count as f64 * gm_cycles(&stores, r, first, cols);
+                    let (c, mg) = meeting(i, r);
+                    meet += c;
+                    meet_gm += mg;
+                }
+            }
+        }
+        (load, store, v, meet, meet_gm)
+    };
+    // pipelined group by group, a group's cycles in the steady state (of its GM and vector
+    // cycles)
+    let steady = |g: f64, v: f64| g.max(v).max((lat + g + v) / 2.0);
     // (cycles, GM cycles, vector cycles) of a group of `r` rows, its per-row outputs aside
     let group_alone = |r: i64| {
         let (mut cycles, mut g_all, mut v_all, mut pending) = (0.0, 0.0, 0.0, 0.0);
         if resident(ctx) {
-            // the group's rows whole, then its chunks' stores: pipelined group by group
-            let (mut g, mut v) = (gm_cycles(&ctx.per_group(), r, 0, cols), 0.0);
-            for p in parts {
-                let each = ctx.vector_cycles_in(r, p.nodes.clone());
-                match p.run {
-                    Run::Rows => v += each,
-                    Run::Chunks { first, count, cols } => {
-                        v += count as f64 * each;
-                        let stores = traffic(ctx, &p.nodes).1;
-                        g += count as f64 * gm_cycles(&stores, r, first, cols);
-                    }
-                }
-            }
-            return (g.max(v).max((lat + g + v) / 2.0), g, v);
+            // the group's rows whole, then its chunks' stores, the meetings apart
+            let (load, store, v, meet, meet_gm) = whole_rows(r);
+            let g = load + store;
+            return (steady(g, v) + meet, g + meet_gm, v);
         }
-        for p in parts {
+        for (i, p) in parts.iter().enumerate() {
             let v = ctx.vector_cycles_in(r, p.nodes.clone());
             match p.run {
                 Run::Rows => pending += v,
-                Run::Chunks { first, count, cols } => {
+                Run::Chunks {
+                    first, count, cols, ..
+                } => {
+                    let count = mine_of(first, count);
+                    let (c, mg) = meeting(i, r);
+                    cycles += c;
+                    g_all += mg;
+                    if count == 0 {
+                        continue;
+                    }
                     let (loads, stores) = traffic(ctx, &p.nodes);
                     let both = loads.union(&stores).copied().collect();
                     let g = gm_cycles(&both, r, first, cols);
@@ -292,7 +395,7 @@ fn cost(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> (f64, f64, f64) {
     // per-row outputs: stored group by group (the next group waits for the store), or
     // kept for the core's rows and stored once after its last group
     let row_outs: BTreeSet<ArrayId> = row_outputs(ctx).into_iter().collect();
-    let mine = busiest(ctx.vk.row_count(), ctx.granule(), m.cores as i64);
+    let mine = ctx.team_rows();
     let each_group = ctx.row_stores == RowStores::EachGroup;
     let once = core_homes::store_cycles(ctx, rows);
     // (cycles, GM cycles, vector cycles) of a group of `r` rows
@@ -307,8 +410,16 @@ fn cost(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> (f64, f64, f64) {
     let groups = (mine + rows - 1) / rows;
     let (whole, last) = (group(rows), group(mine - (groups - 1) * rows));
     let k = (groups - 1) as f64;
+    // inputs whole per group, nothing hides the first group's loads, and its computation
+    // overlaps only its own stores
+    let exposed = if resident(ctx) {
+        let (load, store, v, _, _) = whole_rows(rows.min(mine));
+        (load + v.max(store) - steady(load + store, v)).max(0.0)
+    } else {
+        0.0
+    };
     (
-        k * whole.0 + last.0 + 2.0 * lat + once,
+        k * whole.0 + last.0 + 2.0 * lat + once + exposed,
         k * whole.1 + last.1 + once,
         k * whole.2 + last.2,
     )
@@ -377,13 +488,16 @@ pub fn ranked(
                 continue;
             }
         };
-        for stores in [RowStores::OncePerCore, RowStores::EachGroup] {
-            let ctx = built.context((vk, kernel, params, machine), stores);
+        let cores = machine.cores as i64;
+        let spreads = (1..=cores).filter(|s| cores % s == 0);
+        let options = [RowStores::OncePerCore, RowStores::EachGroup].into_iter();
+        for (stores, spread) in options.flat_map(|o| spreads.clone().map(move |s| (o, s))) {
+            let ctx = built.context((vk, kernel, params, machine), (stores, spread));
             if stores == RowStores::OncePerCore && core_homes::outputs(&ctx).is_empty() {
                 continue;
             }
             let g = ctx.group_granule();
-            let mine = busiest(vk.row_count(), ctx.granule(), machine.cores as i64);
+            let mine = ctx.team_rows();
             let least = ctx.ub_bytes(g);
             if smallest.is_none_or(|(b, _, _)| least < b) {
                 smallest = Some((least, g, w));
@@ -399,8 +513,11 @@ pub fn ranked(
                 if stores == RowStores::OncePerCore && !core_homes::one_store(&ctx, r) {
                     continue;
                 }
-                let (cycles, _, _) = cost(&ctx, &built.parts, r, w);
-                costed.push((cycles, r, (way.0, w, stores)));
+                if !spreadable(&ctx, &built, r, w) {
+                    continue;
+                }
+                let (cycles, _, _) = cost(&ctx, &built, r, w);
+                costed.push((cycles, r, (way.0, w, stores, spread)));
             }
         }
     }
@@ -443,10 +560,10 @@ fn chosen(
 ) -> Result<(npu_sim::Program, Plan), NpuError> {
     let cols = vk.cols.unwrap_or(1);
     let capacity = machine.tier(Tier::Ub).map_or(0, |t| t.capacity);
-    let ctx = built.context((vk, kernel, params, machine), way.2);
+    let ctx = built.context((vk, kernel, params, machine), (way.2, way.3));
     let w = way.1;
-    let program = emit(&ctx, &built.parts, rows, w)?;
-    let (predicted, gm_cycles, vector_cycles) = cost(&ctx, &built.parts, rows, w);
+    let program = emit(&ctx, built, rows, w)?;
+    let (predicted, gm_cycles, vector_cycles) = cost(&ctx, built, rows, w);
     let g = ctx.granule();
     Ok((
         program,
@@ -470,21 +587,33 @@ fn chosen(
                 count: (cols + w - 1) / w,
                 passes,
                 resident: way.0 != Columns::Streamed,
+                spread: way.3,
             }),
         },
     ))
 }
 
 /// The program for groups of `rows` rows in chunks of `w` columns.
-fn emit(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> Result<npu_sim::Program, NpuError> {
+fn emit(ctx: &Context, built: &Built, rows: i64, w: i64) -> Result<npu_sim::Program, NpuError> {
     let k = ctx.kernel;
+    let parts = &built.parts;
     let cols = ctx.vk.cols.unwrap_or(1);
+    let spread = spread_of(ctx, w);
     let mut b = Builder::new();
     let mut names = BTreeSet::new();
     let tensors = program::tensors(ctx, &mut b, &mut names)?;
     let bufs = program::declare(ctx, &mut b, rows, &mut names);
+    let meetings = (0..parts.len())
+        .filter_map(|i| built.ends_pass(i))
+        .filter(|&pass| !built.targets_of(pass).is_empty())
+        .count() as i64;
+    let workspaces = Workspaces::declare(ctx, &mut b, &mut names, rows, meetings);
     let core_rows = CoreRows::of(ctx, rows);
-    program::per_core_inputs(ctx, &mut b, &bufs, &tensors, true)?;
+    // spread, the member computing the last chunks zeroes what they read unloaded
+    program::per_core_inputs(ctx, &mut b, &bufs, &tensors, spread.members == 1)?;
+    if spread.members > 1 {
+        spread::zero_padding(ctx, &mut b, spread, &bufs, (rows, w));
+    }
     let places = Places::new(ctx, &bufs)?;
     program::invariants(ctx, &mut b, &places);
     let buf = |h: program::Holds| {
@@ -529,6 +658,15 @@ fn emit(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> Result<npu_sim::Pro
     for (src, dst, id) in used() {
         b.set_flag(src, dst, id);
     }
+    // the homes of the reductions' targets, which a team's members combine
+    let target_homes = (ctx.reduced().into_iter())
+        .filter(|_| spread.members > 1)
+        .map(|a| {
+            let (buf, _) = buf(program::Holds::Home(a))?;
+            let offset = Expr::Const(0);
+            Ok((a, Place { buf, offset }))
+        })
+        .collect::<Result<BTreeMap<_, _>, NpuError>>()?;
     let mut err = None;
     b.repeat("t", core_rows.groups(rows), |b, t| {
         let (row0, r) = core_rows.group(&t, rows);
@@ -556,13 +694,22 @@ fn emit(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> Result<npu_sim::Pro
             b.wait_flag(Pipe::V, Pipe::Mte2, group_slot.clone());
             for &a in &group_loads {
                 let loaded = buf(program::Holds::In(a)).and_then(|(id, elems)| {
-                    let gm = b.at(tensor(a)?, gm_index(a, Expr::Const(0)));
-                    let ub = b.at(id, [group_slot.clone() * elems]);
-                    let dma = match ctx.vk.arrays[&a] {
-                        Kind::Tile => {
-                            Dma::new(ub, gm, r.clone(), cols).strides(cols, ctx.loaded_width())
-                        }
-                        _ => Dma::new(ub, gm, 1, r.clone()),
+                    let tile = ctx.vk.arrays[&a] == Kind::Tile;
+                    // a member loads its chunks' columns, where the whole rows would be
+                    let (c0, len) = match spread.members {
+                        1 => (Expr::Const(0), Expr::Const(cols)),
+                        _ if tile => spread.columns(cols, w),
+                        _ => (Expr::Const(0), Expr::Const(0)),
+                    };
+                    let at = match spread.members {
+                        1 => group_slot.clone() * elems,
+                        _ => group_slot.clone() * elems + c0.clone(),
+                    };
+                    let gm = b.at(tensor(a)?, gm_index(a, c0));
+                    let ub = b.at(id, [at]);
+                    let dma = match tile {
+                        true => Dma::new(ub, gm, r.clone(), len).strides(cols, ctx.loaded_width()),
+                        false => Dma::new(ub, gm, 1, r.clone()),
                     };
                     b.origin(Some(&format!("load {} rows", k.array(a).name)));
                     b.push(dma);
@@ -595,11 +742,21 @@ fn emit(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> Result<npu_sim::Pro
             }
         };
         let mut base = 0;
-        for (p, (loads, stores)) in parts.iter().zip(&traffic) {
+        let mut meeting = 0;
+        // where a reduction's target is for the whole group (every target has a home)
+        let home = |a: ArrayId| target_homes[&a].clone();
+        let team = spread::Team {
+            spread,
+            workspaces: &workspaces,
+            bufs: &bufs,
+            home: &home,
+        };
+        for (i, (p, (loads, stores))) in parts.iter().zip(&traffic).enumerate() {
             let Run::Chunks {
                 first,
                 count,
                 cols: len,
+                pass,
             } = p.run
             else {
                 let zero = Expr::Const(0);
@@ -607,10 +764,24 @@ fn emit(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> Result<npu_sim::Pro
                 program::nodes(ctx, b, &at, &group_rows, p.nodes.clone());
                 continue;
             };
-            // the part's `i`th chunk
+            let targets = built.targets_of(pass);
+            if first == 0 {
+                spread::identities(ctx, b, &team, targets, &group_rows);
+            }
+            // the member's chunks of the part: the first (past the part's) and how many
+            let (mine, mine_count) = spread.part(first, count);
+            // the part's `i`th chunk of the member's
             let iteration = |b: &mut Builder, i: Expr| -> Result<(), NpuError> {
-                let slot = (t.clone() * per_group + i.clone() + base) % 2;
-                let col0 = (i + first) * w;
+                let (slot, col0) = match spread.members {
+                    1 => (
+                        (t.clone() * per_group + i.clone() + base) % 2,
+                        (i + first) * w,
+                    ),
+                    _ => (
+                        (t.clone() * per_group + i.clone() + (mine.clone() - first) + base) % 2,
+                        (i + mine.clone()) * w,
+                    ),
+                };
                 // the chunk of array `a` between GM and its ring slot
                 let chunk = |b: &mut Builder, a: ArrayId, ring: program::Holds, load: bool| {
                     let (id, elems) = buf(ring)?;
@@ -661,17 +832,24 @@ fn emit(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> Result<npu_sim::Pro
                 }
                 Ok(())
             };
-            let done = if count == 1 {
+            let done = if count == 1 && spread.members == 1 {
                 iteration(b, Expr::Const(0))
             } else {
                 let mut res = Ok(());
-                b.repeat("c", count, |b, c| res = iteration(b, c));
+                b.repeat("c", mine_count, |b, c| res = iteration(b, c));
                 res
             };
             if let Err(e) = done {
                 err.get_or_insert(e);
             }
             base += count;
+            if built.ends_pass(i).is_some() && !targets.is_empty() {
+                let met = spread::meet(ctx, b, &team, (meeting, &t), targets, &group_rows);
+                if let Err(e) = met {
+                    err.get_or_insert(e);
+                }
+                meeting += 1;
+            }
         }
         if !group_loads.is_empty() {
             b.set_flag(Pipe::V, Pipe::Mte2, group_slot);
@@ -679,18 +857,25 @@ fn emit(ctx: &Context, parts: &[Part], rows: i64, w: i64) -> Result<npu_sim::Pro
         if each_group {
             b.set_flag(Pipe::V, Pipe::Mte3, 2);
             b.wait_flag(Pipe::V, Pipe::Mte3, 2);
-            for &a in &row_outputs {
-                let stored = buf(program::Holds::Home(a)).and_then(|(id, _)| {
-                    let gm = b.at(tensor(a)?, gm_index(a, Expr::Const(0)));
-                    let ub = b.at(id, [Expr::Const(0)]);
-                    b.origin(Some(&format!("store {} rows", k.array(a).name)));
-                    b.push(Dma::new(gm, ub, 1, r.clone()));
-                    b.origin(None);
-                    Ok(())
-                });
-                if let Err(e) = stored {
-                    err.get_or_insert(e);
+            // (by a team's first member only: every member has the same values)
+            let mut store_rows = |b: &mut Builder| {
+                for &a in &row_outputs {
+                    let stored = buf(program::Holds::Home(a)).and_then(|(id, _)| {
+                        let gm = b.at(tensor(a)?, gm_index(a, Expr::Const(0)));
+                        let ub = b.at(id, [Expr::Const(0)]);
+                        b.origin(Some(&format!("store {} rows", k.array(a).name)));
+                        b.push(Dma::new(gm, ub, 1, r.clone()));
+                        b.origin(None);
+                        Ok(())
+                    });
+                    if let Err(e) = stored {
+                        err.get_or_insert(e);
+                    }
                 }
+            };
+            match spread.members {
+                1 => store_rows(b),
+                _ => b.when("lead", spread.lead(), store_rows),
             }
             b.set_flag(Pipe::Mte3, Pipe::V, 2);
         }

@@ -25,6 +25,7 @@ pub mod lower;
 pub mod passes;
 pub mod program;
 pub mod recognise;
+pub mod spread;
 pub mod tiles;
 
 use crate::npu::NpuError;
@@ -110,12 +111,26 @@ impl Plan {
                 self.ub_capacity
             ),
         };
+        let spread = match self.chunks.map_or(1, |c| c.spread) {
+            1 => String::new(),
+            s => format!(
+                " Each group's chunks are spread over a team of {s} cores (contiguous ranges of every pass's chunks); after a pass with reductions the members' partial results meet through a GM workspace and a sync_all, each member combining them in member order; per-row outputs are stored by the team's first member."
+            ),
+        };
         let mut lines = vec![
             format!(
-                "Vector path: {} rows{columns} dealt to {} cores in contiguous ranges (multiples of {} rows), in groups of {} rows ({} on the busiest core).",
-                self.rows, self.cores, self.granule, self.group_rows, self.groups
+                "Vector path: {} rows{columns} dealt to {} in contiguous ranges (multiples of {} rows), in groups of {} rows ({} on the busiest core).",
+                self.rows,
+                match self.chunks.map_or(1, |c| c.spread) {
+                    1 => format!("{} cores", self.cores),
+                    s if self.cores == s => format!("1 team of {s} cores"),
+                    s => format!("{} teams of {s} cores", self.cores / s),
+                },
+                self.granule,
+                self.group_rows,
+                self.groups
             ),
-            each,
+            each + &spread,
             format!(
                 "Model of the busiest core: {} GM cycles, {} vector cycles.",
                 self.gm_cycles, self.vector_cycles
@@ -192,6 +207,7 @@ pub fn compile_with(
         machine,
         slots: 2,
         row_stores,
+        spread: 1,
     };
     // per-row outputs stored group by group, or kept for the core's rows: the cheaper
     let mut best: Option<(RowStores, tiles::Tiling)> = None;

@@ -54,6 +54,9 @@ pub enum Holds {
     PerCore(ArrayId),
     /// A value computed once per core.
     Invariant(Val),
+    /// The partial results of a reduction's target from each member of a team sharing a
+    /// group's chunks (`spread`), loaded from the GM workspace.
+    Partials(ArrayId),
     /// A temporary value of a class.
     Temp(Class, usize),
 }
@@ -113,9 +116,12 @@ pub struct Context<'a> {
     pub slots: i64,
     /// How per-row outputs are stored.
     pub row_stores: RowStores,
+    /// Cores that share each group of rows, each computing a contiguous range of its
+    /// column chunks (`spread`); 1: a group is one core's.
+    pub spread: i64,
 }
 
-fn unit(m: &Machine, g: &Group) -> Unit {
+pub(super) fn unit(m: &Machine, g: &Group) -> Unit {
     Unit {
         frame: g.frame,
         startup: m.vector.startup,
@@ -266,6 +272,17 @@ impl Context<'_> {
                 });
             }
         }
+        if self.spread > 1 {
+            for a in self.reduced() {
+                let d = self.dtype(a);
+                out.push(Spec {
+                    holds: Holds::Partials(a),
+                    dtype: d,
+                    slots: 1,
+                    elems: self.spread * f.aligned(d, rows),
+                });
+            }
+        }
         for (&class, &count) in &self.temps.count {
             let lanes = f.lanes(class.dtype);
             let elems = f.aligned(class.dtype, class.layout.elements(rows, f.width, lanes));
@@ -352,14 +369,36 @@ impl Context<'_> {
             && !self.ringed(a)
     }
 
+    /// Teams of cores sharing groups of rows: the cores, or fewer when a group's chunks are
+    /// spread over several cores.
+    pub fn teams(&self) -> i64 {
+        self.machine.cores as i64 / self.spread
+    }
+
+    /// The running core's team: its index among [`Self::teams`].
+    pub fn team(&self) -> Expr {
+        match self.spread {
+            1 => Expr::Core,
+            s => Expr::Core / s,
+        }
+    }
+
+    /// The targets of the kernel's reductions.
+    pub fn reduced(&self) -> BTreeSet<ArrayId> {
+        (self.vk.stmts.iter())
+            .filter(|s| s.reduce.is_some())
+            .map(|s| s.target)
+            .collect()
+    }
+
+    /// Rows of the busiest team (a core's rows when groups are not spread).
+    pub fn team_rows(&self) -> i64 {
+        super::tiles::busiest(self.vk.row_count(), self.granule(), self.teams())
+    }
+
     /// Groups of `rows` rows on the busiest core.
     pub fn core_groups(&self, rows: i64) -> i64 {
-        let mine = super::tiles::busiest(
-            self.vk.row_count(),
-            self.granule(),
-            self.machine.cores as i64,
-        );
-        (mine + rows - 1) / rows
+        (self.team_rows() + rows - 1) / rows
     }
 
     /// The nodes computed per group, in order.
@@ -437,6 +476,7 @@ pub fn declare(
             Holds::Home(a) => format!("ub_{}", k.array(a).name),
             Holds::PerCore(a) => format!("core_{}", k.array(a).name),
             Holds::Invariant(v) => format!("const{v}"),
+            Holds::Partials(a) => format!("partials_{}", k.array(a).name),
             Holds::Temp(c, i) => format!("tmp_{}_{}", c.dtype, i) + &temp_suffix(c),
         };
         let mut name = base.clone();
@@ -490,21 +530,22 @@ pub struct CoreRows {
 }
 
 impl CoreRows {
-    /// The rows of each core, in balanced contiguous ranges of whole granules, for groups
-    /// of `rows` rows.
+    /// The rows of each core (of each team when groups are spread), in balanced contiguous
+    /// ranges of whole granules, for groups of `rows` rows.
     pub fn of(ctx: &Context, rows: i64) -> CoreRows {
-        let cores = ctx.machine.cores as i64;
+        let cores = ctx.teams();
+        let team = ctx.team();
         let nr = ctx.vk.row_count();
         let gran = ctx.granule();
         let granules = (nr + gran - 1) / gran;
         let (q, rem) = (granules / cores, granules % cores);
-        // core c's rows: granules [c*q + min(c, rem), + q + (c < rem)), clipped to the rows
+        // team c's rows: granules [c*q + min(c, rem), + q + (c < rem)), clipped to the rows
         let (first, last) = if rem == 0 && q * gran * cores == nr {
-            let first = times(Expr::Core, q * gran);
+            let first = times(team, q * gran);
             (first.clone(), first + q * gran)
         } else {
-            let first_g = times(Expr::Core, q) + Expr::Core.min(rem);
-            let count_g = Expr::Const(q) + Expr::Core.cmp(CmpOp::Lt, rem);
+            let first_g = times(team.clone(), q) + team.clone().min(rem);
+            let count_g = Expr::Const(q) + team.cmp(CmpOp::Lt, rem);
             (
                 times(first_g.clone(), gran),
                 times(first_g + count_g, gran).min(nr),
@@ -526,6 +567,13 @@ impl CoreRows {
             let ev = |e: &Expr| e.eval(&[], c, cores);
             (ev(&self.last) - ev(&self.first)).max(0)
         })
+    }
+
+    /// Whether each of `cores` cores has the same number of groups of `rows` rows.
+    pub fn same_groups(&self, cores: i64, rows: i64) -> bool {
+        let mut groups = self.counts(cores).map(|n| (n + rows - 1) / rows);
+        let first = groups.next();
+        groups.all(|g| Some(g) == first)
     }
 
     /// The number of groups of `rows` rows.
