@@ -481,11 +481,11 @@ fn partial_results_reduced_row_by_row_start_on_blocks() {
 }
 
 /// A few long rows: each group's chunks spread over a team of cores, whose partial
-/// results meet through GM after each pass with reductions. Rows of whole 32-byte blocks
-/// (so the members' chunks share none), with inputs whole per group or streamed, per-row
-/// outputs (stored by a team's first member), per-column inputs, an initial value that is
-/// not the reduction's identity (counted once: the other members start from the
-/// identity), and element-wise passes with no meeting.
+/// results meet through GM after each pass with reductions: inputs whole per group or
+/// streamed, per-row outputs (stored by a team's first member), per-column inputs, an
+/// initial value that is not the reduction's identity (counted once: the other members
+/// start from the identity), element-wise passes with no meeting, and rows off 32-byte
+/// blocks (a member's first chunk of a pass that stores waits for the others' stores).
 #[test]
 fn few_long_rows_spread_their_chunks_over_cores() {
     let softmax_f16 = example("softmax-f16.pk");
@@ -529,6 +529,19 @@ fn few_long_rows_spread_their_chunks_over_cores() {
         ),
         (biased, vec![("B", 3), ("L", 40_000)], "ascend-like", 8),
         (SCALE_BIAS_RELU, vec![("M", 1), ("N", 5_000)], "mini", 2),
+        (
+            &softmax_f16,
+            vec![("B", 17), ("L", 50_257)],
+            "ascend-like",
+            8,
+        ),
+        (
+            &train,
+            vec![("B", 13), ("D", 12_001)],
+            "ascend-like-halfgm",
+            4,
+        ),
+        (&layernorm, vec![("B", 3), ("D", 40_001)], "ascend-like", 8),
         (&softmax_f16, vec![("B", 1), ("L", 4_096)], "mini", 2),
     ];
     for (text, sizes, machine, members) in cases {
@@ -561,6 +574,20 @@ fn few_long_rows_spread_their_chunks_over_cores() {
         err.code,
         err.message
     );
+    // rows off 32-byte blocks: without the `sync_all` before the members' first chunks of
+    // the last pass, a member stores into a block its neighbour stores into at the same
+    // time
+    let k = kernel(&softmax_f16);
+    let (_, all) = sizes_of(&k, &[("B", 17), ("L", 50_257)]);
+    let c = compile(&k, &all, &m, true).unwrap();
+    let text = npu_sim::print(&c.program);
+    assert_eq!(text.matches("sync_all").count(), 3, "{text}");
+    if let Err(e) = run(&text) {
+        panic!("{}", e.message);
+    }
+    let cut = text.rfind("sync_all\n").unwrap();
+    let err = run(&format!("{}{}", &text[..cut], &text[cut + 9..])).unwrap_err();
+    assert_eq!(err.code, npu_sim::Code::Race, "{}", err.message);
 }
 
 #[test]
@@ -619,8 +646,9 @@ fn the_once_per_core_store_waits_for_v() {
     use vector::program::RowStores;
     let k = kernel(ROW_SUM);
     let m = Machine::load("ascend-like").unwrap();
-    for (columns, chunked) in [(30_000, false), (40_001, true)] {
-        let (_, all) = sizes_of(&k, &[("B", 19), ("L", columns)]);
+    // (enough rows that no team shares a group's chunks)
+    for (rows, columns, chunked) in [(19, 30_000, false), (100, 40_001, true)] {
+        let (_, all) = sizes_of(&k, &[("B", rows), ("L", columns)]);
         let c = compile(&k, &all, &m, true).unwrap();
         let codegen::npu::Plan::Vector(plan) = &c.plan else {
             panic!("{:?}", c.plan)

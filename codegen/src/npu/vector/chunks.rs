@@ -27,9 +27,12 @@
 //! Where a row's bytes are not whole 32-byte blocks, a row's last chunk and the next row's
 //! first share one, and chunk stores are ordered by `barrier MTE3`.
 //!
-//! `(R, w)` and the way inputs come are chosen by the vector path's analytic model (GM
-//! cycles of the bursts, vector cycles of the statements, pipelined as whole-row groups
-//! are), not by the simulator.
+//! With fewer groups than cores, a team of cores may share each group, each member a range
+//! of every pass's chunks (`spread`).
+//!
+//! `(R, w)`, the way inputs come and the cores per team are chosen by the vector path's
+//! analytic model (GM cycles of the bursts, vector cycles of the statements, pipelined as
+//! whole-row groups are), not by the simulator.
 
 use super::alloc::{self, Temps};
 use super::core_homes::{self, CoreHomes};
@@ -46,7 +49,7 @@ use crate::npu::matmul::dtype;
 use crate::npu::NpuError;
 use frontend::ir::{ArrayId, Kernel, Role};
 use npu_sim::builder::Builder;
-use npu_sim::program::{BarrierScope, Dma, Expr, Pipe, TensorId, Tier};
+use npu_sim::program::{BarrierScope, CmpOp, Dma, Expr, Pipe, TensorId, Tier};
 use npu_sim::Machine;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
@@ -242,16 +245,39 @@ fn spread_of(ctx: &Context, w: i64) -> Spread {
 }
 
 /// Whether groups of `rows` rows can be spread over teams of `ctx.spread` cores: every
-/// member has chunks, every core as many groups, rows of whole blocks, per-row outputs
-/// stored group by group, no target reduced two ways in a pass.
+/// member has chunks, every core as many groups, per-row outputs stored group by group, no
+/// target reduced two ways in a pass, and rows of whole 32-byte blocks, or else no in-out
+/// tile (a member would load a block its neighbour stores into) and at least two chunks a
+/// member (`deferring`).
 fn spreadable(ctx: &Context, built: &Built, rows: i64, w: i64) -> bool {
     let cores = ctx.machine.cores as i64;
     ctx.spread == 1
         || (built.targets.is_ok()
             && ctx.row_stores == RowStores::EachGroup
             && spread_of(ctx, w).fits()
-            && spread::whole_blocks(ctx)
+            && (spread::whole_blocks(ctx) || (!inout_tiles(ctx) && spread_of(ctx, w).fits_apart()))
             && CoreRows::of(ctx, rows).same_groups(cores, rows))
+}
+
+/// Whether pass `pass` of `parts` stores tiles.
+fn stores_tiles(ctx: &Context, parts: &[Part], pass: usize) -> bool {
+    parts.iter().any(|p| {
+        matches!(p.run, Run::Chunks { pass: q, .. } if q == pass)
+            && !traffic(ctx, &p.nodes).1.is_empty()
+    })
+}
+
+/// Whether a member's first chunk of each pass that stores tiles waits for the others'
+/// stores (a `sync_all`): spread over rows off 32-byte blocks, a member's first chunk
+/// stores into blocks its neighbour's last chunk (or the previous row's) stores into too.
+fn deferring(ctx: &Context, spread: Spread) -> bool {
+    spread.members > 1 && !spread::whole_blocks(ctx)
+}
+
+/// Whether a tile is read and written.
+fn inout_tiles(ctx: &Context) -> bool {
+    (ctx.vk.arrays.iter())
+        .any(|(&a, &k)| k == Kind::Tile && ctx.kernel.array(a).role == Role::InOut)
 }
 
 /// Whether inputs are loaded whole per group.
@@ -303,6 +329,13 @@ fn cost(ctx: &Context, built: &Built, rows: i64, w: i64) -> (f64, f64, f64) {
         Some(pass) => spread::meet_cycles(ctx, spread, built.targets_of(pass), r),
         None => (0.0, 0.0),
     };
+    // after part `i`, a member's first chunk of the pass (GM cycles `g`, vector cycles `v`)
+    // deferred past a `sync_all`, alone
+    let defer = deferring(ctx, spread);
+    let deferral = |i: usize, g: f64, v: f64| match built.ends_pass(i) {
+        Some(pass) if defer && stores_tiles(ctx, parts, pass) => 2.0 * lat + g + v,
+        _ => 0.0,
+    };
     // GM cycles of one iteration of chunk `first` (`len` columns) for `r` rows
     let gm_cycles = |arrays: &BTreeSet<ArrayId>, r: i64, first: i64, len: i64| {
         let (mut charged, mut bursts) = (0u64, 0u64);
@@ -345,9 +378,10 @@ fn cost(ctx: &Context, built: &Built, rows: i64, w: i64) -> (f64, f64, f64) {
                     let count = mine_of(first, count);
                     v += count as f64 * each;
                     let stores = traffic(ctx, &p.nodes).1;
-                    store += count as f64 * gm_cycles(&stores, r, first, cols);
+                    let g = gm_cycles(&stores, r, first, cols);
+                    store += count as f64 * g;
                     let (c, mg) = meeting(i, r);
-                    meet += c;
+                    meet += c + deferral(i, g, each);
                     meet_gm += mg;
                 }
             }
@@ -374,15 +408,15 @@ fn cost(ctx: &Context, built: &Built, rows: i64, w: i64) -> (f64, f64, f64) {
                     first, count, cols, ..
                 } => {
                     let count = mine_of(first, count);
+                    let (loads, stores) = traffic(ctx, &p.nodes);
+                    let both = loads.union(&stores).copied().collect();
+                    let g = gm_cycles(&both, r, first, cols);
                     let (c, mg) = meeting(i, r);
-                    cycles += c;
+                    cycles += c + deferral(i, g, v);
                     g_all += mg;
                     if count == 0 {
                         continue;
                     }
-                    let (loads, stores) = traffic(ctx, &p.nodes);
-                    let both = loads.union(&stores).copied().collect();
-                    let g = gm_cycles(&both, r, first, cols);
                     let v = v + std::mem::take(&mut pending) / count as f64;
                     cycles += count as f64 * g.max(v).max((lat + g + v) / 2.0);
                     g_all += count as f64 * g;
@@ -638,12 +672,24 @@ fn emit(ctx: &Context, built: &Built, rows: i64, w: i64) -> Result<npu_sim::Prog
     // a row's last chunk and the next row's first share a 32-byte block
     let shared_blocks = (traffic.iter().flat_map(|(_, s)| s))
         .any(|&a| ctx.row_bytes(a) % npu_sim::hazards::BLOCK as i64 != 0);
+    // each part's first chunk iteration in a group's, and a group's
+    let bases: Vec<i64> = (parts.iter())
+        .scan(0, |at, p| {
+            let base = *at;
+            if let Run::Chunks { count, .. } = p.run {
+                *at += count;
+            }
+            Some(base)
+        })
+        .collect();
     let per_group: i64 = (parts.iter())
         .map(|p| match p.run {
             Run::Chunks { count, .. } => count,
             Run::Rows => 0,
         })
         .sum();
+    let stores_of = |pass: usize| stores_tiles(ctx, parts, pass);
+    let defer = deferring(ctx, spread);
     // the "free" flags: set before the loop, waited for after it
     let free = [
         (loads_any, Pipe::V, Pipe::Mte2, &[0, 1][..]),
@@ -741,7 +787,6 @@ fn emit(ctx: &Context, built: &Built, rows: i64, w: i64) -> Result<npu_sim::Prog
                 _ => p,
             }
         };
-        let mut base = 0;
         let mut meeting = 0;
         // where a reduction's target is for the whole group (every target has a home)
         let home = |a: ArrayId| target_homes[&a].clone();
@@ -751,12 +796,81 @@ fn emit(ctx: &Context, built: &Built, rows: i64, w: i64) -> Result<npu_sim::Prog
             bufs: &bufs,
             home: &home,
         };
-        for (i, (p, (loads, stores))) in parts.iter().zip(&traffic).enumerate() {
+        // part `pi`'s chunk `c` (alone, `c` counts from the part's first chunk; spread, it
+        // is the chunk's number in the pass)
+        let iteration = |b: &mut Builder, pi: usize, c: Expr| -> Result<(), NpuError> {
+            let (p, (loads, stores), base) = (&parts[pi], &traffic[pi], bases[pi]);
             let Run::Chunks {
-                first,
-                count,
-                cols: len,
-                pass,
+                first, cols: len, ..
+            } = p.run
+            else {
+                return Ok(());
+            };
+            let (slot, col0) = match spread.members {
+                1 => (
+                    (t.clone() * per_group + c.clone() + base) % 2,
+                    (c + first) * w,
+                ),
+                _ => (
+                    (t.clone() * per_group + (c.clone() - first) + base) % 2,
+                    c * w,
+                ),
+            };
+            // the chunk of array `a` between GM and its ring slot
+            let chunk = |b: &mut Builder, a: ArrayId, ring: program::Holds, load: bool| {
+                let (id, elems) = buf(ring)?;
+                let gm = b.at(tensor(a)?, gm_index(a, col0.clone()));
+                let ub = b.at(id, [slot.clone() * elems]);
+                let (dst, src) = if load { (ub, gm) } else { (gm, ub) };
+                let dma = match ctx.vk.arrays[&a] {
+                    Kind::Tile => {
+                        let (gs, us) = (cols, w);
+                        Dma::new(dst, src, r.clone(), len)
+                            .strides(if load { gs } else { us }, if load { us } else { gs })
+                    }
+                    Kind::Col => Dma::new(dst, src, 1, len),
+                    _ => Dma::new(dst, src, 1, r.clone()),
+                };
+                let verb = if load { "load" } else { "store" };
+                b.origin(Some(&format!("{verb} a chunk of {}", k.array(a).name)));
+                b.push(dma);
+                b.origin(None);
+                Ok::<(), NpuError>(())
+            };
+            if !loads.is_empty() {
+                b.wait_flag(Pipe::V, Pipe::Mte2, slot.clone());
+                for &a in loads {
+                    chunk(b, a, program::Holds::In(a), true)?;
+                }
+                b.set_flag(Pipe::Mte2, Pipe::V, slot.clone());
+                b.wait_flag(Pipe::Mte2, Pipe::V, slot.clone());
+            }
+            if !stores.is_empty() {
+                b.wait_flag(Pipe::Mte3, Pipe::V, slot.clone());
+            }
+            let at = |v: Val| place(v, &slot, &col0);
+            program::nodes(ctx, b, &at, &group_rows, p.nodes.clone());
+            if !loads.is_empty() {
+                b.set_flag(Pipe::V, Pipe::Mte2, slot.clone());
+            }
+            if !stores.is_empty() {
+                b.set_flag(Pipe::V, Pipe::Mte3, slot.clone());
+                b.wait_flag(Pipe::V, Pipe::Mte3, slot.clone());
+                if shared_blocks {
+                    b.barrier(BarrierScope::Pipe(Pipe::Mte3));
+                }
+                for &a in stores {
+                    chunk(b, a, program::Holds::Out(a), false)?;
+                }
+                b.set_flag(Pipe::Mte3, Pipe::V, slot);
+            }
+            Ok(())
+        };
+        // the member's first chunk of every pass
+        let (lead_chunk, _) = spread.part(0, spread.chunks);
+        for (i, p) in parts.iter().enumerate() {
+            let Run::Chunks {
+                first, count, pass, ..
             } = p.run
             else {
                 let zero = Expr::Const(0);
@@ -770,79 +884,59 @@ fn emit(ctx: &Context, built: &Built, rows: i64, w: i64) -> Result<npu_sim::Prog
             }
             // the member's chunks of the part: the first (past the part's) and how many
             let (mine, mine_count) = spread.part(first, count);
-            // the part's `i`th chunk of the member's
-            let iteration = |b: &mut Builder, i: Expr| -> Result<(), NpuError> {
-                let (slot, col0) = match spread.members {
-                    1 => (
-                        (t.clone() * per_group + i.clone() + base) % 2,
-                        (i + first) * w,
-                    ),
-                    _ => (
-                        (t.clone() * per_group + i.clone() + (mine.clone() - first) + base) % 2,
-                        (i + mine.clone()) * w,
-                    ),
-                };
-                // the chunk of array `a` between GM and its ring slot
-                let chunk = |b: &mut Builder, a: ArrayId, ring: program::Holds, load: bool| {
-                    let (id, elems) = buf(ring)?;
-                    let gm = b.at(tensor(a)?, gm_index(a, col0.clone()));
-                    let ub = b.at(id, [slot.clone() * elems]);
-                    let (dst, src) = if load { (ub, gm) } else { (gm, ub) };
-                    let dma = match ctx.vk.arrays[&a] {
-                        Kind::Tile => {
-                            let (gs, us) = (cols, w);
-                            Dma::new(dst, src, r.clone(), len)
-                                .strides(if load { gs } else { us }, if load { us } else { gs })
-                        }
-                        Kind::Col => Dma::new(dst, src, 1, len),
-                        _ => Dma::new(dst, src, 1, r.clone()),
-                    };
-                    let verb = if load { "load" } else { "store" };
-                    b.origin(Some(&format!("{verb} a chunk of {}", k.array(a).name)));
-                    b.push(dma);
-                    b.origin(None);
-                    Ok::<(), NpuError>(())
-                };
-                if !loads.is_empty() {
-                    b.wait_flag(Pipe::V, Pipe::Mte2, slot.clone());
-                    for &a in loads {
-                        chunk(b, a, program::Holds::In(a), true)?;
-                    }
-                    b.set_flag(Pipe::Mte2, Pipe::V, slot.clone());
-                    b.wait_flag(Pipe::Mte2, Pipe::V, slot.clone());
+            // a member's first chunk of a pass that stores into blocks another member's
+            // chunks share comes after the others' stores (`defer`)
+            let deferred = defer && stores_of(pass);
+            let done = if spread.members == 1 {
+                if count == 1 {
+                    iteration(b, i, Expr::Const(0))
+                } else {
+                    let mut res = Ok(());
+                    b.repeat("c", count, |b, c| res = iteration(b, i, c));
+                    res
                 }
-                if !stores.is_empty() {
-                    b.wait_flag(Pipe::Mte3, Pipe::V, slot.clone());
-                }
-                let at = |v: Val| place(v, &slot, &col0);
-                program::nodes(ctx, b, &at, &group_rows, p.nodes.clone());
-                if !loads.is_empty() {
-                    b.set_flag(Pipe::V, Pipe::Mte2, slot.clone());
-                }
-                if !stores.is_empty() {
-                    b.set_flag(Pipe::V, Pipe::Mte3, slot.clone());
-                    b.wait_flag(Pipe::V, Pipe::Mte3, slot.clone());
-                    if shared_blocks {
-                        b.barrier(BarrierScope::Pipe(Pipe::Mte3));
-                    }
-                    for &a in stores {
-                        chunk(b, a, program::Holds::Out(a), false)?;
-                    }
-                    b.set_flag(Pipe::Mte3, Pipe::V, slot);
-                }
-                Ok(())
-            };
-            let done = if count == 1 && spread.members == 1 {
-                iteration(b, Expr::Const(0))
             } else {
+                // (deferred, the member's first chunk is skipped if it is in this part)
+                let (first_c, n) = match deferred {
+                    true => {
+                        let skip = mine.clone().cmp(CmpOp::Eq, lead_chunk.clone());
+                        (mine.clone() + skip.clone(), mine_count - skip)
+                    }
+                    false => (mine.clone(), mine_count),
+                };
                 let mut res = Ok(());
-                b.repeat("c", mine_count, |b, c| res = iteration(b, c));
+                b.repeat("c", n, |b, c| res = iteration(b, i, c + first_c));
                 res
             };
             if let Err(e) = done {
                 err.get_or_insert(e);
             }
-            base += count;
+            if deferred && built.ends_pass(i).is_some() {
+                b.sync_all();
+                for (j, q) in parts.iter().enumerate() {
+                    let Run::Chunks {
+                        first,
+                        count,
+                        pass: other,
+                        ..
+                    } = q.run
+                    else {
+                        continue;
+                    };
+                    if other != pass {
+                        continue;
+                    }
+                    let inside = (lead_chunk.clone().cmp(CmpOp::Ge, first))
+                        .min(lead_chunk.clone().cmp(CmpOp::Lt, first + count));
+                    let mut res = Ok(());
+                    b.when("first", inside, |b| {
+                        res = iteration(b, j, lead_chunk.clone())
+                    });
+                    if let Err(e) = res {
+                        err.get_or_insert(e);
+                    }
+                }
+            }
             if built.ends_pass(i).is_some() && !targets.is_empty() {
                 let met = spread::meet(ctx, b, &team, (meeting, &t), targets, &group_rows);
                 if let Err(e) = met {

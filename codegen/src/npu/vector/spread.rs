@@ -4,10 +4,13 @@
 //! member `c % S` of team `c / S`; member `j` takes chunks `j*q..` of a pass's `n`, with
 //! `q = ceil(n / S)`, and every member has at least one).
 //!
-//! A member loads and stores its own chunks as a core does without spreading; the rows are
-//! whole 32-byte blocks of every tile array (the choice requires it), so chunk boundaries
-//! are block boundaries and no two cores store into one block. A pass's reductions meet
-//! through GM:
+//! A member loads and stores its own chunks as a core does without spreading. In rows of
+//! whole 32-byte blocks chunk boundaries are block boundaries; in rows off them a member's
+//! first chunk of a row shares a block with its neighbour's last (member 0's with the
+//! previous row's last), so in a pass that stores tiles each member computes its first
+//! chunk after all cores have met at a `sync_all` that follows every other chunk (`chunks`
+//! emits it; every member then has two chunks at least, and no tile is read and written).
+//! A pass's reductions meet through GM:
 //! - before the pass, members other than the first set the pass's reduction targets to the
 //!   reduction's identity (0, -inf, +inf); the first member's start from the target's value
 //!   (its initial value), which so counts once;
@@ -23,11 +26,10 @@
 //! meeting of a group: a meeting's rows are written again two groups later, after the next
 //! group's first `sync_all`, which every member reaches only after loading them.
 //!
-//! Deliberately absent: spreading rows whose tiles share 32-byte blocks (a member's first
-//! chunk would store into the block of the previous member's last), per-row outputs kept
-//! for the team's rows (they are stored group by group), and a combination other than in
-//! member order (each sum over the columns is a sum of the members' partial sums: allowed
-//! only with `--reorder-reductions`, as every reduction of the vector path).
+//! Deliberately absent: per-row outputs kept for the team's rows (they are stored group by
+//! group), teams with different numbers of groups, and a combination other than in member
+//! order (each sum over the columns is a sum of the members' partial sums: allowed only
+//! with `--reorder-reductions`, as every reduction of the vector path).
 
 use super::emit::{Emitter, Place, Rows};
 use super::graph::{Graph, Imm, Layout, Op};
@@ -58,6 +60,13 @@ impl Spread {
     /// Whether every member has at least one chunk of a pass.
     pub fn fits(self) -> bool {
         (self.members - 1) * self.share() < self.chunks
+    }
+
+    /// Whether every member has at least two chunks of a pass: a member's first chunk can
+    /// then wait for its neighbours' last ones (rows off 32-byte blocks) while its own last
+    /// does not.
+    pub fn fits_apart(self) -> bool {
+        self.share() >= 2 && self.chunks - (self.members - 1) * self.share() >= 2
     }
 
     /// The running core's index in its team.
@@ -345,6 +354,9 @@ pub fn zero_padding(
                 (Kind::Col, false) => (1, w, tail),
                 _ => return None,
             };
+            // from the block the padding starts in (before any load)
+            let per_block = ctx.group.frame.aligned(ctx.dtype(a), 1);
+            let start = start / per_block * per_block;
             (start < pitch).then_some((id, ctx.dtype(a), elems, rows, pitch, start))
         })
         .collect();
