@@ -67,6 +67,9 @@ pub struct Chunks {
     pub resident: bool,
     /// Cores sharing each group's chunks (`spread`; 1: a group is one core's).
     pub spread: i64,
+    /// Whether, spread over rows off 32-byte blocks, each member's first chunk of a pass
+    /// that stores tiles waits for the others' stores (a `sync_all`).
+    pub deferred: bool,
 }
 
 /// One way of going through the columns: inputs whole or streamed, the chunk width, where
@@ -622,6 +625,7 @@ fn chosen(
                 passes,
                 resident: way.0 != Columns::Streamed,
                 spread: way.3,
+                deferred: deferring(&ctx, spread_of(&ctx, w)),
             }),
         },
     ))

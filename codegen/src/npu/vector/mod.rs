@@ -111,11 +111,17 @@ impl Plan {
                 self.ub_capacity
             ),
         };
-        let spread = match self.chunks.map_or(1, |c| c.spread) {
-            1 => String::new(),
-            s => format!(
-                " Each group's chunks are spread over a team of {s} cores (contiguous ranges of every pass's chunks); after a pass with reductions the members' partial results meet through a GM workspace and a sync_all, each member combining them in member order; per-row outputs are stored by the team's first member."
+        let spread = match self.chunks {
+            Some(c) if c.spread > 1 => format!(
+                " Each group's chunks are spread over a team of {} cores (contiguous ranges of every pass's chunks); after a pass with reductions the members' partial results meet through a GM workspace and a sync_all, each member combining them in member order; per-row outputs are stored by the team's first member.{}",
+                c.spread,
+                if c.deferred {
+                    " The rows are off 32-byte blocks: in a pass that stores tiles each member's first chunk, which shares a block with its neighbour's last, comes after a sync_all."
+                } else {
+                    ""
+                }
             ),
+            _ => String::new(),
         };
         let mut lines = vec![
             format!(
