@@ -262,12 +262,15 @@ fn spreadable(ctx: &Context, built: &Built, rows: i64, w: i64) -> bool {
             && CoreRows::of(ctx, rows).same_groups(cores, rows))
 }
 
-/// Whether pass `pass` of `parts` stores tiles.
-fn stores_tiles(ctx: &Context, parts: &[Part], pass: usize) -> bool {
-    parts.iter().any(|p| {
-        matches!(p.run, Run::Chunks { pass: q, .. } if q == pass)
-            && !traffic(ctx, &p.nodes).1.is_empty()
-    })
+/// The passes (by their steps' indices) of `parts` that store tiles, from each part's
+/// traffic.
+fn storing(parts: &[Part], traffic: &[(BTreeSet<ArrayId>, BTreeSet<ArrayId>)]) -> BTreeSet<usize> {
+    (parts.iter().zip(traffic))
+        .filter_map(|(p, (_, stores))| match p.run {
+            Run::Chunks { pass, .. } if !stores.is_empty() => Some(pass),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Whether a member's first chunk of each pass that stores tiles waits for the others'
@@ -335,8 +338,10 @@ fn cost(ctx: &Context, built: &Built, rows: i64, w: i64) -> (f64, f64, f64) {
     // after part `i`, a member's first chunk of the pass (GM cycles `g`, vector cycles `v`)
     // deferred past a `sync_all`, alone
     let defer = deferring(ctx, spread);
+    let traffics: Vec<_> = parts.iter().map(|p| traffic(ctx, &p.nodes)).collect();
+    let storing_passes = storing(parts, &traffics);
     let deferral = |i: usize, g: f64, v: f64| match built.ends_pass(i) {
-        Some(pass) if defer && stores_tiles(ctx, parts, pass) => 2.0 * lat + g + v,
+        Some(pass) if defer && storing_passes.contains(&pass) => 2.0 * lat + g + v,
         _ => 0.0,
     };
     // GM cycles of one iteration of chunk `first` (`len` columns) for `r` rows
@@ -380,8 +385,7 @@ fn cost(ctx: &Context, built: &Built, rows: i64, w: i64) -> (f64, f64, f64) {
                 } => {
                     let count = mine_of(first, count);
                     v += count as f64 * each;
-                    let stores = traffic(ctx, &p.nodes).1;
-                    let g = gm_cycles(&stores, r, first, cols);
+                    let g = gm_cycles(&traffics[i].1, r, first, cols);
                     store += count as f64 * g;
                     let (c, mg) = meeting(i, r);
                     meet += c + deferral(i, g, each);
@@ -411,8 +415,8 @@ fn cost(ctx: &Context, built: &Built, rows: i64, w: i64) -> (f64, f64, f64) {
                     first, count, cols, ..
                 } => {
                     let count = mine_of(first, count);
-                    let (loads, stores) = traffic(ctx, &p.nodes);
-                    let both = loads.union(&stores).copied().collect();
+                    let (loads, stores) = &traffics[i];
+                    let both = loads.union(stores).copied().collect();
                     let g = gm_cycles(&both, r, first, cols);
                     let (c, mg) = meeting(i, r);
                     cycles += c + deferral(i, g, v);
@@ -692,7 +696,7 @@ fn emit(ctx: &Context, built: &Built, rows: i64, w: i64) -> Result<npu_sim::Prog
             Run::Rows => 0,
         })
         .sum();
-    let stores_of = |pass: usize| stores_tiles(ctx, parts, pass);
+    let stores_of = storing(parts, &traffic);
     let defer = deferring(ctx, spread);
     // the "free" flags: set before the loop, waited for after it
     let free = [
@@ -890,7 +894,7 @@ fn emit(ctx: &Context, built: &Built, rows: i64, w: i64) -> Result<npu_sim::Prog
             let (mine, mine_count) = spread.part(first, count);
             // a member's first chunk of a pass that stores into blocks another member's
             // chunks share comes after the others' stores (`defer`)
-            let deferred = defer && stores_of(pass);
+            let deferred = defer && stores_of.contains(&pass);
             let done = if spread.members == 1 {
                 if count == 1 {
                     iteration(b, i, Expr::Const(0))

@@ -190,7 +190,7 @@ pub fn identities(ctx: &Context, b: &mut Builder, team: &Team, targets: &[Target
     if spread.members == 1 || targets.is_empty() {
         return;
     }
-    b.when("member", spread.lead().cmp(CmpOp::Eq, 0), |b| {
+    b.when("member", spread.member().cmp(CmpOp::Ne, 0), |b| {
         let mut e = Emitter::new(b, program::unit(ctx.machine, ctx.group));
         e.barrier();
         e.b.origin(Some(
