@@ -103,9 +103,9 @@ struct Built {
     group: Group,
     temps: Temps,
     parts: Vec<Part>,
-    /// Each pass's reduction targets (by its step's index), or why the passes cannot be
-    /// spread over cores.
-    targets: Result<BTreeMap<usize, Vec<Target>>, String>,
+    /// Each pass's reduction targets (by its step's index); `None` when the passes cannot
+    /// be spread over cores (a target reduced two ways in one pass).
+    targets: Option<BTreeMap<usize, Vec<Target>>>,
 }
 
 impl Built {
@@ -129,7 +129,7 @@ impl Built {
             .collect();
         let mut specs = Vec::new();
         let mut runs = Vec::new();
-        let mut targets = Ok(BTreeMap::new());
+        let mut targets = Some(BTreeMap::new());
         for (i, step) in steps.iter().enumerate() {
             match step {
                 Step::Rows(stmts) => {
@@ -146,12 +146,12 @@ impl Built {
                     } else {
                         vec![]
                     };
-                    if let Ok(t) = &mut targets {
-                        match spread::targets(vk, kernel, stmts) {
-                            Ok(found) => {
+                    if let Some(t) = &mut targets {
+                        match spread::targets(vk, stmts) {
+                            Some(found) => {
                                 t.insert(i, found);
                             }
-                            Err(e) => targets = Err(e),
+                            None => targets = None,
                         }
                     }
                     let chunks = [(0, full, w), (full, (tail > 0) as i64, tail)];
@@ -190,12 +190,12 @@ impl Built {
 
     /// The reduction targets of pass `pass` (none when the passes cannot be spread).
     fn targets_of(&self, pass: usize) -> &[Target] {
-        (self.targets.as_ref().ok())
+        (self.targets.as_ref())
             .and_then(|t| t.get(&pass))
             .map_or(&[], |t| &t[..])
     }
 
-    /// Whether part `i` is the last of its pass.
+    /// The pass part `i` belongs to, if it is that pass's last part.
     fn ends_pass(&self, i: usize) -> Option<usize> {
         let pass = |p: Option<&Part>| match p.map(|p| p.run) {
             Some(Run::Chunks { pass, .. }) => Some(pass),
@@ -255,7 +255,7 @@ fn spread_of(ctx: &Context, w: i64) -> Spread {
 fn spreadable(ctx: &Context, built: &Built, rows: i64, w: i64) -> bool {
     let cores = ctx.machine.cores as i64;
     ctx.spread == 1
-        || (built.targets.is_ok()
+        || (built.targets.is_some()
             && ctx.row_stores == RowStores::EachGroup
             && spread_of(ctx, w).fits()
             && (spread::whole_blocks(ctx) || (!inout_tiles(ctx) && spread_of(ctx, w).fits_apart()))
@@ -286,16 +286,11 @@ fn inout_tiles(ctx: &Context) -> bool {
         .any(|(&a, &k)| k == Kind::Tile && ctx.kernel.array(a).role == Role::InOut)
 }
 
-/// Whether inputs are loaded whole per group.
-fn resident(ctx: &Context) -> bool {
-    matches!(ctx.group.graph.columns, Columns::Resident { .. })
-}
-
 /// What an iteration of a part moves: the arrays it loads (none when inputs are loaded per
 /// group) and the tile outputs it stores.
 fn traffic(ctx: &Context, nodes: &Range<Val>) -> (BTreeSet<ArrayId>, BTreeSet<ArrayId>) {
     let g = &ctx.group.graph;
-    let per_chunk = if resident(ctx) {
+    let per_chunk = if ctx.resident() {
         BTreeSet::new()
     } else {
         ctx.per_group()
@@ -326,10 +321,7 @@ fn cost(ctx: &Context, built: &Built, rows: i64, w: i64) -> (f64, f64, f64) {
     let parts = &built.parts;
     let spread = spread_of(ctx, w);
     // the first member's chunks of `first..first + count`
-    let mine_of = |first: i64, count: i64| match spread.members {
-        1 => count,
-        _ => spread.share().max(first).min(first + count) - first,
-    };
+    let mine_of = |first: i64, count: i64| spread.part(first, count).1.eval(&[], 0, m.cores as i64);
     // the meetings after part `i` of a group of `r` rows: (cycles, GM cycles)
     let meeting = |i: usize, r: i64| match built.ends_pass(i) {
         Some(pass) => spread::meet_cycles(ctx, spread, built.targets_of(pass), r),
@@ -401,7 +393,7 @@ fn cost(ctx: &Context, built: &Built, rows: i64, w: i64) -> (f64, f64, f64) {
     // (cycles, GM cycles, vector cycles) of a group of `r` rows, its per-row outputs aside
     let group_alone = |r: i64| {
         let (mut cycles, mut g_all, mut v_all, mut pending) = (0.0, 0.0, 0.0, 0.0);
-        if resident(ctx) {
+        if ctx.resident() {
             // the group's rows whole, then its chunks' stores, the meetings apart
             let (load, store, v, meet, meet_gm) = whole_rows(r);
             let g = load + store;
@@ -425,7 +417,7 @@ fn cost(ctx: &Context, built: &Built, rows: i64, w: i64) -> (f64, f64, f64) {
                         continue;
                     }
                     let v = v + std::mem::take(&mut pending) / count as f64;
-                    cycles += count as f64 * g.max(v).max((lat + g + v) / 2.0);
+                    cycles += count as f64 * steady(g, v);
                     g_all += count as f64 * g;
                     v_all += count as f64 * v;
                 }
@@ -453,7 +445,7 @@ fn cost(ctx: &Context, built: &Built, rows: i64, w: i64) -> (f64, f64, f64) {
     let k = (groups - 1) as f64;
     // inputs whole per group, nothing hides the first group's loads, and its computation
     // overlaps only its own stores
-    let exposed = if resident(ctx) {
+    let exposed = if ctx.resident() {
         let (load, store, v, _, _) = whole_rows(rows.min(mine));
         (load + v.max(store) - steady(load + store, v)).max(0.0)
     } else {
@@ -667,7 +659,7 @@ fn emit(ctx: &Context, built: &Built, rows: i64, w: i64) -> Result<npu_sim::Prog
     };
     let traffic: Vec<_> = parts.iter().map(|p| traffic(ctx, &p.nodes)).collect();
     // inputs loaded whole per group, into slot `t % 2`
-    let group_loads = if resident(ctx) {
+    let group_loads = if ctx.resident() {
         ctx.per_group()
     } else {
         BTreeSet::new()
@@ -749,15 +741,18 @@ fn emit(ctx: &Context, built: &Built, rows: i64, w: i64) -> Result<npu_sim::Prog
             for &a in &group_loads {
                 let loaded = buf(program::Holds::In(a)).and_then(|(id, elems)| {
                     let tile = ctx.vk.arrays[&a] == Kind::Tile;
-                    // a member loads its chunks' columns, where the whole rows would be
-                    let (c0, len) = match spread.members {
-                        1 => (Expr::Const(0), Expr::Const(cols)),
-                        _ if tile => spread.columns(cols, w),
-                        _ => (Expr::Const(0), Expr::Const(0)),
-                    };
-                    let at = match spread.members {
-                        1 => group_slot.clone() * elems,
-                        _ => group_slot.clone() * elems + c0.clone(),
+                    // a member loads its chunks' columns of a tile, where the whole rows
+                    // would be
+                    let (c0, len, at) = match spread.members {
+                        s if s > 1 && tile => {
+                            let (c0, len) = spread.columns(cols, w);
+                            (c0.clone(), len, group_slot.clone() * elems + c0)
+                        }
+                        _ => (
+                            Expr::Const(0),
+                            Expr::Const(cols),
+                            group_slot.clone() * elems,
+                        ),
                     };
                     let gm = b.at(tensor(a)?, gm_index(a, c0));
                     let ub = b.at(id, [at]);
@@ -783,7 +778,7 @@ fn emit(ctx: &Context, built: &Built, rows: i64, w: i64) -> Result<npu_sim::Prog
         let place = |v: Val, slot: &Expr, col0: &Expr| -> Place {
             let n = &ctx.group.graph.nodes[v];
             let input = n.op == Op::Given && n.home.is_none();
-            if !(input && resident(ctx)) {
+            if !(input && ctx.resident()) {
                 return homes.place(places.at(v, slot), &t);
             }
             let p = places.at(v, &group_slot);

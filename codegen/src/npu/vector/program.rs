@@ -354,8 +354,19 @@ impl Context<'_> {
         self.granule_of(|a| !self.per_core_home(a))
     }
 
+    /// Bytes of GM's unit of alignment: its `align`, at least a 32-byte block (the hardware
+    /// writes whole blocks, so cores storing into one block race).
+    pub fn gm_block(&self) -> i64 {
+        (self.machine.gm.align as i64).max(npu_sim::hazards::BLOCK as i64)
+    }
+
+    /// Whether rows in column chunks have their inputs loaded whole per group.
+    pub fn resident(&self) -> bool {
+        matches!(self.graph().columns, Columns::Resident { .. })
+    }
+
     fn granule_of(&self, moved: impl Fn(ArrayId) -> bool) -> i64 {
-        let block = (self.machine.gm.align as i64).max(npu_sim::hazards::BLOCK as i64);
+        let block = self.gm_block();
         (self.per_group().into_iter().chain(self.outputs()))
             .filter(|&a| matches!(self.kind(a), Kind::Tile | Kind::Row) && moved(a))
             .map(|a| block / gcd(block, self.row_bytes(a)))

@@ -15,8 +15,8 @@
 //!   reduction's identity (0, -inf, +inf); the first member's start from the target's value
 //!   (its initial value), which so counts once;
 //! - after the pass, V hands the partial results (each target's values for the group's
-//!   rows) to MTE3, which stores them into a `scratch` workspace, a row per core on whole
-//!   32-byte blocks; all cores meet at a `sync_all`; MTE2 loads the team's `S` rows (one
+//!   rows) to MTE3, which stores them into a `scratch` workspace, a row per core on GM's
+//!   alignment (whole 32-byte blocks at least); all cores meet at a `sync_all`; MTE2 loads the team's `S` rows (one
 //!   `dma` of `S` bursts) and V combines them in member order into the target's home.
 //!   Every member computes the same values in the same order, so all go on with identical
 //!   per-row values; per-row outputs are stored by the first member only.
@@ -37,7 +37,7 @@ use super::lower::combining;
 use super::program::{self, times, Context, Holds};
 use super::recognise::{Kind, VectorKernel};
 use crate::npu::NpuError;
-use frontend::ir::{ArrayId, Kernel, Role};
+use frontend::ir::{ArrayId, Role};
 use npu_sim::builder::Builder;
 use npu_sim::program::{BufferId, CmpOp, Direction, Dma, Expr, Pipe, ReduceOp, TensorId};
 use std::collections::{BTreeMap, BTreeSet};
@@ -105,26 +105,23 @@ impl Spread {
 /// A reduction's target and its operation.
 pub type Target = (ArrayId, ReduceOp);
 
-/// The reductions of a kernel's statements `stmts` (a pass), each target once, or why the
-/// pass cannot be spread (a target reduced by two operations).
-pub fn targets(vk: &VectorKernel, kernel: &Kernel, stmts: &[usize]) -> Result<Vec<Target>, String> {
+/// The reductions of a kernel's statements `stmts` (a pass), each target once; `None` when
+/// the pass cannot be spread (a target reduced by two operations).
+pub fn targets(vk: &VectorKernel, stmts: &[usize]) -> Option<Vec<Target>> {
     let mut out: BTreeMap<ArrayId, ReduceOp> = BTreeMap::new();
     for &i in stmts {
         let s = &vk.stmts[i];
         let Some(op) = s.reduce else { continue };
         if out.insert(s.target, op).is_some_and(|o| o != op) {
-            return Err(format!(
-                "`{}` is reduced by two operations in one pass",
-                kernel.array(s.target).name
-            ));
+            return None;
         }
     }
-    Ok(out.into_iter().collect())
+    Some(out.into_iter().collect())
 }
 
 /// The GM workspaces of a spread program's meetings, by reduced array: a `scratch` tensor
 /// of `2 * meetings * cores` rows (half by the group's parity, then meeting, then core) of
-/// `stride` elements, a group's rows on whole 32-byte blocks.
+/// `stride` elements, a group's rows rounded up to GM's alignment.
 pub struct Workspaces {
     tensors: BTreeMap<ArrayId, (TensorId, i64)>,
     meetings: i64,
@@ -142,7 +139,8 @@ impl Workspaces {
         meetings: i64,
     ) -> Workspaces {
         let cores = ctx.machine.cores as i64;
-        let block = npu_sim::hazards::BLOCK as i64;
+        // a core's rows start on GM's alignment
+        let block = ctx.gm_block();
         let mut tensors = BTreeMap::new();
         if ctx.spread > 1 && meetings > 0 {
             for a in ctx.reduced() {
@@ -310,7 +308,7 @@ pub fn meet_cycles(ctx: &Context, spread: Spread, targets: &[Target], r: i64) ->
         let bytes = (r as u64) * ctx.dtype(a).size();
         let burst = m.gm.charged(0, bytes) as f64 / rate + m.gm.burst_cycles;
         gm += burst * (1 + spread.members) as f64;
-        let lanes = unit.frame.bytes_per_repeat / ctx.dtype(a).size() as i64;
+        let lanes = unit.frame.lanes(ctx.dtype(a));
         let repeats = ((r + lanes - 1) / lanes) as f64;
         vector += (spread.members - 1) as f64 * (unit.startup + repeats);
     }
@@ -339,10 +337,7 @@ pub fn zero_padding(
     (rows, w): (i64, i64),
 ) {
     let cols = ctx.vk.cols.unwrap_or(1);
-    let resident = matches!(
-        ctx.group.graph.columns,
-        super::graph::Columns::Resident { .. }
-    );
+    let resident = ctx.resident();
     let tail = cols - (spread.chunks - 1) * w;
     // (buffer, its type, elements per slot, rows, pitch, first padded column)
     let padded: Vec<_> = (bufs.iter())
