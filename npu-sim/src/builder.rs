@@ -410,34 +410,41 @@ impl Builder {
     /// the line of an instruction in the text a user would read.
     pub fn finish(mut self) -> Result<Program, Diagnostic> {
         self.prog.body = self.open.swap_remove(0);
-        crate::simplify::simplify(&mut self.prog);
-        let text = crate::print(&self.prog);
-        let parsed = crate::assemble(&text)?;
-        if parsed != self.prog {
-            let first = |p: &Program| format!("{:?}", p.body);
-            let (want, got) = (first(&self.prog), first(&parsed));
-            let at = want
-                .chars()
-                .zip(got.chars())
-                .take_while(|(a, b)| a == b)
-                .count();
-            return Err(Diagnostic::global(
-                crate::diag::Code::Syntax,
-                "the built program does not survive printing (a name declared twice or shadowed?)",
-            )
-            .with_note(format!(
-                "built:  ...{}",
-                &want[at.saturating_sub(80)..(at + 80).min(want.len())]
-            ))
-            .with_note(format!(
-                "parsed: ...{}",
-                &got[at.saturating_sub(80)..(at + 80).min(got.len())]
-            )));
-        }
-        let mut parsed = parsed;
-        transfer_origins(&self.prog.body, &mut parsed.body);
-        Ok(parsed)
+        reassemble(self.prog)
     }
+}
+
+/// A program built or rewritten in memory, made as [`Builder::finish`] makes one: its
+/// expressions simplified, printed and parsed back (it must parse to itself), its spans
+/// pointing into the printed text and its origins kept.
+pub fn reassemble(mut prog: Program) -> Result<Program, Diagnostic> {
+    crate::simplify::simplify(&mut prog);
+    let text = crate::print(&prog);
+    let parsed = crate::assemble(&text)?;
+    if parsed != prog {
+        let first = |p: &Program| format!("{:?}", p.body);
+        let (want, got) = (first(&prog), first(&parsed));
+        let at = want
+            .chars()
+            .zip(got.chars())
+            .take_while(|(a, b)| a == b)
+            .count();
+        return Err(Diagnostic::global(
+            crate::diag::Code::Syntax,
+            "the built program does not survive printing (a name declared twice or shadowed?)",
+        )
+        .with_note(format!(
+            "built:  ...{}",
+            &want[at.saturating_sub(80)..(at + 80).min(want.len())]
+        ))
+        .with_note(format!(
+            "parsed: ...{}",
+            &got[at.saturating_sub(80)..(at + 80).min(got.len())]
+        )));
+    }
+    let mut parsed = parsed;
+    transfer_origins(&prog.body, &mut parsed.body);
+    Ok(parsed)
 }
 
 /// Copies the origins of `from` onto the same statements of `to` (an equal program).

@@ -187,7 +187,7 @@ fn deadlock_diagnostic(insts: &[Vec<Inst>], core: u32, blocked: &[usize]) -> Dia
 
 /// The k-th wait of each flag matches its k-th set; a wait with no set is a deadlock, a set
 /// with no wait an error.
-fn match_flags(core: &[Inst]) -> Result<Vec<Option<usize>>, Diagnostic> {
+pub fn match_flags(core: &[Inst]) -> Result<Vec<Option<usize>>, Diagnostic> {
     let mut sets: BTreeMap<FlagKey, Vec<usize>> = BTreeMap::new();
     let mut waits: BTreeMap<FlagKey, Vec<usize>> = BTreeMap::new();
     for (i, inst) in core.iter().enumerate() {

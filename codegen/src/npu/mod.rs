@@ -20,6 +20,7 @@ pub mod padded;
 pub mod read;
 pub mod recognise;
 pub mod shares;
+pub mod sync;
 pub mod vector;
 pub mod window;
 
@@ -262,6 +263,18 @@ pub fn finish(b: npu_sim::builder::Builder) -> Result<npu_sim::Program, NpuError
             d.message
         ))
     })
+}
+
+/// Why the simulator will not walk a generated program: one longer than it walks is refused
+/// as too large for it, not as our bug; anything else is ours.
+pub(crate) fn refused_by_simulator(d: npu_sim::Diagnostic) -> NpuError {
+    match d.code {
+        npu_sim::diag::Code::TooLong => NpuError::Unsupported(format!(
+            "the program for these sizes is too long for the simulator: {}",
+            d.message
+        )),
+        _ => NpuError::Internal(format!("the simulator refuses the program: {}", d.message)),
+    }
 }
 
 /// One way of compiling a kernel, with the model's cycles for it.

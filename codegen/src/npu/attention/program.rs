@@ -694,5 +694,7 @@ pub fn program(
             b.wait_flag(src, dst, id);
         }
     }
-    crate::npu::finish(b)
+    // the block loop's flags are the ones above; those of the per-core inputs' loads are
+    // placed from the dependences
+    crate::npu::sync::place(crate::npu::finish(b)?, ctx.machine)
 }

@@ -18,14 +18,7 @@ pub struct Traffic {
 impl Traffic {
     /// The traffic of `program` on `machine`.
     pub fn of(program: &Program, machine: &Machine) -> Result<Traffic, NpuError> {
-        // a program longer than the simulator walks is refused as too large, not as ours
-        let refused = |d: npu_sim::Diagnostic| match d.code {
-            npu_sim::diag::Code::TooLong => NpuError::Unsupported(format!(
-                "the program for these sizes is too long for the simulator: {}",
-                d.message
-            )),
-            _ => NpuError::Internal(format!("the simulator refuses the program: {}", d.message)),
-        };
+        let refused = crate::npu::refused_by_simulator;
         let mut stored = vec![0; program.tensors.len()];
         let mut loaded: Vec<Vec<u64>> = (program.tensors.iter())
             .map(|t| vec![0; elements(&t.shape).div_ceil(64) as usize])

@@ -984,5 +984,7 @@ fn emit(ctx: &Context, built: &Built, rows: i64, w: i64) -> Result<npu_sim::Prog
     for (src, dst, id) in used() {
         b.wait_flag(src, dst, id);
     }
-    crate::npu::finish(b)
+    // the rings' flags are the ones above; those of the per-core loads and of the kept
+    // outputs' store are placed from the dependences
+    crate::npu::sync::place(crate::npu::finish(b)?, ctx.machine)
 }

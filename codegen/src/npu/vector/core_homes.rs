@@ -16,7 +16,7 @@ use super::program::{times, Context, CoreRows, Holds};
 use crate::npu::NpuError;
 use frontend::ir::ArrayId;
 use npu_sim::builder::Builder;
-use npu_sim::program::{BufferId, CmpOp, Dma, Expr, Pipe, TensorId};
+use npu_sim::program::{BufferId, CmpOp, Dma, Expr, TensorId};
 use std::collections::BTreeMap;
 
 /// The outputs kept for the core's rows (none unless the context keeps them).
@@ -111,8 +111,8 @@ impl CoreHomes {
         }
     }
 
-    /// V and MTE3, after the core's last group: MTE3 waits for V (flag id 2), then stores
-    /// each kept output's rows of the core (`core`) from its home.
+    /// MTE3, after the core's last group: each kept output's rows of the core (`core`)
+    /// from its home (the flag that makes it wait for V is placed by `sync`).
     pub fn store(
         &self,
         ctx: &Context,
@@ -123,8 +123,6 @@ impl CoreHomes {
         if self.homes.is_empty() {
             return Ok(());
         }
-        b.set_flag(Pipe::V, Pipe::Mte3, 2);
-        b.wait_flag(Pipe::V, Pipe::Mte3, 2);
         for &(a, id, slot) in &self.homes {
             let tensor = (tensors.get(&a).copied())
                 .ok_or_else(|| NpuError::Internal(format!("no tensor for array {a:?}")))?;

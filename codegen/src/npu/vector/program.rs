@@ -4,20 +4,18 @@
 //!
 //! Per core: per-column inputs and scalars are loaded once (MTE2), and the values that
 //! depend only on them (constants, `gamma[d] * 2`) computed once (V). Then for each group
-//! `t` (slot `t % 2` of the input and output rings):
-//! - MTE2 waits until V has freed the input slot, loads the group's rows, tells V;
-//! - V waits for the input slot and for MTE3 to have freed the output slot, computes the
-//!   group's graph (`group`), frees the input slot and hands the output slot to MTE3;
-//! - MTE3 stores the group's outputs and frees the output slot.
+//! `t` (slot `t % 2` of the input and output rings): MTE2 loads the group's rows, V computes
+//! the group's graph (`group`), MTE3 stores the group's outputs.
 //!
 //! Per-row outputs kept for the core's rows (`core_homes`) are computed into their slot of a
 //! home in UB instead, and stored once after the last group; when every output is kept there
 //! is no output ring.
 //!
-//! So MTE2 loads group `t + 1` while V computes `t` and MTE3 stores `t - 1`. The rings' "free"
-//! flags are set twice before the loop and waited for twice after it (strict semantics: one
-//! event per flag, ids 0 and 1 of each pipe pair; id 2 orders the per-core loads and the
-//! kept outputs' store). When rows
+//! The program is emitted without flags between its pipes: `sync` places them from the
+//! program's dependences (the rings' "full" and "free" flags by the slot's parity, the free
+//! ones set twice before the loop and waited for twice after it, and those ordering the
+//! per-core loads and the kept outputs' store), so that MTE2 loads group `t + 1` while V
+//! computes `t` and MTE3 stores `t - 1`. When rows
 //! are padded in UB (the columns are not whole 32-byte blocks) the input slots and column
 //! buffers are zeroed first, so that element-wise sweeps over whole padded rows read only
 //! written bytes.
@@ -33,7 +31,7 @@ use crate::npu::matmul::dtype;
 use crate::npu::NpuError;
 use frontend::ir::{ArrayId, Kernel, Role};
 use npu_sim::builder::Builder;
-use npu_sim::program::{BufferId, CmpOp, DType, Direction, Dma, Expr, Pipe, TensorId, Tier};
+use npu_sim::program::{BufferId, CmpOp, DType, Direction, Dma, Expr, TensorId, Tier};
 use npu_sim::Machine;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -616,7 +614,6 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
     let d = Declared { bufs, tensors };
     let core_rows = CoreRows::of(ctx, rows);
     let cols = ctx.vk.cols.unwrap_or(1);
-    let in_ring = !ctx.per_group().is_empty();
 
     // Per core: zero what loads leave partly unwritten, load per-core inputs, compute
     // invariants.
@@ -637,19 +634,7 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
     };
     let loads = transfers(ctx.per_group(), Holds::In)?;
     let stores = transfers(ctx.ringed_outputs(), Holds::Out)?;
-    // no output ring when every output is kept for the core's rows
-    let out_ring = !stores.is_empty();
     let homes = CoreHomes::new(ctx, &d.bufs, rows)?;
-    // the rings' "free" flags, ids 0 and 1: set before the loop, waited for after it
-    let free = [
-        (in_ring, Pipe::V, Pipe::Mte2),
-        (out_ring, Pipe::Mte3, Pipe::V),
-    ];
-    let used =
-        || (free.iter().filter(|f| f.0)).flat_map(|&(_, src, dst)| [(src, dst, 0), (src, dst, 1)]);
-    for (src, dst, id) in used() {
-        b.set_flag(src, dst, id);
-    }
     b.repeat("t", groups, |b, t| {
         let (row0, r) = core_rows.group(&t, rows);
         let slot = t.clone() % 2;
@@ -692,36 +677,17 @@ pub fn program(ctx: &Context, rows: i64) -> Result<npu_sim::Program, NpuError> {
                 rows_dma(b, (a, tensor), &ub, load);
             }
         };
-        if in_ring {
-            b.wait_flag(Pipe::V, Pipe::Mte2, slot.clone());
-            ring_dmas(b, &loads, true);
-            b.set_flag(Pipe::Mte2, Pipe::V, slot.clone());
-            b.wait_flag(Pipe::Mte2, Pipe::V, slot.clone());
-        }
-        if out_ring {
-            b.wait_flag(Pipe::Mte3, Pipe::V, slot.clone());
-        }
+        ring_dmas(b, &loads, true);
         let group_rows = Rows {
             count: r.clone(),
             max: rows,
         };
         let place = |w: Val| homes.place(places.at(w, &slot), &t);
         nodes(ctx, b, &place, &group_rows, 0..ctx.graph().nodes.len());
-        if in_ring {
-            b.set_flag(Pipe::V, Pipe::Mte2, slot.clone());
-        }
-        if out_ring {
-            b.set_flag(Pipe::V, Pipe::Mte3, slot.clone());
-            b.wait_flag(Pipe::V, Pipe::Mte3, slot.clone());
-            ring_dmas(b, &stores, false);
-            b.set_flag(Pipe::Mte3, Pipe::V, slot);
-        }
+        ring_dmas(b, &stores, false);
     });
     homes.store(ctx, &mut b, &d.tensors, &core_rows)?;
-    for (src, dst, id) in used() {
-        b.wait_flag(src, dst, id);
-    }
-    crate::npu::finish(b)
+    crate::npu::sync::place(crate::npu::finish(b)?, ctx.machine)
 }
 
 /// Where every value of a group lives: its buffer, elements per slot and whether the buffer
@@ -765,8 +731,8 @@ impl Places {
 
 /// V and MTE2, once per core: where the rows are padded (the frame is wider than the
 /// columns), the per-column inputs' buffers zeroed (and, with `tiles`, the per-group
-/// inputs' rings), then the per-core inputs (per-column vectors, scalars) loaded whole,
-/// V waiting for them (flag id 2 both ways).
+/// inputs' rings), then the per-core inputs (per-column vectors, scalars) loaded whole
+/// (the flags between V and MTE2 are placed by `sync`).
 pub fn per_core_inputs(
     ctx: &Context,
     b: &mut Builder,
@@ -796,10 +762,6 @@ pub fn per_core_inputs(
     if per_core.is_empty() {
         return Ok(());
     }
-    if padded {
-        b.set_flag(Pipe::V, Pipe::Mte2, 2);
-        b.wait_flag(Pipe::V, Pipe::Mte2, 2);
-    }
     for &a in &per_core {
         let (id, _) = (bufs.get(&Holds::PerCore(a)).copied())
             .ok_or_else(|| NpuError::Internal(format!("no buffer holds {a:?}")))?;
@@ -816,8 +778,6 @@ pub fn per_core_inputs(
         b.push(Dma::new(dst, src, 1, len));
     }
     b.origin(None);
-    b.set_flag(Pipe::Mte2, Pipe::V, 2);
-    b.wait_flag(Pipe::Mte2, Pipe::V, 2);
     Ok(())
 }
 

@@ -1,0 +1,50 @@
+//! Flags placed by a dependence analysis of the generated program.
+//!
+//! A path that uses it emits its instructions without the flags between its pipes (what
+//! orders its cores, `sync_all`, and the vector unit's own barriers stay its own), and
+//! [`place`] makes the program correct in the simulator's strict semantics: it finds every
+//! dependence of the program, as a sequential program, that nothing orders
+//! ([`needs`]), plans flags (and, for one pipe, barriers) that order them ([`plan`]), and
+//! writes them into the loop bodies ([`insert`]). Rounds repeat until nothing is left
+//! unordered: the first places flags between pipes only, since most dependences within a
+//! pipe (a ring slot loaded again two groups later) are then ordered through them.
+//!
+//! Invariants: a placed flag's wait always waits for a set earlier in program order (no
+//! deadlock); a flag in a loop has a flag the other way that keeps it from being set twice
+//! (a ring's "full" and "free"), added as a *credit* when the dependences gave none; ids
+//! are the machine's, none shared with another flag. The analysis runs the program's walk
+//! on every core, so the flags cover the program as generated (its sizes), not a family of
+//! programs; the race detector and the timing oracle judge the result like any other
+//! program's.
+
+pub mod insert;
+pub mod needs;
+pub mod plan;
+pub mod shape;
+
+use crate::npu::NpuError;
+use npu_sim::{Machine, Program};
+
+/// Most rounds of analysis and placement (the second orders what the first's flags left).
+const ROUNDS: usize = 3;
+
+fn internal(what: &str) -> NpuError {
+    NpuError::Internal(format!("synchronisation: {what}"))
+}
+
+/// `p` with flags (and barriers) placed so that every dependence on one core is ordered.
+pub fn place(p: Program, m: &Machine) -> Result<Program, NpuError> {
+    let mut p = p;
+    for round in 0..ROUNDS {
+        let shape = shape::Shape::of(&p);
+        let found = needs::uncovered(&p, m, &shape)?;
+        if found.needs.is_empty() {
+            return Ok(p);
+        }
+        let plan = plan::plan(&shape, &found, m.flag_ids, round == 0)?;
+        p = insert::apply(&p, &shape, &plan)?;
+    }
+    Err(internal(&format!(
+        "dependences are left unordered after {ROUNDS} rounds"
+    )))
+}

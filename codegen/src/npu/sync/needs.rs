@@ -1,0 +1,156 @@
+//! The dependences of a program that nothing orders yet.
+//!
+//! Each core's executed instructions are walked in program order (the order the kernel's
+//! semantics gives them: the program without its flags is a sequential program). Memory is
+//! shadowed in the race detector's 32-byte blocks, each keeping its last write and, per
+//! pipe, the last read since; an access that conflicts with one of them (a read or a write
+//! after a write, a write after a read) is a dependence. A dependence is *covered* when the
+//! program's own synchronisation (`npu_sim::order`, the strict semantics: flags, barriers,
+//! `sync_all`) orders the two accesses, either way round: a path that synchronises a ring
+//! between sibling loops itself (a producer's loop before its consumer's, each slot's reuse
+//! waiting for the consumer) has accesses that program order puts the other way; the others
+//! are what the planner must order, in program order. Only the last write and each pipe's last read are kept: an
+//! instruction ordered after them is ordered after the earlier ones of their pipes too (a
+//! `set_flag` follows everything before it on its pipe).
+//!
+//! What is deliberately left out: dependences between cores (a path orders those with
+//! `sync_all`, and the race detector judges them), the cube's accumulation chains and
+//! atomic adds, which the hardware orders itself.
+
+use super::internal;
+use super::shape::{Shape, Trace};
+use crate::npu::NpuError;
+use npu_sim::expand::{expand, Budget, Inst, Space};
+use npu_sim::order::{before, order, Semantics};
+use npu_sim::program::{FlagKey, Op, Pipe, Program};
+use npu_sim::Machine;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// The shadow granule (the race detector's).
+const BLOCK: u64 = npu_sim::hazards::BLOCK;
+
+/// A dependence between two static instructions that the program does not order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Need {
+    /// The earlier instruction (index in [`Shape::paths`]).
+    pub from: usize,
+    /// Its pipe.
+    pub from_pipe: Pipe,
+    /// The later instruction.
+    pub to: usize,
+    /// Its pipe.
+    pub to_pipe: Pipe,
+    /// The fewest iterations of their innermost common loop between an instance of `from`
+    /// and one of `to` that depends on it (0 when they share no loop).
+    pub distance: u64,
+}
+
+/// What the analysis found: the unordered dependences, and the flags the program uses.
+pub struct Found {
+    /// Per pair of static instructions, the nearest unordered dependence.
+    pub needs: Vec<Need>,
+    /// The flags the program already sets.
+    pub used: BTreeSet<FlagKey>,
+}
+
+#[derive(Clone, Default)]
+struct Block {
+    write: Option<usize>,
+    reads: Vec<usize>,
+}
+
+/// The unordered dependences of `p` on `m`.
+pub fn uncovered(p: &Program, m: &Machine, shape: &Shape) -> Result<Found, NpuError> {
+    let sim = crate::npu::refused_by_simulator;
+    let lay = npu_sim::layout::layout(p, m).map_err(sim)?;
+    let mut budget = Budget::default();
+    let insts: Vec<Vec<Inst>> = (0..m.cores)
+        .map(|c| expand(p, m, &lay, c, &mut budget))
+        .collect::<Result<_, _>>()
+        .map_err(sim)?;
+    let matches: Vec<Vec<Option<usize>>> = (insts.iter())
+        .map(|c| npu_sim::run::match_flags(c))
+        .collect::<Result<_, _>>()
+        .map_err(sim)?;
+    let ord = order(&insts, &matches, Semantics::Strict)
+        .map_err(|b| internal(&format!("the program deadlocks on core {}", b.core)))?;
+    let mut nearest: BTreeMap<(usize, usize), Need> = BTreeMap::new();
+    let mut used = BTreeSet::new();
+    for (c, core) in insts.iter().enumerate() {
+        used.extend(core.iter().filter_map(|i| i.flag));
+        let trace = shape.trace(p, c as u32, m.cores, core)?;
+        let stamps = &ord.stamps[c];
+        let mut shadow: HashMap<Space, Vec<Block>> = HashMap::new();
+        for (q, inst) in core.iter().enumerate() {
+            let mut earlier: BTreeSet<usize> = BTreeSet::new();
+            for a in &inst.accesses {
+                let blocks = shadow.entry(a.space).or_default();
+                for run in a.pattern.runs() {
+                    let (first, last) = (run.start / BLOCK, (run.end - 1) / BLOCK);
+                    if blocks.len() <= last as usize {
+                        blocks.resize(last as usize + 1, Block::default());
+                    }
+                    for blk in &mut blocks[first as usize..=last as usize] {
+                        earlier.extend(blk.write);
+                        if a.write {
+                            earlier.extend(blk.reads.iter().copied());
+                            *blk = Block {
+                                write: Some(q),
+                                reads: vec![],
+                            };
+                        } else {
+                            blk.reads.retain(|&r| core[r].pipe != inst.pipe);
+                            blk.reads.push(q);
+                        }
+                    }
+                }
+            }
+            for e in earlier {
+                let hb = |a: usize, b: usize| {
+                    before((c as u32, core[a].pipe, &stamps[a]), (c as u32, &stamps[b]))
+                };
+                // (a ring a path synchronised itself may order the later access first)
+                let ordered = e == q || hardware_ordered(&core[e], inst) || hb(e, q) || hb(q, e);
+                if !ordered {
+                    let need = need(shape, &trace, core, e, q);
+                    let n = nearest.entry((need.from, need.to)).or_insert(need);
+                    n.distance = n.distance.min(need.distance);
+                }
+            }
+        }
+    }
+    Ok(Found {
+        needs: nearest.into_values().collect(),
+        used,
+    })
+}
+
+/// Pairs the hardware orders by itself: the cube's accumulation chain, atomic adds.
+fn hardware_ordered(a: &Inst, b: &Inst) -> bool {
+    let atomic = |i: &Inst| matches!(&i.instr.op, Op::Dma(d) if d.atomic);
+    let mmad = |i: &Inst| matches!(i.instr.op, Op::Mmad(_));
+    (mmad(a) && mmad(b)) || (atomic(a) && atomic(b))
+}
+
+/// The dependence of executed instruction `q` on `e`.
+fn need(shape: &Shape, trace: &Trace, core: &[Inst], e: usize, q: usize) -> Need {
+    let (from, to) = (trace.stat[e], trace.stat[q]);
+    let common = common_loops(&shape.paths[from], &shape.paths[to]);
+    let distance = match common {
+        0 => 0,
+        d => trace.counters[q][d - 1] - trace.counters[e][d - 1],
+    };
+    Need {
+        from,
+        from_pipe: core[e].pipe,
+        to,
+        to_pipe: core[q].pipe,
+        distance,
+    }
+}
+
+/// How many loops two instructions' paths share.
+pub fn common_loops(a: &[usize], b: &[usize]) -> usize {
+    let shared = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    shared.min(a.len() - 1).min(b.len() - 1)
+}

@@ -1,0 +1,212 @@
+//! Flags placed by the dependence analysis (`codegen::npu::sync`), on small programs
+//! written without flags: each must race without them, and with them run race-free in the
+//! strict semantics, agree with itself on every machine of the timing oracle, and compute
+//! what the same program with hand-placed flags computes. The placed flags are golden
+//! (regenerate with `UPDATE_EXPECT=1`).
+
+use codegen::npu::sync::place;
+use expect_test::{expect, Expect};
+use npu_sim::oracle::check_timing;
+use npu_sim::{Code, Machine, Program, Semantics};
+
+fn machine() -> Machine {
+    Machine::load("ascend-like").unwrap()
+}
+
+/// The program without any `set_flag` or `wait_flag` line.
+fn without_flags(text: &str) -> String {
+    (text.lines())
+        .filter(|l| {
+            !l.trim_start().starts_with("set_flag") && !l.trim_start().starts_with("wait_flag")
+        })
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// The flags and barriers of a program, one per line (what the golden tests compare).
+fn synchronisation(p: &Program) -> String {
+    (npu_sim::print(p).lines())
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+/// Places flags in `text` (which has none), checks the result as the module doc says and
+/// against `golden`; returns the synchronised program.
+fn check(text: &str, golden: Expect) -> Program {
+    let m = machine();
+    let bare = npu_sim::assemble(text).unwrap();
+    let err = npu_sim::run(&bare, &m, &Default::default(), 0).unwrap_err();
+    assert_eq!(err.code, Code::Race, "{}", err.message);
+    let synced = place(bare, &m).unwrap();
+    golden.assert_eq(&synchronisation(&synced));
+    if let Err(e) = npu_sim::run(&synced, &m, &Default::default(), 7) {
+        panic!("{}\n{}", e.message, npu_sim::print(&synced));
+    }
+    let oracle = check_timing(&synced, &m, &Default::default(), 7, Semantics::Strict, 6);
+    assert!(oracle.agreed(), "{oracle:?}");
+    synced
+}
+
+/// Runs `p` and a reference program on the same seeded inputs; their outputs must be equal.
+fn same_outputs(p: &Program, reference: &str) {
+    let m = machine();
+    let reference = npu_sim::assemble(reference).unwrap();
+    let a = npu_sim::run(p, &m, &Default::default(), 7).unwrap().outputs;
+    let b = npu_sim::run(&reference, &m, &Default::default(), 7)
+        .unwrap()
+        .outputs;
+    assert_eq!(a, b);
+}
+
+#[test]
+fn a_double_buffered_ring_gets_its_full_and_free_flags() {
+    let hand = include_str!("../../examples/npu/double_buffer.npu");
+    let p = check(
+        &without_flags(hand),
+        expect![[r#"
+            tensor x : f16[8, 8192] in
+            tensor y : f16[8, 8192] out
+            buffer xin : ub f16[2, 1024]
+            buffer yout : ub f16[2, 1024]
+
+            set_flag MTE3, V, 0
+            set_flag MTE3, V, 1
+            set_flag V, MTE2, 0
+            set_flag V, MTE2, 1
+            loop t in 0..8 {
+              wait_flag V, MTE2, (t%2)
+              dma xin[t%2, 0], x[core, 1024*t], len=1024
+              set_flag MTE2, V, (t%2)
+              wait_flag MTE2, V, (t%2)
+              wait_flag MTE3, V, (t%2)
+              vmuls yout[t%2, 0], xin[t%2, 0], 2.0, repeat=8
+              set_flag V, MTE2, (t%2)
+              set_flag V, MTE3, (t%2)
+              wait_flag V, MTE3, (t%2)
+              dma y[core, 1024*t], yout[t%2, 0], len=1024
+              set_flag MTE3, V, (t%2)
+            }
+            wait_flag MTE3, V, 0
+            wait_flag MTE3, V, 1
+            wait_flag V, MTE2, 0
+            wait_flag V, MTE2, 1
+        "#]],
+    );
+    same_outputs(&p, hand);
+}
+
+#[test]
+fn a_producer_that_never_reuses_a_buffer_gets_a_credit() {
+    // MTE2 fills a new slot every iteration: nothing it depends on holds it back, so the
+    // flag to V would be set again before V took it; the planner adds the flag back
+    let text = "\
+tensor x : f16[8, 4096] in
+tensor y : f16[8, 4096] out
+buffer xin : ub f16[4, 1024]
+buffer yout : ub f16[4, 1024]
+loop t in 0..4 {
+  dma xin[t, 0], x[core, t*1024], len=1024
+  vmuls yout[t, 0], xin[t, 0], 2.0, repeat=8
+}
+dma y[core, 0], yout[0, 0], len=4096
+";
+    let p = check(
+        text,
+        expect![[r#"
+        tensor x : f16[8, 4096] in
+        tensor y : f16[8, 4096] out
+        buffer xin : ub f16[4, 1024]
+        buffer yout : ub f16[4, 1024]
+
+        set_flag V, MTE2, 0
+        set_flag V, MTE2, 1
+        loop t in 0..4 {
+          dma xin[t, 0], x[core, 1024*t], len=1024
+          wait_flag V, MTE2, (t%2)
+          set_flag MTE2, V, (t%2)
+          wait_flag MTE2, V, (t%2)
+          set_flag V, MTE2, (t%2)
+          vmuls yout[t, 0], xin[t, 0], 2.0, repeat=8
+        }
+        set_flag V, MTE3, 0
+        wait_flag V, MTE3, 0
+        wait_flag V, MTE2, 0
+        wait_flag V, MTE2, 1
+        dma y[core, 0], yout[0, 0], len=4096
+    "#]],
+    );
+    let printed = npu_sim::print(&p);
+    assert!(printed.contains("frees ids for"), "{printed}");
+    // without the credit, the flag from MTE2 to V is set twice before V waits
+    let cut: String = (printed.lines())
+        .scan(false, |credit, l| {
+            let keep = !*credit;
+            *credit = l.contains("frees ids for");
+            Some((keep && !l.contains("frees ids for")).then(|| format!("{l}\n")))
+        })
+        .flatten()
+        .collect();
+    let err = npu_sim::run(
+        &npu_sim::assemble(&cut).unwrap(),
+        &machine(),
+        &Default::default(),
+        0,
+    )
+    .unwrap_err();
+    assert_eq!(err.code, Code::FlagSetTwice, "{}\n{cut}", err.message);
+}
+
+#[test]
+fn a_prefetch_for_the_next_iteration_is_waited_for_one_iteration_later() {
+    // V reads `xin` while MTE2 loads the next row into it (after V is done with it): the
+    // load is a dependence carried one iteration, the read before it one within it
+    let text = "\
+tensor x : f16[8, 8192] in
+tensor y : f16[8, 8192] out
+buffer xin : ub f16[1024]
+buffer yout : ub f16[2, 1024]
+dma xin[0], x[core, 0], len=1024
+loop t in 0..8 {
+  vmuls yout[t%2, 0], xin[0], 2.0, repeat=8
+  loop n in 0..(t < 7) {
+    dma xin[0], x[core, (t + 1)*1024], len=1024
+  }
+  dma y[core, t*1024], yout[t%2, 0], len=1024
+}
+";
+    check(
+        text,
+        expect![[r#"
+        tensor x : f16[8, 8192] in
+        tensor y : f16[8, 8192] out
+        buffer xin : ub f16[1024]
+        buffer yout : ub f16[2, 1024]
+
+        dma xin[0], x[core, 0], len=1024
+        set_flag MTE2, V, 0
+        set_flag MTE2, V, 1
+        set_flag MTE3, V, 0
+        set_flag MTE3, V, 1
+        wait_flag MTE2, V, 0
+        loop t in 0..8 {
+          wait_flag MTE2, V, 1
+          wait_flag MTE3, V, (t%2)
+          vmuls yout[t%2, 0], xin[0], 2.0, repeat=8
+          set_flag V, MTE2, (t%2)
+          set_flag V, MTE3, (t%2)
+          wait_flag V, MTE2, (t%2)
+          loop n in 0..(t < 7) {
+            dma xin[0], x[core, 1024*(t + 1)], len=1024
+          }
+          set_flag MTE2, V, 1
+          wait_flag V, MTE3, (t%2)
+          dma y[core, 1024*t], yout[t%2, 0], len=1024
+          set_flag MTE3, V, (t%2)
+        }
+        wait_flag MTE2, V, 1
+        wait_flag MTE3, V, 0
+        wait_flag MTE3, V, 1
+    "#]],
+    );
+}
