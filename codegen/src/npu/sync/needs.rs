@@ -53,10 +53,49 @@ pub struct Found {
     pub used: BTreeSet<FlagKey>,
 }
 
-#[derive(Clone, Default)]
+/// A shadowed block: its last write and, per pipe, its last read since (`NONE` if none).
+#[derive(Clone, Copy)]
 struct Block {
-    write: Option<usize>,
-    reads: Vec<usize>,
+    write: u32,
+    reads: [u32; Pipe::COUNT],
+}
+
+const NONE: u32 = u32::MAX;
+
+impl Default for Block {
+    fn default() -> Block {
+        Block {
+            write: NONE,
+            reads: [NONE; Pipe::COUNT],
+        }
+    }
+}
+
+/// The blocks of one space a core has touched: a window from block `base` (a core touches
+/// its own part of a large tensor).
+#[derive(Default)]
+struct Window {
+    base: u64,
+    blocks: Vec<Block>,
+}
+
+impl Window {
+    /// Blocks `first..=last`, shadowed from now on.
+    fn span(&mut self, first: u64, last: u64) -> &mut [Block] {
+        if self.blocks.is_empty() {
+            self.base = first;
+        }
+        if first < self.base {
+            let more = (self.base - first) as usize;
+            self.blocks.splice(0..0, std::iter::repeat_n(Block::default(), more));
+            self.base = first;
+        }
+        let end = (last + 1 - self.base) as usize;
+        if self.blocks.len() < end {
+            self.blocks.resize(end, Block::default());
+        }
+        &mut self.blocks[(first - self.base) as usize..end]
+    }
 }
 
 /// The unordered dependences of `p` on `m`.
@@ -80,32 +119,33 @@ pub fn uncovered(p: &Program, m: &Machine, shape: &Shape) -> Result<Found, NpuEr
         used.extend(core.iter().filter_map(|i| i.flag));
         let trace = shape.trace(p, c as u32, m.cores, core)?;
         let stamps = &ord.stamps[c];
-        let mut shadow: HashMap<Space, Vec<Block>> = HashMap::new();
+        let mut shadow: HashMap<Space, Window> = HashMap::new();
         for (q, inst) in core.iter().enumerate() {
-            let mut earlier: BTreeSet<usize> = BTreeSet::new();
+            // the accesses this one conflicts with (few distinct ones over many blocks)
+            let mut earlier: Vec<u32> = vec![];
+            let mut note = |e: u32| {
+                if e != NONE && !earlier.contains(&e) {
+                    earlier.push(e);
+                }
+            };
             for a in &inst.accesses {
-                let blocks = shadow.entry(a.space).or_default();
+                let window = shadow.entry(a.space).or_default();
                 for run in a.pattern.runs() {
-                    let (first, last) = (run.start / BLOCK, (run.end - 1) / BLOCK);
-                    if blocks.len() <= last as usize {
-                        blocks.resize(last as usize + 1, Block::default());
-                    }
-                    for blk in &mut blocks[first as usize..=last as usize] {
-                        earlier.extend(blk.write);
+                    for blk in window.span(run.start / BLOCK, (run.end - 1) / BLOCK) {
+                        note(blk.write);
                         if a.write {
-                            earlier.extend(blk.reads.iter().copied());
+                            blk.reads.iter().for_each(|&r| note(r));
                             *blk = Block {
-                                write: Some(q),
-                                reads: vec![],
+                                write: q as u32,
+                                reads: [NONE; Pipe::COUNT],
                             };
                         } else {
-                            blk.reads.retain(|&r| core[r].pipe != inst.pipe);
-                            blk.reads.push(q);
+                            blk.reads[inst.pipe.index()] = q as u32;
                         }
                     }
                 }
             }
-            for e in earlier {
+            for e in earlier.into_iter().map(|e| e as usize) {
                 let hb = |a: usize, b: usize| {
                     before((c as u32, core[a].pipe, &stamps[a]), (c as u32, &stamps[b]))
                 };
