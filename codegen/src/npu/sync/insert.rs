@@ -5,7 +5,7 @@ use super::internal;
 use super::plan::{Plan, Reach, Sync};
 use super::shape::Shape;
 use crate::npu::NpuError;
-use npu_sim::program::{BarrierScope, Expr, Flag, Instr, Op, Origin, Program, Span, Stmt};
+use npu_sim::program::{Expr, Flag, Instr, Op, Origin, Program, Span, Stmt};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -80,7 +80,7 @@ pub fn apply(p: &Program, shape: &Shape, plan: &Plan) -> Result<Program, NpuErro
     }
     for b in &plan.barriers {
         let instr = Instr {
-            op: Op::Barrier(BarrierScope::Pipe(b.pipe)),
+            op: Op::Barrier(b.scope),
             span: Span::default(),
             origin: Origin(Some(Arc::from("barrier placed by the dependence analysis"))),
         };

@@ -9,7 +9,9 @@
 //! unordered: the first places flags between pipes only, since most dependences within a
 //! pipe (a ring slot loaded again two groups later) are then ordered through them.
 //!
-//! Invariants: a placed flag's wait always waits for a set earlier in program order (no
+//! Invariants: `place` returns a program only once its own analysis finds nothing left
+//! unordered, no deadlock and no flag set twice (the simulator's strict criteria on each
+//! core); a placed flag's wait always waits for a set earlier in program order (no
 //! deadlock); a flag in a loop has a flag the other way that keeps it from being set twice
 //! (a ring's "full" and "free"), added as a *credit* when the dependences gave none; ids
 //! are the machine's, none shared with another flag. The analysis runs the program's walk

@@ -87,7 +87,8 @@ impl Window {
         }
         if first < self.base {
             let more = (self.base - first) as usize;
-            self.blocks.splice(0..0, std::iter::repeat_n(Block::default(), more));
+            self.blocks
+                .splice(0..0, std::iter::repeat_n(Block::default(), more));
             self.base = first;
         }
         let end = (last + 1 - self.base) as usize;
@@ -98,7 +99,9 @@ impl Window {
     }
 }
 
-/// The unordered dependences of `p` on `m`.
+/// The unordered dependences of `p` on `m`; an error if `p` deadlocks or sets a flag again
+/// before its previous set was taken (so a program with none left is correct in the strict
+/// semantics on every core, whatever the timing).
 pub fn uncovered(p: &Program, m: &Machine, shape: &Shape) -> Result<Found, NpuError> {
     let sim = crate::npu::refused_by_simulator;
     let lay = npu_sim::layout::layout(p, m).map_err(sim)?;
@@ -113,6 +116,7 @@ pub fn uncovered(p: &Program, m: &Machine, shape: &Shape) -> Result<Found, NpuEr
         .map_err(sim)?;
     let ord = order(&insts, &matches, Semantics::Strict)
         .map_err(|b| internal(&format!("the program deadlocks on core {}", b.core)))?;
+    npu_sim::order::single_event_flags(&insts, &matches, &ord).map_err(|d| internal(&d.message))?;
     let mut nearest: BTreeMap<(usize, usize), Need> = BTreeMap::new();
     let mut used = BTreeSet::new();
     for (c, core) in insts.iter().enumerate() {

@@ -27,6 +27,11 @@
 //! one gets a *credit*: the other flag of the pair, set right after its wait and waited for
 //! right before its set.
 //!
+//! Ids are the machine's few per pair of pipes, none shared between flags; loop flags get
+//! theirs first, the innermost first. A flag that finds none, or whose credit finds none,
+//! becomes a `barrier ALL` before its wait's child (it orders everything before it, in this
+//! iteration and the earlier ones: correct, costly where it runs often).
+//!
 //! Within a gap, in this order: credits' waits, sets, waits, credits' sets. Every wait then
 //! waits for a set earlier in program order (the same iteration's, an earlier iteration's or
 //! one before the loop), so the program cannot deadlock: the earliest blocked instruction
@@ -36,7 +41,7 @@ use super::internal;
 use super::needs::{common_loops, Found};
 use super::shape::Shape;
 use crate::npu::NpuError;
-use npu_sim::program::{FlagKey, Pipe};
+use npu_sim::program::{BarrierScope, FlagKey, Pipe};
 use std::collections::BTreeMap;
 
 /// How far apart a flag's set and its wait are.
@@ -82,6 +87,34 @@ impl Sync {
     pub fn wait_at(&self) -> (usize, u8) {
         (self.wait_gap, if self.credit { 0 } else { 2 })
     }
+    /// The credit that keeps `self` from being set twice: the flag the other way, set right
+    /// after `self`'s wait and waited for right before its set, as many ids.
+    fn credit_for(&self) -> Sync {
+        Sync {
+            from: self.to,
+            to: self.from,
+            set_gap: self.wait_gap,
+            wait_gap: self.set_gap,
+            reach: match self.reach {
+                Reach::Within => Reach::Across,
+                Reach::Across => Reach::Within,
+            },
+            credit: true,
+            orders: (self.orders.1, self.orders.0),
+            ..self.clone()
+        }
+    }
+
+    /// A `barrier ALL` in place of `self`, before its wait's child: it orders everything
+    /// before it, in this iteration and the earlier ones.
+    fn drain(&self) -> Barrier {
+        Barrier {
+            level: self.level.clone(),
+            gap: self.wait_gap,
+            scope: BarrierScope::All,
+        }
+    }
+
     /// Whether `t` (the other way, at the same level) keeps `self` from being set twice.
     fn protected_by(&self, t: &Sync) -> bool {
         let kind = match self.reach {
@@ -95,15 +128,16 @@ impl Sync {
     }
 }
 
-/// A `barrier` on one pipe before a child of a loop body.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// A `barrier` before a child of a loop body: on one pipe (a dependence within it), or on
+/// all (a dependence whose flag found no ids).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Barrier {
     /// The loop (its path).
     pub level: Vec<usize>,
     /// The gap.
     pub gap: usize,
-    /// The pipe.
-    pub pipe: Pipe,
+    /// What it drains.
+    pub scope: BarrierScope,
 }
 
 /// What to insert.
@@ -153,7 +187,7 @@ pub fn plan(shape: &Shape, found: &Found, ids: u32, cross_only: bool) -> Result<
                 let b = Barrier {
                     level: level.clone(),
                     gap: n.j,
-                    pipe: from,
+                    scope: BarrierScope::Pipe(from),
                 };
                 if !plan.barriers.contains(&b) {
                     plan.barriers.push(b);
@@ -204,71 +238,69 @@ pub fn plan(shape: &Shape, found: &Found, ids: u32, cross_only: bool) -> Result<
         }
         plan.syncs.extend(here);
     }
-    credits(&mut plan.syncs);
-    allocate(&mut plan.syncs, found, ids)?;
+    close(&mut plan, found, ids);
     Ok(plan)
 }
 
-/// Gives every flag in a loop a flag the other way that keeps it from being set twice.
-fn credits(syncs: &mut Vec<Sync>) {
-    let mut added = vec![];
-    for k in 0..syncs.len() {
-        let s = &syncs[k];
-        if s.level.is_empty() {
-            continue;
-        }
-        let found = syncs
-            .iter()
-            .filter(|t| s.protected_by(t))
-            .map(|t| t.m)
-            .max();
-        match (found, s.reach) {
-            (Some(m), Reach::Within) => syncs[k].m = syncs[k].m.max(m),
-            (Some(_), Reach::Across) => {}
-            (None, reach) => added.push(Sync {
-                from: s.to,
-                to: s.from,
-                set_gap: s.wait_gap,
-                wait_gap: s.set_gap,
-                reach: match reach {
-                    Reach::Within => Reach::Across,
-                    Reach::Across => Reach::Within,
-                },
-                credit: true,
-                orders: (s.orders.1, s.orders.0),
-                ..s.clone()
-            }),
+/// Gives every flag ids of its pair that nothing else uses, and every flag in a loop a flag
+/// the other way that keeps it from being set twice (a credit where the plan has none).
+/// Flags in loops get their ids first, the innermost first; a flag that finds none (the
+/// machine has few per pair), or whose credit finds none, becomes a `barrier ALL` before
+/// its wait's child, which orders everything before it: correct, and costly only where it
+/// runs often.
+fn close(plan: &mut Plan, found: &Found, ids: u32) {
+    let mut ids = Ids {
+        taken: found.used.iter().copied().collect(),
+        count: ids,
+    };
+    plan.syncs.sort_by_key(|s| std::cmp::Reverse(s.level.len()));
+    let mut kept: Vec<Sync> = vec![];
+    for mut s in std::mem::take(&mut plan.syncs) {
+        match ids.take(s.from, s.to, s.m) {
+            Some(base) => {
+                s.base = base;
+                kept.push(s);
+            }
+            None => plan.barriers.push(s.drain()),
         }
     }
-    syncs.extend(added);
+    // a flag whose partner became a barrier needs a credit now: until nothing changes
+    loop {
+        let open = (0..kept.len()).find(|&k| {
+            let s = &kept[k];
+            !s.level.is_empty() && !s.credit && !kept.iter().any(|t| s.protected_by(t))
+        });
+        let Some(k) = open else { break };
+        let mut credit = kept[k].credit_for();
+        match ids.take(credit.from, credit.to, credit.m) {
+            Some(base) => {
+                credit.base = base;
+                kept.push(credit);
+            }
+            None => {
+                let s = kept.remove(k);
+                plan.barriers.push(s.drain());
+            }
+        }
+    }
+    plan.syncs = kept;
 }
 
-/// Gives every flag ids of its pair that nothing else uses.
-fn allocate(syncs: &mut [Sync], found: &Found, ids: u32) -> Result<(), NpuError> {
-    let mut taken: Vec<FlagKey> = found.used.iter().copied().collect();
-    for s in syncs {
+/// The flag ids of the machine, per pair of pipes, and which are taken.
+struct Ids {
+    taken: Vec<FlagKey>,
+    count: u32,
+}
+
+impl Ids {
+    /// `m` consecutive free ids from `src` to `dst`, taken.
+    fn take(&mut self, src: Pipe, dst: Pipe, m: u32) -> Option<u32> {
         let free = |base: u32| {
-            (base..base + s.m).all(|id| {
-                id < ids
-                    && !taken.contains(&FlagKey {
-                        src: s.from,
-                        dst: s.to,
-                        id,
-                    })
-            })
+            (base..base + m)
+                .all(|id| id < self.count && !self.taken.contains(&FlagKey { src, dst, id }))
         };
-        let base = (0..ids).find(|&b| free(b)).ok_or_else(|| {
-            internal(&format!(
-                "the machine's {ids} flag ids from {} to {} are not enough for the program's synchronisation",
-                s.from, s.to
-            ))
-        })?;
-        s.base = base;
-        taken.extend((base..base + s.m).map(|id| FlagKey {
-            src: s.from,
-            dst: s.to,
-            id,
-        }));
+        let base = (0..self.count).find(|&b| free(b))?;
+        (self.taken).extend((base..base + m).map(|id| FlagKey { src, dst, id }));
+        Some(base)
     }
-    Ok(())
 }
