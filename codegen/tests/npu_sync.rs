@@ -212,7 +212,7 @@ loop t in 0..8 {
 }
 
 /// Random programs of loads, vector operations and stores over four UB buffers (each loaded
-/// whole first), in loops whose offsets move with the iteration: whatever the pass places, the program runs
+/// whole first), in loops whose offsets move with the iteration, some under guards: whatever the pass places, the program runs
 /// race-free (no flag set twice, no deadlock) and computes what the same program does with
 /// every instruction drained before the next (`barrier ALL` after each: its sequential
 /// meaning).
@@ -250,16 +250,21 @@ mod random_programs {
             })
     }
 
-    /// A top-level instruction, or a loop of 1 to 4 iterations around some.
-    fn items() -> impl Strategy<Value = Vec<(Option<u8>, Vec<Ins>)>> {
-        prop::collection::vec(
-            (prop::option::of(1u8..5), prop::collection::vec(ins(), 1..5)),
-            1..5,
-        )
+    /// Top-level instructions, or a loop of 1 to 4 iterations around some, its body
+    /// possibly under a guard (a loop of one iteration in the loop's first few).
+    type Item = (Option<u8>, Vec<Ins>, Option<u8>);
+
+    fn items() -> impl Strategy<Value = Vec<Item>> {
+        let item = (
+            prop::option::of(1u8..5),
+            prop::collection::vec(ins(), 1..5),
+            prop::option::of(1u8..4),
+        );
+        prop::collection::vec(item, 1..5)
     }
 
     /// The program's text; `drained` puts `barrier ALL` after every instruction.
-    fn text(items: &[(Option<u8>, Vec<Ins>)], drained: bool) -> String {
+    fn text(items: &[Item], drained: bool) -> String {
         let mut s = String::from(
             "tensor x : f16[8, 8192] in\ntensor y : f16[8, 8192] out\n\
              buffer b0 : ub f16[1024]\nbuffer b1 : ub f16[1024]\n\
@@ -272,11 +277,19 @@ mod random_programs {
                 s += "barrier ALL\n";
             }
         }
-        for (n, (trips, body)) in items.iter().enumerate() {
+        for (n, (trips, body, guard)) in items.iter().enumerate() {
             let var = format!("t{n}");
-            let indent = if trips.is_some() { "  " } else { "" };
+            let guard = guard.filter(|_| trips.is_some());
+            let indent = match (trips, guard) {
+                (None, _) => "",
+                (Some(_), None) => "  ",
+                (Some(_), Some(_)) => "    ",
+            };
             if let Some(t) = trips {
                 s += &format!("loop {var} in 0..{t} {{\n");
+            }
+            if let Some(g) = guard {
+                s += &format!("  loop g{n} in 0..({var} < {g}) {{\n");
             }
             for i in body {
                 // offsets move by 128 elements an iteration (at most 3 of them)
@@ -312,6 +325,9 @@ mod random_programs {
                 if drained {
                     s += &format!("{indent}barrier ALL\n");
                 }
+            }
+            if guard.is_some() {
+                s += "  }\n";
             }
             if trips.is_some() {
                 s += "}\n";

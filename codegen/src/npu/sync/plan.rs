@@ -15,7 +15,9 @@
 //! - Another pipe, `i >= j`: the dependence is carried by `L`, at least `d` iterations. A
 //!   flag set after child `i` in iteration `K` is waited for before child `j` in iteration
 //!   `K + m` ([`Reach::Across`], `m <= d`, at most 2): `m` ids used in turn by `K mod m`,
-//!   each set once before `L`'s outermost loop and waited for once after it.
+//!   each set once before `L`'s outermost loop and waited for once after it. `K` must be an
+//!   expression of the loop variables (`Shape::counter`); where it is not (`L` inside a
+//!   loop whose bounds vary, a guard), a flag has one id, which needs none.
 //! - The same pipe: `barrier` on it before child `j` (a later round: most such dependences
 //!   are ordered through the flags of the first).
 //!
@@ -207,6 +209,8 @@ pub fn plan(shape: &Shape, found: &Found, ids: u32, cross_only: bool) -> Result<
             credit: false,
             orders,
         };
+        // ids in turn need the loop's iterations as an expression; one id does not
+        let counted = shape.counter(&level).is_some();
         needs.sort_by_key(|n| (n.j, n.i));
         let mut here: Vec<Sync> = vec![];
         for n in needs.iter().filter(|n| n.i < n.j) {
@@ -219,7 +223,7 @@ pub fn plan(shape: &Shape, found: &Found, ids: u32, cross_only: bool) -> Result<
                 .map(|o| o.i)
                 .max()
                 .unwrap_or(n.i);
-            let m = if level.is_empty() { 1 } else { MOST_IDS as u32 };
+            let m = if counted { MOST_IDS as u32 } else { 1 };
             here.push(sync(latest + 1, n.j, Reach::Within, m, n.orders));
         }
         let carried: Vec<&Placed> = (needs.iter())
@@ -233,7 +237,11 @@ pub fn plan(shape: &Shape, found: &Found, ids: u32, cross_only: bool) -> Result<
             let set_gap = carried.iter().map(|n| n.i).max().unwrap_or(0) + 1;
             let wait_gap = carried.iter().map(|n| n.j).min().unwrap_or(0);
             let d = carried.iter().map(|n| n.distance).min().unwrap_or(1);
-            let m = d.clamp(1, MOST_IDS) as u32;
+            let m = if counted {
+                d.clamp(1, MOST_IDS) as u32
+            } else {
+                1
+            };
             here.push(sync(set_gap, wait_gap, Reach::Across, m, first.orders));
         }
         plan.syncs.extend(here);
