@@ -4,8 +4,8 @@
 //! orders its cores, `sync_all`, and the vector unit's own barriers stay its own), and
 //! [`place`] makes the program correct in the simulator's strict semantics: it finds every
 //! dependence of the program, as a sequential program, that nothing orders
-//! ([`needs`]), plans flags (and, for one pipe, barriers) that order them ([`plan`]), and
-//! writes them into the loop bodies ([`insert`]). Rounds repeat until nothing is left
+//! (`needs`), plans flags (and, for one pipe, barriers) that order them (`plan`), and
+//! writes them into the loop bodies (`insert`). Rounds repeat until nothing is left
 //! unordered: the first places flags between pipes only, since most dependences within a
 //! pipe (a ring slot loaded again two groups later) are then ordered through them.
 //!
@@ -19,10 +19,10 @@
 //! programs; the race detector and the timing oracle judge the result like any other
 //! program's.
 
-pub mod insert;
-pub mod needs;
-pub mod plan;
-pub mod shape;
+mod insert;
+mod needs;
+mod plan;
+mod shape;
 
 use crate::npu::NpuError;
 use npu_sim::{Machine, Program};

@@ -70,12 +70,12 @@ impl<'p> Shape<'p> {
     }
 
     /// The loop at `path`.
-    pub fn loop_at(&self, path: &[usize]) -> Option<&'p Loop> {
+    fn loop_at(&self, path: &[usize]) -> Option<&'p Loop> {
         (self.loops.iter()).find_map(|(p, l)| (p.as_slice() == path).then_some(*l))
     }
 
     /// The static instruction an executed one comes from.
-    pub fn stat(&self, inst: &Inst) -> Result<usize, NpuError> {
+    fn stat(&self, inst: &Inst) -> Result<usize, NpuError> {
         (self.index.get(&(inst.instr as *const Instr)).copied())
             .ok_or_else(|| internal("an executed instruction is not in the program"))
     }
