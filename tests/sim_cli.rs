@@ -152,3 +152,56 @@ fn the_relaxed_semantics_accepts_counting_flags_the_strict_one_rejects() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("cycles "), "{out}");
 }
+
+/// `polyc sync` places the flags of a program written without them: the result simulates
+/// race-free, agrees with itself on varied machines and computes what the hand-synchronised
+/// program computes; the program without them races.
+#[test]
+fn sync_places_the_flags_a_program_needs() {
+    let dir = tempfile::tempdir().unwrap();
+    let hand = std::fs::read_to_string(example("double_buffer.npu")).unwrap();
+    let bare: String = (hand.lines())
+        .filter(|l| !l.starts_with("set_flag") && !l.trim_start().starts_with("set_flag"))
+        .filter(|l| !l.trim_start().starts_with("wait_flag"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let bare_path = dir.path().join("bare.npu").display().to_string();
+    std::fs::write(&bare_path, &bare).unwrap();
+    let (code, _, err) = polyc(&["sim", &bare_path]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("race"), "{err}");
+    let synced = dir.path().join("synced.npu").display().to_string();
+    let (code, _, err) = polyc(&["sync", &bare_path, "-o", &synced]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&synced).unwrap();
+    assert!(text.contains("set_flag MTE2, V, (t%2)"), "{text}");
+    assert!(
+        text.contains("flag placed by the dependence analysis"),
+        "{text}"
+    );
+    let (code, out, err) = polyc(&["sim", &synced, "--check-timing", "4"]);
+    assert_eq!(code, 0, "{err}");
+    let (_, want, _) = polyc(&["sim", &example("double_buffer.npu")]);
+    assert_eq!(out.lines().next(), want.lines().next());
+}
+
+/// What is wrong with a program as given is the user's, with its place: a wait no set
+/// answers, an unknown tensor.
+#[test]
+fn sync_refuses_a_program_wrong_as_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.npu").display().to_string();
+    let head = "tensor x : f16[8, 1024] in\nbuffer b : ub f16[1024]\n";
+    std::fs::write(
+        &path,
+        format!("{head}wait_flag V, MTE2, 0\ndma b[0], x[core, 0], len=1024\n"),
+    )
+    .unwrap();
+    let (code, _, err) = polyc(&["sync", &path]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("deadlock"), "{err}");
+    std::fs::write(&path, format!("{head}dma b[0], y[core, 0], len=1024\n")).unwrap();
+    let (code, _, err) = polyc(&["sync", &path]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("p.npu:3:"), "{err}");
+}

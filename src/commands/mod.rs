@@ -27,6 +27,7 @@ mod schedule_file;
 mod show;
 mod sim;
 mod study;
+mod sync;
 mod target;
 mod timing;
 mod verify;
@@ -84,6 +85,9 @@ enum Command {
     Run(run::RunArgs),
     /// Simulate a program for the NPU (`.npu` assembly).
     Sim(sim::SimArgs),
+    /// Place the flags (and barriers) a `.npu` program needs between its pipes, from its
+    /// dependences; print the synchronised program.
+    Sync(sync::SyncArgs),
     /// Check a schedule against a kernel's dependences; explain every violation.
     Verify(verify::VerifyArgs),
     /// Every mapping of a kernel's statements onto the NPU's intrinsics, each proved or
@@ -114,6 +118,7 @@ pub fn dispatch(cli: Cli) -> Result<(), CliError> {
         Command::Show(args) => show::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Sim(args) => sim::run(&args),
+        Command::Sync(args) => sync::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Mappings(args) => mappings::run(&args),
         Command::VerifyMapping(args) => verify_mapping::run(&args),

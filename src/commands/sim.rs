@@ -120,7 +120,8 @@ pub(crate) fn write_trace(
     std::fs::write(path, trace).map_err(|e| CliError::User(format!("{}: {e}", path.display())))
 }
 
-fn read_source(arg: &str) -> Result<(String, String), CliError> {
+/// The name and text of a `.npu` program given as a path, or `-` for standard input.
+pub(super) fn read_source(arg: &str) -> Result<(String, String), CliError> {
     if arg == "-" {
         let mut s = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)

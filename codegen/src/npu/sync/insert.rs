@@ -21,7 +21,7 @@ pub fn apply(p: &Program, shape: &Shape, plan: &Plan) -> Result<Program, NpuErro
             let path = &shape.paths[i];
             visit(&p.body, path, &mut |ins| {
                 text = Some(match ins.origin.note() {
-                    Some(n) => n.to_owned(),
+                    Some(n) => format!("'{n}'"),
                     None => format!("`{}`", ins.op.mnemonic()),
                 })
             });
@@ -29,7 +29,7 @@ pub fn apply(p: &Program, shape: &Shape, plan: &Plan) -> Result<Program, NpuErro
         };
         let what = if s.credit { "frees ids for" } else { "orders" };
         format!(
-            "flag placed by the dependence analysis: {what} '{}' before '{}'",
+            "flag placed by the dependence analysis: {what} {} before {}",
             of(s.orders.0),
             of(s.orders.1)
         )

@@ -34,19 +34,48 @@ fn internal(what: &str) -> NpuError {
     NpuError::Internal(format!("synchronisation: {what}"))
 }
 
-/// `p` with flags (and barriers) placed so that every dependence on one core is ordered.
+/// Why [`place_given`] gives no program.
+#[derive(Debug)]
+pub enum Refusal {
+    /// The program as given does not run: the simulator's diagnostic (a fault, a deadlock,
+    /// a flag set again before its wait, a program too long to walk).
+    Given(npu_sim::Diagnostic),
+    /// The placement failed (a bug).
+    Internal(String),
+}
+
+/// `p` with flags (and barriers) placed so that every dependence on one core is ordered;
+/// a program a back end generated, whose every failure is the back end's (a program too
+/// long for the simulator is refused as too large).
 pub fn place(p: Program, m: &Machine) -> Result<Program, NpuError> {
+    place_given(p, m).map_err(|r| match r {
+        Refusal::Given(d) => crate::npu::refused_by_simulator(d),
+        Refusal::Internal(what) => NpuError::Internal(what),
+    })
+}
+
+/// [`place`] for a program someone wrote: what is wrong with it as given is its own
+/// diagnostic, told apart from a failure of the placement.
+pub fn place_given(p: Program, m: &Machine) -> Result<Program, Refusal> {
+    let ours = |e: NpuError| Refusal::Internal(e.to_string());
     let mut p = p;
     for round in 0..ROUNDS {
         let shape = shape::Shape::of(&p);
-        let found = needs::uncovered(&p, m, &shape)?;
+        // after the first round, the program is ours
+        let found = needs::uncovered(&p, m, &shape).map_err(|r| match (r, round) {
+            (Refusal::Given(d), 1..) => Refusal::Internal(format!(
+                "synchronisation: the placed flags break the program: {}",
+                d.message
+            )),
+            (r, _) => r,
+        })?;
         if found.needs.is_empty() {
             return Ok(p);
         }
-        let plan = plan::plan(&shape, &found, m.flag_ids, round == 0)?;
-        p = insert::apply(&p, &shape, &plan)?;
+        let plan = plan::plan(&shape, &found, m.flag_ids, round == 0).map_err(ours)?;
+        p = insert::apply(&p, &shape, &plan).map_err(ours)?;
     }
-    Err(internal(&format!(
+    Err(ours(internal(&format!(
         "dependences are left unordered after {ROUNDS} rounds"
-    )))
+    ))))
 }

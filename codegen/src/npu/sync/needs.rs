@@ -17,9 +17,8 @@
 //! `sync_all`, and the race detector judges them), the cube's accumulation chains and
 //! atomic adds, which the hardware orders itself.
 
-use super::internal;
 use super::shape::{Shape, Trace};
-use crate::npu::NpuError;
+use super::Refusal;
 use npu_sim::expand::{expand, Budget, Inst, Space};
 use npu_sim::order::{before, order, Semantics};
 use npu_sim::program::{FlagKey, Op, Pipe, Program};
@@ -99,11 +98,11 @@ impl Window {
     }
 }
 
-/// The unordered dependences of `p` on `m`; an error if `p` deadlocks or sets a flag again
-/// before its previous set was taken (so a program with none left is correct in the strict
-/// semantics on every core, whatever the timing).
-pub fn uncovered(p: &Program, m: &Machine, shape: &Shape) -> Result<Found, NpuError> {
-    let sim = crate::npu::refused_by_simulator;
+/// The unordered dependences of `p` on `m`; refused if `p` does not run, deadlocks or sets a
+/// flag again before its previous set was taken (so a program with none left is correct in
+/// the strict semantics on every core, whatever the timing).
+pub fn uncovered(p: &Program, m: &Machine, shape: &Shape) -> Result<Found, Refusal> {
+    let sim = Refusal::Given;
     let lay = npu_sim::layout::layout(p, m).map_err(sim)?;
     let mut budget = Budget::default();
     let insts: Vec<Vec<Inst>> = (0..m.cores)
@@ -114,14 +113,17 @@ pub fn uncovered(p: &Program, m: &Machine, shape: &Shape) -> Result<Found, NpuEr
         .map(|c| npu_sim::run::match_flags(c))
         .collect::<Result<_, _>>()
         .map_err(sim)?;
-    let ord = order(&insts, &matches, Semantics::Strict)
-        .map_err(|b| internal(&format!("the program deadlocks on core {}", b.core)))?;
-    npu_sim::order::single_event_flags(&insts, &matches, &ord).map_err(|d| internal(&d.message))?;
+    let ord = order(&insts, &matches, Semantics::Strict).map_err(|b| {
+        let what = format!("deadlock: core {} never finishes its flags' waits", b.core);
+        Refusal::Given(npu_sim::Diagnostic::global(npu_sim::Code::Deadlock, what))
+    })?;
+    npu_sim::order::single_event_flags(&insts, &matches, &ord).map_err(Refusal::Given)?;
     let mut nearest: BTreeMap<(usize, usize), Need> = BTreeMap::new();
     let mut used = BTreeSet::new();
     for (c, core) in insts.iter().enumerate() {
         used.extend(core.iter().filter_map(|i| i.flag));
-        let trace = shape.trace(p, c as u32, m.cores, core)?;
+        let trace = (shape.trace(p, c as u32, m.cores, core))
+            .map_err(|e| Refusal::Internal(e.to_string()))?;
         let stamps = &ord.stamps[c];
         let mut shadow: HashMap<Space, Window> = HashMap::new();
         for (q, inst) in core.iter().enumerate() {
