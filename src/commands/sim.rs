@@ -39,12 +39,41 @@ pub struct SimArgs {
     pub check_timing: Option<usize>,
 }
 
-/// Runs `polyc sim`.
-pub fn run(args: &SimArgs) -> Result<(), CliError> {
-    let (name, source) = read_source(&args.program)?;
+/// A `.npu` program given on the command line, assembled, and the machine it is for.
+pub(super) struct Loaded {
+    /// Its name in diagnostics (the path, or `<stdin>`).
+    pub name: String,
+    /// Its text.
+    pub source: String,
+    /// The program.
+    pub program: Program,
+    /// The machine.
+    pub machine: Machine,
+}
+
+/// Reads and assembles `program` (a path, or `-` for standard input) and loads `machine`;
+/// a program that does not assemble is the user's error, rendered with its place.
+pub(super) fn load(program: &str, machine: &str) -> Result<Loaded, CliError> {
+    let (name, source) = read_source(program)?;
     let program =
         npu_sim::assemble(&source).map_err(|d| CliError::User(d.render(&name, &source)))?;
-    let machine = Machine::load(&args.machine).map_err(|e| CliError::User(e.to_string()))?;
+    let machine = Machine::load(machine).map_err(|e| CliError::User(e.to_string()))?;
+    Ok(Loaded {
+        name,
+        source,
+        program,
+        machine,
+    })
+}
+
+/// Runs `polyc sim`.
+pub fn run(args: &SimArgs) -> Result<(), CliError> {
+    let Loaded {
+        name,
+        source,
+        program,
+        machine,
+    } = load(&args.program, &args.machine)?;
     let inputs = read_inputs(&program, args.inputs.as_deref())?;
     let semantics = match args.relaxed {
         true => Semantics::Relaxed,
@@ -121,7 +150,7 @@ pub(crate) fn write_trace(
 }
 
 /// The name and text of a `.npu` program given as a path, or `-` for standard input.
-pub(super) fn read_source(arg: &str) -> Result<(String, String), CliError> {
+fn read_source(arg: &str) -> Result<(String, String), CliError> {
     if arg == "-" {
         let mut s = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)

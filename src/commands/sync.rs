@@ -2,10 +2,9 @@
 //! (`codegen::npu::sync`): a program written without them (or with some) comes back
 //! correct in the strict semantics, each placed flag with a note naming what it orders.
 
-use super::sim::read_source;
+use super::sim::load;
 use crate::error::CliError;
 use codegen::npu::sync::{place_given, Refusal};
-use npu_sim::Machine;
 use std::path::PathBuf;
 
 /// Arguments of `polyc sync`.
@@ -24,12 +23,9 @@ pub struct SyncArgs {
 
 /// Runs `polyc sync`.
 pub fn run(args: &SyncArgs) -> Result<(), CliError> {
-    let (name, source) = read_source(&args.program)?;
-    let program =
-        npu_sim::assemble(&source).map_err(|d| CliError::User(d.render(&name, &source)))?;
-    let machine = Machine::load(&args.machine).map_err(|e| CliError::User(e.to_string()))?;
-    let synced = place_given(program, &machine).map_err(|r| match r {
-        Refusal::Given(d) => CliError::User(d.render(&name, &source)),
+    let given = load(&args.program, &args.machine)?;
+    let synced = place_given(given.program, &given.machine).map_err(|r| match r {
+        Refusal::Given(d) => CliError::User(d.render(&given.name, &given.source)),
         Refusal::Internal(what) => CliError::Internal(what),
     })?;
     let text = npu_sim::print(&synced);
