@@ -93,6 +93,49 @@ fn with_origins(p: &Program, mut d: Diagnostic) -> Diagnostic {
     d
 }
 
+/// A program walked on every core, timing apart.
+pub struct Walked<'p> {
+    /// Where its buffers are.
+    pub layout: Layout,
+    /// Per core, its executed instructions in program order.
+    pub insts: Vec<Vec<Inst<'p>>>,
+    /// Per core, the set each wait matches.
+    pub matches: Vec<Vec<Option<usize>>>,
+    /// Happens-before.
+    pub order: order::Order,
+}
+
+/// Walks `p` on every core of `m`: the executed instructions, the flags' matching and
+/// happens-before, and in the strict semantics no flag set again before its wait. What
+/// stops it is the program's own diagnostic (a fault, a deadlock naming the blocked
+/// instructions, a flag set twice).
+pub fn walk<'p>(
+    p: &'p Program,
+    m: &Machine,
+    semantics: Semantics,
+) -> Result<Walked<'p>, Diagnostic> {
+    let layout = layout(p, m)?;
+    let mut budget = Budget::default();
+    let insts: Vec<Vec<Inst>> = (0..m.cores)
+        .map(|c| expand(p, m, &layout, c, &mut budget))
+        .collect::<Result<_, _>>()?;
+    let matches: Vec<Vec<Option<usize>>> = insts
+        .iter()
+        .map(|c| match_flags(c))
+        .collect::<Result<_, _>>()?;
+    let order = order::order(&insts, &matches, semantics)
+        .map_err(|b| deadlock_diagnostic(&insts, b.core, &b.insts))?;
+    if semantics == Semantics::Strict {
+        order::single_event_flags(&insts, &matches, &order)?;
+    }
+    Ok(Walked {
+        layout,
+        insts,
+        matches,
+        order,
+    })
+}
+
 fn run_checked<'p>(
     p: &'p Program,
     m: &Machine,
@@ -106,23 +149,13 @@ fn run_checked<'p>(
             timed: None,
         })
     };
-    let lay = layout(p, m).map_err(untimed)?;
-    let mut budget = Budget::default();
-    let insts: Vec<Vec<Inst>> = (0..m.cores)
-        .map(|c| expand(p, m, &lay, c, &mut budget))
-        .collect::<Result<_, _>>()
-        .map_err(untimed)?;
-    let matches: Vec<Vec<Option<usize>>> = insts
-        .iter()
-        .map(|c| match_flags(c))
-        .collect::<Result<_, _>>()
-        .map_err(untimed)?;
+    let Walked {
+        layout: lay,
+        insts,
+        matches,
+        order,
+    } = walk(p, m, semantics).map_err(untimed)?;
     let deadlock = |core: u32, blocked: &[usize]| deadlock_diagnostic(&insts, core, blocked);
-    let order = order::order(&insts, &matches, semantics)
-        .map_err(|b| untimed(deadlock(b.core, &b.insts)))?;
-    if semantics == Semantics::Strict {
-        order::single_event_flags(&insts, &matches, &order).map_err(untimed)?;
-    }
     let timeline = timing::simulate(m, &insts, &matches, semantics)
         .map_err(|d| untimed(deadlock(d.core, &d.blocked)))?;
     let initial = initial_values(p, inputs, seed).map_err(untimed)?;
@@ -187,7 +220,7 @@ fn deadlock_diagnostic(insts: &[Vec<Inst>], core: u32, blocked: &[usize]) -> Dia
 
 /// The k-th wait of each flag matches its k-th set; a wait with no set is a deadlock, a set
 /// with no wait an error.
-pub fn match_flags(core: &[Inst]) -> Result<Vec<Option<usize>>, Diagnostic> {
+fn match_flags(core: &[Inst]) -> Result<Vec<Option<usize>>, Diagnostic> {
     let mut sets: BTreeMap<FlagKey, Vec<usize>> = BTreeMap::new();
     let mut waits: BTreeMap<FlagKey, Vec<usize>> = BTreeMap::new();
     for (i, inst) in core.iter().enumerate() {

@@ -9,9 +9,9 @@
 //! `sync_all`) orders the two accesses, either way round: a path that synchronises a ring
 //! between sibling loops itself (a producer's loop before its consumer's, each slot's reuse
 //! waiting for the consumer) has accesses that program order puts the other way; the others
-//! are what the planner must order, in program order. Only the last write and each pipe's last read are kept: an
-//! instruction ordered after them is ordered after the earlier ones of their pipes too (a
-//! `set_flag` follows everything before it on its pipe).
+//! are what the planner must order, in program order. Only the last write and each pipe's
+//! last read are kept: an instruction ordered after them is ordered after the earlier ones
+//! of their pipes too (a `set_flag` follows everything before it on its pipe).
 //!
 //! What is deliberately left out: dependences between cores (a path orders those with
 //! `sync_all`, and the race detector judges them), the cube's accumulation chains and
@@ -19,8 +19,8 @@
 
 use super::shape::{Shape, Trace};
 use super::Refusal;
-use npu_sim::expand::{expand, Budget, Inst, Space};
-use npu_sim::order::{before, order, Semantics};
+use npu_sim::expand::{Inst, Space};
+use npu_sim::order::{before, Semantics};
 use npu_sim::program::{FlagKey, Op, Pipe, Program};
 use npu_sim::Machine;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -102,22 +102,9 @@ impl Window {
 /// flag again before its previous set was taken (so a program with none left is correct in
 /// the strict semantics on every core, whatever the timing).
 pub fn uncovered(p: &Program, m: &Machine, shape: &Shape) -> Result<Found, Refusal> {
-    let sim = Refusal::Given;
-    let lay = npu_sim::layout::layout(p, m).map_err(sim)?;
-    let mut budget = Budget::default();
-    let insts: Vec<Vec<Inst>> = (0..m.cores)
-        .map(|c| expand(p, m, &lay, c, &mut budget))
-        .collect::<Result<_, _>>()
-        .map_err(sim)?;
-    let matches: Vec<Vec<Option<usize>>> = (insts.iter())
-        .map(|c| npu_sim::run::match_flags(c))
-        .collect::<Result<_, _>>()
-        .map_err(sim)?;
-    let ord = order(&insts, &matches, Semantics::Strict).map_err(|b| {
-        let what = format!("deadlock: core {} never finishes its flags' waits", b.core);
-        Refusal::Given(npu_sim::Diagnostic::global(npu_sim::Code::Deadlock, what))
-    })?;
-    npu_sim::order::single_event_flags(&insts, &matches, &ord).map_err(Refusal::Given)?;
+    let npu_sim::run::Walked {
+        insts, order: ord, ..
+    } = npu_sim::run::walk(p, m, Semantics::Strict).map_err(Refusal::Given)?;
     let mut nearest: BTreeMap<(usize, usize), Need> = BTreeMap::new();
     let mut used = BTreeSet::new();
     for (c, core) in insts.iter().enumerate() {

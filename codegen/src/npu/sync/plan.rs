@@ -152,7 +152,7 @@ pub struct Plan {
 }
 
 /// Most ids a flag uses in turn (a ring's two slots).
-const MOST_IDS: u64 = 2;
+const MOST_IDS: u32 = 2;
 
 /// A dependence placed: the pair's level and children, how far it reaches.
 struct Placed {
@@ -223,7 +223,7 @@ pub fn plan(shape: &Shape, found: &Found, ids: u32, cross_only: bool) -> Result<
                 .map(|o| o.i)
                 .max()
                 .unwrap_or(n.i);
-            let m = if counted { MOST_IDS as u32 } else { 1 };
+            let m = if counted { MOST_IDS } else { 1 };
             here.push(sync(latest + 1, n.j, Reach::Within, m, n.orders));
         }
         let carried: Vec<&Placed> = (needs.iter())
@@ -238,7 +238,7 @@ pub fn plan(shape: &Shape, found: &Found, ids: u32, cross_only: bool) -> Result<
             let wait_gap = carried.iter().map(|n| n.j).min().unwrap_or(0);
             let d = carried.iter().map(|n| n.distance).min().unwrap_or(1);
             let m = if counted {
-                d.clamp(1, MOST_IDS) as u32
+                d.clamp(1, u64::from(MOST_IDS)) as u32
             } else {
                 1
             };
